@@ -1,0 +1,117 @@
+//===- Manifest.h - The artifact's manifest as plain C++ data ---*- C++ -*-===//
+//
+// The manifest describes everything in an artifact except the bytes of the
+// weights and code: model I/O, the tensor table, the buffers of the step plan
+// and the sequence of kernel invocations. The compiler fills one in and the
+// artifact writer encodes it in protobuf wire format (schema:
+// docs/manifest.proto); the runtime decodes and validates it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ingot/DType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ingot {
+
+/// Buffer id meaning "optional operand not given" in Step::inputs.
+constexpr uint32_t kNoBuffer = 0xffffffffu;
+
+/// One tensor stored in the weight section (weights and small constants).
+struct TensorEntry {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::string layout = "row-major";
+  uint64_t offset = 0; // from the start of the weight section, 64-B aligned
+  uint64_t bytes = 0;
+};
+
+/// A dimension of a model input/output: a fixed size or a named symbol.
+struct Dim {
+  int64_t size = -1;   // -1 when symbolic
+  std::string symbol;  // non-empty when symbolic
+};
+
+enum class BufferKind : uint8_t {
+  Input = 1, // bound to a model input at run time (ioIndex)
+  Param = 2, // a tensor in the weight section (tensorIndex), read-only
+  Arena = 3, // a slice of the activation arena (arenaOffset, maxBytes)
+};
+
+/// A buffer of the step plan. Runtime shapes are set by the producing kernel;
+/// maxShape is the compiled upper bound the arena slice was sized for.
+struct Buffer {
+  uint32_t id = 0; // equals its index in Manifest::buffers
+  BufferKind kind = BufferKind::Arena;
+  DType dtype = DType::F32;
+  uint32_t rank = 0;
+  std::vector<int64_t> maxShape;
+  uint64_t maxBytes = 0;
+  uint64_t arenaOffset = 0; // Arena only, 64-B aligned
+  int32_t tensorIndex = -1; // Param only
+  int32_t ioIndex = -1;     // Input only
+  std::string name;         // for messages: the graph value it holds
+};
+
+/// A static kernel argument.
+struct Attr {
+  enum class Kind : uint8_t { Int = 1, Float = 2, Ints = 3, Floats = 4, Str = 5 };
+  std::string name;
+  Kind kind = Kind::Int;
+  int64_t i = 0;
+  double f = 0;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::string s;
+};
+
+/// One kernel invocation of the plan.
+struct Step {
+  std::string kernel;             // e.g. "matmul"; see docs/kernels.md
+  std::vector<uint32_t> inputs;   // buffer ids, kNoBuffer for absent optionals
+  std::vector<uint32_t> outputs;  // buffer ids
+  std::vector<Attr> attrs;
+  std::string origin;             // source node name, for messages
+};
+
+/// A model input or output.
+struct IoSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<Dim> dims;
+  uint32_t buffer = 0;
+};
+
+struct SymbolBound {
+  std::string name;
+  int64_t max = 0;
+};
+
+struct MemorySummary {
+  uint64_t weightsBytes = 0;
+  uint64_t arenaBytes = 0;
+  uint64_t arenaLowerBoundBytes = 0; // peak of simultaneously live bytes
+  uint64_t arenaNaiveBytes = 0;      // sum of all arena buffers, no reuse
+  uint64_t kvCacheBytes = 0;
+  uint64_t overheadBytes = 0;        // manifest + plan tables, estimated
+};
+
+struct Manifest {
+  uint32_t formatVersion = 1;
+  std::string compilerVersion;
+  std::string modelName;
+  std::vector<std::string> targets; // e.g. {"cpu"}
+  std::vector<TensorEntry> tensors;
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<IoSpec> inputs;
+  std::vector<IoSpec> outputs;
+  std::vector<SymbolBound> symbols;
+  MemorySummary memory;
+};
+
+} // namespace ingot

@@ -1,0 +1,176 @@
+//===- ThreadPool.cpp - Fixed-size pool for data-parallel kernels ---------===//
+//
+// One job at a time: parallelFor publishes a job (a generation number plus the
+// chunking of [0, n)), wakes the workers, and every participant, the caller
+// included, claims chunks from an atomic counter until none are left. Workers
+// spin briefly before sleeping, so back-to-back kernels do not pay a futex
+// wake-up each, while an idle pool costs no CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ingot/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define INGOT_CPU_RELAX() _mm_pause()
+#else
+#define INGOT_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace ingot {
+namespace {
+
+/// Set while a thread runs chunks of a job, so a nested parallelFor on that
+/// thread runs serially instead of waiting on the pool it is part of.
+thread_local bool tlsInsideJob = false;
+
+/// Iterations a worker polls for a new job before it sleeps; about 50-100us.
+constexpr int kSpinIterations = 4000;
+
+} // namespace
+
+struct ThreadPool::Impl {
+  unsigned size = 1;
+  std::vector<std::thread> workers;
+
+  // Job description, written by the caller under `mutex` before `generation`
+  // is bumped, and read by workers after they registered under `mutex`.
+  const std::function<void(int64_t, int64_t)> *fn = nullptr;
+  int64_t n = 0;
+  int64_t chunks = 0;
+  bool jobOpen = false;
+
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int64_t> nextChunk{0};
+  std::atomic<int64_t> doneChunks{0};
+  int activeWorkers = 0; // registered on the current job; guarded by mutex
+  bool stopping = false;
+
+  std::mutex mutex;
+  std::condition_variable wake;     // workers wait for a job
+  std::condition_variable finished; // caller waits for activeWorkers == 0
+  std::mutex jobMutex;              // one parallelFor at a time
+
+  /// Runs chunks of the current job until none are left.
+  void runChunks() {
+    bool wasInside = tlsInsideJob;
+    tlsInsideJob = true;
+    for (;;) {
+      int64_t c = nextChunk.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks)
+        break;
+      int64_t begin = n * c / chunks;
+      int64_t end = n * (c + 1) / chunks;
+      (*fn)(begin, end);
+      doneChunks.fetch_add(1, std::memory_order_release);
+    }
+    tlsInsideJob = wasInside;
+  }
+
+  void workerLoop() {
+    uint64_t seen = 0;
+    for (;;) {
+      for (int i = 0; i < kSpinIterations; ++i) {
+        if (generation.load(std::memory_order_acquire) != seen)
+          break;
+        INGOT_CPU_RELAX();
+      }
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] {
+          return stopping || generation.load(std::memory_order_relaxed) != seen;
+        });
+        if (stopping)
+          return;
+        seen = generation.load(std::memory_order_relaxed);
+        if (!jobOpen)
+          continue; // woke after the job finished: nothing to do
+        ++activeWorkers;
+      }
+      runChunks();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (--activeWorkers == 0)
+          finished.notify_all();
+      }
+    }
+  }
+};
+
+ThreadPool::ThreadPool(unsigned threads) : impl_(std::make_unique<Impl>()) {
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  impl_->size = threads;
+  impl_->workers.reserve(threads - 1);
+  for (unsigned i = 1; i < threads; ++i)
+    impl_->workers.emplace_back([this] { impl_->workerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->stopping = true;
+    impl_->generation.fetch_add(1, std::memory_order_release);
+  }
+  impl_->wake.notify_all();
+  for (std::thread &t : impl_->workers)
+    t.join();
+}
+
+unsigned ThreadPool::size() const { return impl_->size; }
+
+void ThreadPool::parallelFor(
+    int64_t n, int64_t grain,
+    const std::function<void(int64_t begin, int64_t end)> &fn) {
+  if (n <= 0)
+    return;
+  grain = std::max<int64_t>(grain, 1);
+  // More chunks than threads lets fast threads take over from a slow one
+  // (the machine may be shared); every chunk still holds >= grain items.
+  int64_t chunks = std::min<int64_t>(n / grain, int64_t(impl_->size) * 4);
+  if (chunks <= 1 || impl_->size == 1 || tlsInsideJob) {
+    fn(0, n);
+    return;
+  }
+  // Another thread of the process is using the pool: run on the caller rather
+  // than queue behind it.
+  std::unique_lock<std::mutex> jobLock(impl_->jobMutex, std::try_to_lock);
+  if (!jobLock.owns_lock()) {
+    fn(0, n);
+    return;
+  }
+  Impl &p = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.fn = &fn;
+    p.n = n;
+    p.chunks = chunks;
+    p.nextChunk.store(0, std::memory_order_relaxed);
+    p.doneChunks.store(0, std::memory_order_relaxed);
+    p.jobOpen = true;
+    p.generation.fetch_add(1, std::memory_order_release);
+  }
+  p.wake.notify_all();
+  p.runChunks();
+  for (int spins = 0; p.doneChunks.load(std::memory_order_acquire) < chunks;
+       ++spins) {
+    if (spins < kSpinIterations)
+      INGOT_CPU_RELAX();
+    else
+      std::this_thread::yield(); // a worker was descheduled mid-chunk
+  }
+  // Close the job and wait until no worker still holds a reference to it.
+  std::unique_lock<std::mutex> lock(p.mutex);
+  p.jobOpen = false;
+  p.finished.wait(lock, [&] { return p.activeWorkers == 0; });
+  p.fn = nullptr;
+}
+
+} // namespace ingot

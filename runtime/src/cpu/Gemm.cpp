@@ -1,0 +1,344 @@
+//===- Gemm.cpp - Blocking, packing and threading of the f32 GEMM ---------===//
+//
+// Loop nest (BLIS order): jc over NC-wide column blocks, pc over KC-deep
+// slices (B slice packed once, shared by all threads), then parallel tasks
+// of (MC row block, range of NR panels); each task packs its A block and
+// runs the micro-kernel over its panels with the B micro-panel held in L1
+// while MR-row panels of A stream from L2. Small M (decode) skips packing:
+// it is bandwidth-bound on B, which is read exactly once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/Gemm.h"
+
+#include "ingot/ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace ingot::cpu {
+namespace {
+
+constexpr int64_t kKc = 256;    // B micro-panel KC x NR stays in L1
+constexpr int64_t kMcMax = 144; // A block MC x KC (~144 KiB) stays in L2
+constexpr int64_t kNc = 2048;   // packed B slice KC x NC (~2 MiB) in L2/L3
+
+/// A per-thread, 64-B aligned scratch buffer that only grows.
+class ScratchBuffer {
+public:
+  float *get(size_t floats) {
+    if (floats > cap_) {
+      std::free(data_);
+      size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+      data_ = static_cast<float *>(std::aligned_alloc(64, bytes));
+      cap_ = data_ ? floats : 0;
+    }
+    return data_;
+  }
+  ~ScratchBuffer() { std::free(data_); }
+
+private:
+  float *data_ = nullptr;
+  size_t cap_ = 0;
+};
+
+thread_local ScratchBuffer tlsPackA;
+thread_local ScratchBuffer tlsPackB;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Packs columns [j0, j0 + nr) x rows [p0, p0 + kc) of op(B) as kc rows of
+/// NR floats, zero-padding columns past nr.
+void packBPanel(const GemmArgs &g, int64_t p0, int64_t kc, int64_t j0,
+                int64_t nr, int NR, float *dst) {
+  if (!g.transB) {
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      const float *src = g.b + (p0 + kk) * g.ldb + j0;
+      float *d = dst + kk * NR;
+      std::memcpy(d, src, nr * sizeof(float));
+      std::fill(d + nr, d + NR, 0.0f);
+    }
+    return;
+  }
+  for (int64_t jj = 0; jj < NR; ++jj) {
+    if (jj >= nr) {
+      for (int64_t kk = 0; kk < kc; ++kk)
+        dst[kk * NR + jj] = 0.0f;
+      continue;
+    }
+    const float *src = g.b + (j0 + jj) * g.ldb + p0;
+    for (int64_t kk = 0; kk < kc; ++kk)
+      dst[kk * NR + jj] = src[kk];
+  }
+}
+
+/// Packs rows [i0, i0 + mr) x columns [p0, p0 + kc) of op(A) as kc columns
+/// of MR floats, zero-padding rows past mr.
+void packAPanel(const GemmArgs &g, int64_t i0, int64_t mr, int64_t p0,
+                int64_t kc, int MR, float *dst) {
+  if (g.transA) {
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      const float *src = g.a + (p0 + kk) * g.lda + i0;
+      float *d = dst + kk * MR;
+      std::memcpy(d, src, mr * sizeof(float));
+      std::fill(d + mr, d + MR, 0.0f);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < MR; ++r) {
+    if (r >= mr) {
+      for (int64_t kk = 0; kk < kc; ++kk)
+        dst[kk * MR + r] = 0.0f;
+      continue;
+    }
+    const float *src = g.a + (i0 + r) * g.lda + p0;
+    for (int64_t kk = 0; kk < kc; ++kk)
+      dst[kk * MR + r] = src[kk];
+  }
+}
+
+void scaleC(const GemmArgs &g) {
+  for (int64_t i = 0; i < g.m; ++i) {
+    float *row = g.c + i * g.ldc;
+    for (int64_t j = 0; j < g.n; ++j)
+      row[j] = g.beta == 0.0f ? 0.0f : g.beta * row[j];
+  }
+}
+
+void parallel(ThreadPool *pool, int64_t n, int64_t grain,
+              const std::function<void(int64_t, int64_t)> &fn) {
+  if (pool)
+    pool->parallelFor(n, grain, fn);
+  else if (n > 0)
+    fn(0, n);
+}
+
+/// m <= kSmallM: no packing; threads split the columns of C.
+void smallMGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks) {
+  if (!g.transB) {
+    const int64_t aRow = g.transA ? 1 : g.lda, aCol = g.transA ? g.lda : 1;
+    // Column chunks: wide enough that each row of B is read in long
+    // contiguous runs, narrow enough to give every thread a couple.
+    const int64_t threads = pool ? pool->size() : 1;
+    const int64_t width = std::clamp<int64_t>(
+        ceilDiv(ceilDiv(g.n, threads * 2), 64) * 64, 64, kSmallMWidth);
+    const int64_t chunks = ceilDiv(g.n, width);
+    const int64_t grain =
+        std::max<int64_t>(1, 65536 / std::max<int64_t>(g.k * width, 1));
+    parallel(pool, chunks, grain, [&](int64_t cb, int64_t ce) {
+      for (int64_t ch = cb; ch < ce; ++ch) {
+        const int64_t j0 = ch * width, j1 = std::min(g.n, j0 + width);
+        ks.smallM(g.m, g.k, j1 - j0, g.a, aRow, aCol, g.b + j0, g.ldb, g.c + j0,
+                  g.ldc, g.alpha, g.beta);
+      }
+    });
+    return;
+  }
+  // B is n x k: C[r][j] is a dot product of two contiguous rows.
+  std::unique_ptr<float[]> aRows;
+  const float *a = g.a;
+  int64_t lda = g.lda;
+  if (g.transA) {
+    aRows.reset(new float[g.m * g.k]);
+    for (int64_t r = 0; r < g.m; ++r)
+      for (int64_t kk = 0; kk < g.k; ++kk)
+        aRows[r * g.k + kk] = g.a[kk * g.lda + r];
+    a = aRows.get();
+    lda = g.k;
+  }
+  int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(g.k, 1));
+  parallel(pool, g.n, grain, [&](int64_t jb, int64_t je) {
+    for (int64_t j = jb; j < je; ++j)
+      for (int64_t r = 0; r < g.m; ++r) {
+        float v = g.alpha * ks.dot(g.k, a + r * lda, g.b + j * g.ldb);
+        float &c = g.c[r * g.ldc + j];
+        c = g.beta == 0.0f ? v : v + g.beta * c;
+      }
+  });
+}
+
+void blockedGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks) {
+  const int MR = ks.mr, NR = ks.nr;
+  const int64_t threads = pool ? pool->size() : 1;
+  const int64_t mBlocks = ceilDiv(g.m, kMcMax);
+  const int64_t mc = ceilDiv(ceilDiv(g.m, mBlocks), MR) * MR;
+  const int64_t ncMax = std::min(kNc, ceilDiv(g.n, NR) * NR);
+  const int64_t kcMax = std::min(kKc, g.k);
+  float *packedB = tlsPackB.get(size_t(kcMax * ncMax));
+  for (int64_t jc = 0; jc < g.n; jc += kNc) {
+    const int64_t nc = std::min(kNc, g.n - jc);
+    const int64_t panels = ceilDiv(nc, NR);
+    // Split the panels too when there are fewer row blocks than threads.
+    const int64_t nChunks =
+        threads > 1
+            ? std::clamp<int64_t>(ceilDiv(threads * 3, mBlocks), 1, panels)
+            : 1;
+    const int64_t tasks = mBlocks * nChunks;
+    for (int64_t pc = 0; pc < g.k; pc += kKc) {
+      const int64_t kc = std::min(kKc, g.k - pc);
+      const float beta = pc == 0 ? g.beta : 1.0f;
+      parallel(pool, panels, 4, [&](int64_t pb, int64_t pe) {
+        for (int64_t p = pb; p < pe; ++p)
+          packBPanel(g, pc, kc, jc + p * NR, std::min<int64_t>(NR, nc - p * NR),
+                     NR, packedB + p * kc * NR);
+      });
+      parallel(pool, tasks, 1, [&](int64_t tb, int64_t te) {
+        float *packedA = tlsPackA.get(size_t(mc * kc));
+        int64_t packedIc = -1;
+        for (int64_t t = tb; t < te; ++t) {
+          const int64_t ib = t / nChunks, chunk = t % nChunks;
+          const int64_t ic = ib * mc;
+          const int64_t mcCur = std::min(mc, g.m - ic);
+          if (mcCur <= 0)
+            continue;
+          if (packedIc != ic) {
+            for (int64_t ir = 0; ir < mcCur; ir += MR)
+              packAPanel(g, ic + ir, std::min<int64_t>(MR, mcCur - ir), pc, kc,
+                         MR, packedA + ir * kc);
+            packedIc = ic;
+          }
+          const int64_t p0 = panels * chunk / nChunks;
+          const int64_t p1 = panels * (chunk + 1) / nChunks;
+          for (int64_t p = p0; p < p1; ++p) {
+            const int64_t j = jc + p * NR;
+            const int64_t nr = std::min<int64_t>(NR, g.n - j);
+            const float *bp = packedB + p * kc * NR;
+            for (int64_t ir = 0; ir < mcCur; ir += MR)
+              ks.micro(kc, packedA + ir * kc, bp, g.c + (ic + ir) * g.ldc + j,
+                       g.ldc, std::min<int64_t>(MR, mcCur - ir), nr, g.alpha,
+                       beta);
+          }
+        }
+      });
+    }
+  }
+}
+
+// Portable kernels: plain loops the compiler vectorises for the baseline ISA.
+constexpr int kGenericMr = 4, kGenericNr = 8;
+
+void genericMicro(int64_t kc, const float *ap, const float *bp, float *c,
+                  int64_t ldc, int64_t mr, int64_t nr, float alpha,
+                  float beta) {
+  float acc[kGenericMr * kGenericNr] = {};
+  for (int64_t kk = 0; kk < kc; ++kk)
+    for (int r = 0; r < kGenericMr; ++r)
+      for (int j = 0; j < kGenericNr; ++j)
+        acc[r * kGenericNr + j] +=
+            ap[kk * kGenericMr + r] * bp[kk * kGenericNr + j];
+  storeTile(acc, kGenericNr, c, ldc, mr, nr, alpha, beta);
+}
+
+void genericSmallM(int64_t m, int64_t k, int64_t nn, const float *a,
+                   int64_t aRowStride, int64_t aColStride, const float *b,
+                   int64_t ldb, float *c, int64_t ldc, float alpha,
+                   float beta) {
+  alignas(64) float acc[kSmallM][kSmallMWidth];
+  for (int64_t r = 0; r < m; ++r)
+    std::fill(acc[r], acc[r] + nn, 0.0f);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const float *brow = b + kk * ldb;
+    for (int64_t r = 0; r < m; ++r) {
+      const float av = a[r * aRowStride + kk * aColStride];
+      for (int64_t j = 0; j < nn; ++j)
+        acc[r][j] += av * brow[j];
+    }
+  }
+  for (int64_t r = 0; r < m; ++r)
+    storeTile(acc[r], 0, c + r * ldc, ldc, 1, nn, alpha, beta);
+}
+
+float genericDot(int64_t k, const float *x, const float *y) {
+  float s[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= k; i += 8)
+    for (int j = 0; j < 8; ++j)
+      s[j] += x[i + j] * y[i + j];
+  float t = 0;
+  for (; i < k; ++i)
+    t += x[i] * y[i];
+  return t + ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+}
+
+} // namespace
+
+void storeTile(const float *acc, int64_t nrFull, float *c, int64_t ldc,
+               int64_t mr, int64_t nr, float alpha, float beta) {
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t j = 0; j < nr; ++j) {
+      float v = alpha * acc[r * nrFull + j];
+      float &out = c[r * ldc + j];
+      out = beta == 0.0f ? v : v + beta * out;
+    }
+}
+
+const GemmKernelSet &genericGemmKernels() {
+  static const GemmKernelSet set{kGenericMr, kGenericNr, genericMicro,
+                                 genericSmallM, genericDot};
+  return set;
+}
+
+bool gemmIsaSupported(GemmIsa isa) {
+  switch (isa) {
+  case GemmIsa::Generic:
+    return true;
+  case GemmIsa::Avx2:
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case GemmIsa::Avx512:
+    return __builtin_cpu_supports("avx512f");
+  }
+  return false;
+}
+
+GemmIsa bestGemmIsa() {
+  static const GemmIsa best = [] {
+    // INGOT_GEMM_ISA=generic|avx2 caps the choice, for A/B comparisons.
+    const char *cap = std::getenv("INGOT_GEMM_ISA");
+    std::string want = cap ? cap : "";
+    if (want != "generic" && want != "avx2" &&
+        gemmIsaSupported(GemmIsa::Avx512))
+      return GemmIsa::Avx512;
+    if (want != "generic" && gemmIsaSupported(GemmIsa::Avx2))
+      return GemmIsa::Avx2;
+    return GemmIsa::Generic;
+  }();
+  return best;
+}
+
+const char *gemmIsaName(GemmIsa isa) {
+  switch (isa) {
+  case GemmIsa::Generic:
+    return "generic";
+  case GemmIsa::Avx2:
+    return "avx2+fma";
+  case GemmIsa::Avx512:
+    return "avx512f";
+  }
+  return "?";
+}
+
+void sgemm(const GemmArgs &g, ThreadPool *pool) {
+  sgemm(g, pool, bestGemmIsa());
+}
+
+void sgemm(const GemmArgs &g, ThreadPool *pool, GemmIsa isa) {
+  if (g.m <= 0 || g.n <= 0)
+    return;
+  if (g.k <= 0 || g.alpha == 0.0f) {
+    scaleC(g);
+    return;
+  }
+  const GemmKernelSet &ks = isa == GemmIsa::Avx512 ? avx512GemmKernels()
+                            : isa == GemmIsa::Avx2 ? avx2GemmKernels()
+                                                   : genericGemmKernels();
+  if (g.m <= kSmallM)
+    smallMGemm(g, pool, ks);
+  else
+    blockedGemm(g, pool, ks);
+}
+
+} // namespace ingot::cpu

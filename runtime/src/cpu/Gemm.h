@@ -1,0 +1,86 @@
+//===- Gemm.h - Blocked, multithreaded f32 matrix multiply ------*- C++ -*-===//
+//
+// C = alpha * op(A) * op(B) + beta * C for row-major f32 matrices, the core
+// of the matmul and gemm kernels. The driver packs B into NR-wide column
+// panels and A into MR-tall row panels (cache blocks KC x NC and MC x KC)
+// and runs a register-blocked micro-kernel per MR x NR tile; the ISA of the
+// micro-kernel is chosen once at run time from CPUID.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+
+namespace ingot {
+class ThreadPool;
+} // namespace ingot
+
+namespace ingot::cpu {
+
+struct GemmArgs {
+  int64_t m = 0, n = 0, k = 0;
+  /// A is m x k (k x m when transA), row stride lda.
+  const float *a = nullptr;
+  int64_t lda = 0;
+  bool transA = false;
+  /// B is k x n (n x k when transB), row stride ldb.
+  const float *b = nullptr;
+  int64_t ldb = 0;
+  bool transB = false;
+  /// C is m x n, row stride ldc; with beta == 0 it is not read.
+  float *c = nullptr;
+  int64_t ldc = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+};
+
+enum class GemmIsa { Generic, Avx2, Avx512 };
+
+/// The fastest micro-kernel this CPU supports.
+GemmIsa bestGemmIsa();
+const char *gemmIsaName(GemmIsa isa);
+bool gemmIsaSupported(GemmIsa isa);
+
+/// Runs on `pool` when given (serially inside another parallel region).
+void sgemm(const GemmArgs &args, ThreadPool *pool);
+/// Same with a forced micro-kernel ISA (tests, benchmarks); the ISA must be
+/// supported by this CPU.
+void sgemm(const GemmArgs &args, ThreadPool *pool, GemmIsa isa);
+
+// Micro-kernels, one per ISA (GemmKernels*.cpp). Each computes an MR x NR
+// tile from packed panels: Ap holds kc columns of MR values, Bp kc rows of
+// NR values. The tile is stored into C (mr x nr valid entries) as
+// alpha * acc + beta * C, with C not read when beta == 0.
+using MicroKernelFn = void (*)(int64_t kc, const float *ap, const float *bp,
+                               float *c, int64_t ldc, int64_t mr, int64_t nr,
+                               float alpha, float beta);
+/// The small-M path (m <= kSmallM rows, B not transposed, nn <=
+/// kSmallMWidth columns): C[r][0..nn) = alpha * sum_k A(r,k) * B[k][0..nn) +
+/// beta * C[r][..] (beta 0: C not read), A(r,k) = a[r*aRowStride +
+/// k*aColStride]. Streams contiguous rows of B once, accumulating in L1.
+using SmallMFn = void (*)(int64_t m, int64_t k, int64_t nn, const float *a,
+                          int64_t aRowStride, int64_t aColStride,
+                          const float *b, int64_t ldb, float *c, int64_t ldc,
+                          float alpha, float beta);
+constexpr int64_t kSmallM = 4;
+constexpr int64_t kSmallMWidth = 1024;
+/// Dot product of two contiguous vectors.
+using DotFn = float (*)(int64_t k, const float *x, const float *y);
+
+struct GemmKernelSet {
+  int mr, nr;
+  MicroKernelFn micro;
+  SmallMFn smallM;
+  DotFn dot;
+};
+
+const GemmKernelSet &genericGemmKernels();
+const GemmKernelSet &avx2GemmKernels();
+const GemmKernelSet &avx512GemmKernels();
+
+/// Shared edge handling: merges a full MR x NR accumulator tile (row stride
+/// nrFull) into the valid mr x nr corner of C.
+void storeTile(const float *acc, int64_t nrFull, float *c, int64_t ldc,
+               int64_t mr, int64_t nr, float alpha, float beta);
+
+} // namespace ingot::cpu

@@ -1,0 +1,153 @@
+//===- KernelRegistry.h - CPU kernels by name and their context -*- C++ -*-===//
+//
+// A kernel is `Status fn(KernelContext &)`. The executor (or a test) fills a
+// KernelContext with the step's operands, attrs and thread pool; the kernel
+// checks dtypes and shapes, computes the output shapes with ShapeRules, calls
+// setOutputShape (which enforces the compiled bound) and writes the outputs.
+// Names and semantics: docs/kernels.md.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ingot/DType.h"
+#include "ingot/Manifest.h"
+#include "ingot/ShapeRules.h"
+#include "ingot/Status.h"
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ingot {
+class ThreadPool;
+} // namespace ingot
+
+namespace ingot::cpu {
+
+/// A read-only operand. `present` is false for an absent optional input.
+struct KernelInput {
+  bool present = false;
+  const void *data = nullptr;
+  DType dtype = DType::F32;
+  shape::Shape shape; // runtime shape, all dims known
+  std::string name;   // buffer/value name, for messages
+
+  int64_t numElements() const { return shape::numElements(shape); }
+  size_t bytes() const { return size_t(numElements()) * dtypeSize(dtype); }
+  template <typename T> const T *as() const {
+    return static_cast<const T *>(data);
+  }
+};
+
+/// A result buffer. The kernel must call KernelContext::setOutputShape before
+/// writing; `data` may alias an input's data for in-place kernels.
+struct KernelOutput {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  uint64_t capacityBytes = 0;
+  shape::Shape maxShape; // compiled bound, for messages
+  shape::Shape shape;    // set by the kernel
+  bool shapeSet = false;
+  std::string name;
+
+  int64_t numElements() const { return shape::numElements(shape); }
+  template <typename T> T *as() const { return static_cast<T *>(data); }
+};
+
+class KernelContext {
+public:
+  KernelContext(std::string kernel, std::string origin,
+                const std::vector<Attr> *attrs, ThreadPool *pool)
+      : kernel_(std::move(kernel)), origin_(std::move(origin)), attrs_(attrs),
+        pool_(pool) {}
+
+  // Operands, filled by the caller before the kernel runs.
+  std::vector<KernelInput> inputs;
+  std::vector<KernelOutput> outputs;
+
+  const std::string &kernel() const { return kernel_; }
+  const std::string &origin() const { return origin_; }
+  ThreadPool *pool() const { return pool_; }
+
+  size_t numInputs() const { return inputs.size(); }
+  bool hasInput(size_t i) const {
+    return i < inputs.size() && inputs[i].present;
+  }
+  const KernelInput &input(size_t i) const { return inputs[i]; }
+  size_t numOutputs() const { return outputs.size(); }
+  KernelOutput &output(size_t i) { return outputs[i]; }
+
+  /// Error message prefixed with the step: "node 'blk0/mm' (matmul): ...".
+  Status error(const std::string &message) const;
+
+  /// Checks the operand counts: inputs in [minIn, maxIn] (given ones must be
+  /// present unless optional), and exactly `numOut` outputs.
+  Status expectArity(size_t minIn, size_t maxIn, size_t numOut) const;
+  /// Checks that input `i` (or output `i`) has one of `allowed` dtypes.
+  Status expectInputDType(size_t i, std::initializer_list<DType> allowed) const;
+  Status expectOutputDType(size_t i,
+                           std::initializer_list<DType> allowed) const;
+
+  /// Records output `i`'s runtime shape; fails, suggesting --max-dim, when it
+  /// needs more bytes than the buffer holds.
+  Status setOutputShape(size_t i, const shape::Shape &shape);
+
+  // Attributes. A missing attr takes `dflt` when given, else is an error; an
+  // attr of another kind is always an error.
+  Status attrInt(std::string_view name, int64_t *out,
+                 std::optional<int64_t> dflt = std::nullopt) const;
+  Status attrFloat(std::string_view name, double *out,
+                   std::optional<double> dflt = std::nullopt) const;
+  Status
+  attrInts(std::string_view name, std::vector<int64_t> *out,
+           std::optional<std::vector<int64_t>> dflt = std::nullopt) const;
+  Status
+  attrFloats(std::string_view name, std::vector<double> *out,
+             std::optional<std::vector<double>> dflt = std::nullopt) const;
+  Status attrStr(std::string_view name, std::string *out,
+                 std::optional<std::string> dflt = std::nullopt) const;
+  const Attr *findAttr(std::string_view name) const;
+
+  /// Runs fn over [0, n) on the pool (serially without one).
+  void parallelFor(int64_t n, int64_t grain,
+                   const std::function<void(int64_t, int64_t)> &fn) const;
+
+private:
+  Status attrLookup(std::string_view name, Attr::Kind kind, bool hasDefault,
+                    const Attr **out) const;
+
+  std::string kernel_;
+  std::string origin_;
+  const std::vector<Attr> *attrs_;
+  ThreadPool *pool_;
+};
+
+using KernelFn = Status (*)(KernelContext &);
+
+struct KernelInfo {
+  const char *name;
+  KernelFn fn;
+  /// Whether the memory planner may alias an output with an input.
+  bool inPlace;
+};
+
+/// The kernel named `name`, or nullptr.
+const KernelInfo *findKernel(std::string_view name);
+/// Every registered kernel, for listings and tests.
+const std::vector<KernelInfo> &allKernels();
+
+/// Family registration hooks, one per source file.
+void addElementwiseKernels(std::vector<KernelInfo> &table);
+void addUnaryKernels(std::vector<KernelInfo> &table);
+void addMatMulKernels(std::vector<KernelInfo> &table);
+void addNormalizationKernels(std::vector<KernelInfo> &table);
+void addReduceKernels(std::vector<KernelInfo> &table);
+void addDataMovementKernels(std::vector<KernelInfo> &table);
+void addTransposeKernels(std::vector<KernelInfo> &table);
+void addConversionKernels(std::vector<KernelInfo> &table);
+
+} // namespace ingot::cpu

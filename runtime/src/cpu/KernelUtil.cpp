@@ -1,0 +1,215 @@
+//===- KernelUtil.cpp - Shared helpers of the CPU kernels -----------------===//
+
+#include "cpu/KernelUtil.h"
+
+#include <limits>
+
+namespace ingot::cpu {
+
+bool makeBroadcastPlan(const shape::Shape &out,
+                       const std::vector<const shape::Shape *> &ins,
+                       BroadcastPlan *plan) {
+  const int rank = out.size();
+  const int ops = ins.size();
+  if (ops > kMaxOperands)
+    return false;
+  // Full-rank element strides, 0 where the operand is broadcast.
+  std::vector<std::vector<int64_t>> strides(ops, std::vector<int64_t>(rank, 0));
+  for (int k = 0; k < ops; ++k) {
+    const shape::Shape &s = *ins[k];
+    if (int(s.size()) > rank)
+      return false;
+    int64_t stride = 1;
+    for (int i = int(s.size()) - 1; i >= 0; --i) {
+      int o = rank - int(s.size()) + i;
+      if (s[i] == out[o])
+        strides[k][o] = out[o] == 1 ? 0 : stride;
+      else if (s[i] != 1)
+        return false;
+      stride *= s[i];
+    }
+  }
+  // Merge dim i into the running (inner) dim when every operand is
+  // contiguous across the boundary; drop size-1 dims.
+  plan->operands = ops;
+  plan->total = shape::numElements(out);
+  int n = 0;
+  int64_t dims[kMaxRank + 1];
+  int64_t st[kMaxOperands][kMaxRank + 1];
+  for (int i = rank - 1; i >= 0; --i) {
+    if (out[i] == 1)
+      continue;
+    bool merge = n > 0;
+    for (int k = 0; k < ops && merge; ++k)
+      merge = strides[k][i] == st[k][n - 1] * dims[n - 1];
+    if (merge) {
+      dims[n - 1] *= out[i];
+      continue;
+    }
+    if (n == kMaxRank)
+      return false;
+    dims[n] = out[i];
+    for (int k = 0; k < ops; ++k)
+      st[k][n] = strides[k][i];
+    ++n;
+  }
+  if (n == 0) { // scalar or all-ones output
+    dims[0] = 1;
+    for (int k = 0; k < ops; ++k)
+      st[k][0] = 0;
+    n = 1;
+  }
+  // Stored inner-first above; the plan is outer-first.
+  plan->rank = n;
+  for (int d = 0; d < n; ++d) {
+    plan->dims[d] = dims[n - 1 - d];
+    for (int k = 0; k < ops; ++k)
+      plan->strides[k][d] = st[k][n - 1 - d];
+  }
+  return true;
+}
+
+const void *detachIfAliased(const KernelInput &in, const void *out,
+                            size_t outBytes, const shape::Shape &outShape,
+                            DType outDType, std::vector<uint8_t> &scratch) {
+  size_t inBytes = in.bytes();
+  if (!rangesOverlap(in.data, inBytes, out, outBytes))
+    return in.data;
+  if (in.data == out && in.shape == outShape &&
+      dtypeSize(in.dtype) == dtypeSize(outDType))
+    return in.data;
+  scratch.assign(static_cast<const uint8_t *>(in.data),
+                 static_cast<const uint8_t *>(in.data) + inBytes);
+  return scratch.data();
+}
+
+Status readIndexVector(const KernelContext &ctx, size_t input,
+                       std::vector<int64_t> *out) {
+  const KernelInput &in = ctx.input(input);
+  if (in.dtype != DType::I64 && in.dtype != DType::I32)
+    return ctx.error("input " + std::to_string(input) + " '" + in.name +
+                     "' must be int64 or int32, got " + dtypeName(in.dtype));
+  if (in.shape.size() > 1)
+    return ctx.error("input " + std::to_string(input) + " '" + in.name +
+                     "' must be a scalar or 1-D, got shape " +
+                     shape::toString(in.shape));
+  int64_t n = in.numElements();
+  out->resize(n);
+  for (int64_t i = 0; i < n; ++i)
+    (*out)[i] = in.dtype == DType::I64 ? in.as<int64_t>()[i]
+                                       : int64_t(in.as<int32_t>()[i]);
+  return Status::ok();
+}
+
+namespace {
+constexpr int kLanes = 16;
+constexpr int64_t kBlock = 256;
+
+/// Sums f(x[i]) over [0, n) as described in KernelUtil.h.
+template <typename F> double blockedSum(const float *x, int64_t n, F f) {
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    float acc[kLanes] = {};
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int j = 0; j < kLanes; ++j)
+        acc[j] += f(x[i + j]);
+    double s = 0;
+    for (; i < e; ++i)
+      s += f(x[i]);
+    for (int j = 0; j < kLanes; ++j)
+      s += acc[j];
+    total += s;
+  }
+  return total;
+}
+} // namespace
+
+double sumF32(const float *x, int64_t n) {
+  return blockedSum(x, n, [](float v) { return v; });
+}
+
+double sumSquaredDeviationF32(const float *x, int64_t n, float mean) {
+  return blockedSum(x, n, [mean](float v) {
+    float d = v - mean;
+    return d * d;
+  });
+}
+
+float maxF32(const float *x, int64_t n) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  float acc[kLanes];
+  std::fill(acc, acc + kLanes, lowest);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+  float m = lowest;
+  for (; i < n; ++i)
+    m = x[i] > m ? x[i] : m;
+  for (int j = 0; j < kLanes; ++j)
+    m = acc[j] > m ? acc[j] : m;
+  if (m == lowest) // all -inf, or NaNs: let NaN through as the max
+    for (int64_t k = 0; k < n; ++k)
+      if (x[k] != x[k])
+        return x[k];
+  return m;
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000u | (mant << 13); // inf / NaN
+  } else if (exp != 0) {
+    u = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    u = sign;
+  } else { // subnormal half: normalise
+    int shift = 0;
+    while (!(mant & 0x400)) {
+      mant <<= 1;
+      ++shift;
+    }
+    mant &= 0x3ff;
+    u = sign | (uint32_t(113 - shift) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint16_t sign = uint16_t((u >> 16) & 0x8000);
+  uint32_t absU = u & 0x7fffffffu;
+  if (absU > 0x7f800000u)
+    return sign | 0x7e00; // NaN
+  if (absU >= 0x477ff000u)
+    return sign | 0x7c00; // rounds to inf
+  if (absU < 0x38800000u) {
+    // Result is subnormal (or zero): align the implicit-1 mantissa to the
+    // half subnormal step 2^-24 and round to nearest even.
+    if (absU < 0x33000000u)
+      return sign; // below half the smallest subnormal
+    uint32_t exp = absU >> 23;
+    uint32_t mant = (absU & 0x7fffff) | 0x800000;
+    uint32_t shift = 126 - exp; // 14..24 bits
+    uint32_t q = mant >> shift;
+    uint32_t rest = mant & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (q & 1)))
+      ++q;
+    return sign | uint16_t(q);
+  }
+  // Normal: rebias and round the 13 dropped bits to nearest even.
+  uint32_t v = absU - (112u << 23);
+  v += 0xfffu + ((v >> 13) & 1);
+  return sign | uint16_t(v >> 13);
+}
+
+} // namespace ingot::cpu

@@ -1,0 +1,74 @@
+//===- ChecksumTest.cpp - Checksum64 properties and speed -----------------===//
+#include "Checksum.h"
+
+#include <chrono>
+#include <gtest/gtest.h>
+#include <random>
+#include <set>
+#include <vector>
+
+using namespace ingot;
+
+namespace {
+
+std::vector<uint8_t> randomBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> v(n);
+  for (uint8_t &b : v)
+    b = uint8_t(rng());
+  return v;
+}
+
+TEST(ChecksumTest, ChunkingDoesNotMatter) {
+  std::vector<uint8_t> data = randomBytes(10000, 1);
+  std::mt19937_64 rng(2);
+  for (size_t len : {0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 1000, 10000}) {
+    uint64_t whole = checksum64(data.data(), len);
+    for (int trial = 0; trial < 20; ++trial) {
+      Checksum64 c;
+      for (size_t pos = 0; pos < len;) {
+        size_t n = std::min<size_t>(rng() % 70, len - pos);
+        c.update(data.data() + pos, n);
+        pos += n;
+      }
+      EXPECT_EQ(c.finish(), whole) << "len " << len;
+    }
+  }
+}
+
+TEST(ChecksumTest, EverySingleByteChangeIsDetected) {
+  std::vector<uint8_t> data = randomBytes(300, 3);
+  std::set<uint64_t> seen;
+  for (size_t len = 0; len <= data.size(); ++len)
+    EXPECT_TRUE(seen.insert(checksum64(data.data(), len)).second)
+        << "prefix " << len;
+  uint64_t base = checksum64(data.data(), data.size());
+  for (size_t pos = 0; pos < data.size(); ++pos)
+    for (int bit = 0; bit < 8; ++bit) {
+      data[pos] ^= uint8_t(1 << bit);
+      EXPECT_NE(checksum64(data.data(), data.size()), base) << pos;
+      data[pos] ^= uint8_t(1 << bit);
+    }
+  // Zeros of different lengths differ too (padding-only sections).
+  std::vector<uint8_t> zeros(100, 0);
+  EXPECT_NE(checksum64(zeros.data(), 64), checksum64(zeros.data(), 65));
+}
+
+TEST(ChecksumTest, RunsAtSeveralGigabytesPerSecond) {
+  std::vector<uint8_t> data(64 << 20, 0x5a);
+  auto start = std::chrono::steady_clock::now();
+  uint64_t sum = 0;
+  const int reps = 8;
+  for (int i = 0; i < reps; ++i)
+    sum += checksum64(data.data(), data.size());
+  double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  double gbps = reps * double(data.size()) / s / 1e9;
+  std::printf("checksum64: %.1f GB/s (sum %llx)\n", gbps,
+              (unsigned long long)sum);
+  // Loose bound: the machine running tests may be shared or unoptimised.
+  EXPECT_GT(gbps, 1.0);
+}
+
+} // namespace

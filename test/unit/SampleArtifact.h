@@ -1,0 +1,209 @@
+//===- SampleArtifact.h - A small manifest exercising every field -*- C++
+//-*-===//
+#pragma once
+
+#include "ingot/Artifact.h"
+
+#include <cstring>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace ingot::testing {
+
+/// Tensors of several dtypes (one empty, one scalar), every buffer kind,
+/// steps with every Attr kind and an absent optional input, and model I/O
+/// with symbolic dims.
+inline Manifest sampleManifest() {
+  Manifest m;
+  m.compilerVersion = "ingot 0.1.0-test";
+  m.modelName = "tiny";
+  m.targets = {"cpu"};
+  auto tensor = [&](std::string name, DType t, std::vector<int64_t> shape) {
+    TensorEntry e;
+    e.name = std::move(name), e.dtype = t, e.shape = std::move(shape);
+    m.tensors.push_back(e);
+  };
+  tensor("w", DType::F32, {4, 3});
+  tensor("b", DType::F16, {3});
+  tensor("idx", DType::I64, {2, 2});
+  tensor("mask", DType::Bool, {5});
+  tensor("empty", DType::F32, {0, 4});
+  tensor("scale", DType::BF16, {});
+  m.tensors[2].layout = "packed-4x";
+  m.symbols = {{"batch", 8}, {"tokens", 16}};
+
+  auto buffer = [&](BufferKind k, DType t, std::vector<int64_t> shape,
+                    uint64_t bytes, std::string name) -> Buffer & {
+    Buffer b;
+    b.id = uint32_t(m.buffers.size()), b.kind = k, b.dtype = t;
+    b.rank = uint32_t(shape.size()), b.maxShape = std::move(shape);
+    b.maxBytes = bytes, b.name = std::move(name);
+    m.buffers.push_back(b);
+    return m.buffers.back();
+  };
+  buffer(BufferKind::Input, DType::F32, {8, 4}, 128, "x").ioIndex = 0;
+  buffer(BufferKind::Input, DType::I64, {16}, 128, "ids").ioIndex = 1;
+  buffer(BufferKind::Param, DType::F32, {4, 3}, 48, "w").tensorIndex = 0;
+  buffer(BufferKind::Param, DType::F16, {3}, 6, "b").tensorIndex = 1;
+  buffer(BufferKind::Arena, DType::F32, {8, 3}, 96, "h").arenaOffset = 0;
+  buffer(BufferKind::Arena, DType::F32, {8, 3}, 96, "y").arenaOffset = 128;
+  m.memory.arenaBytes = 256;
+  m.memory.arenaLowerBoundBytes = 192;
+  m.memory.arenaNaiveBytes = 192;
+  m.memory.kvCacheBytes = 4096;
+  m.memory.overheadBytes = 1000;
+
+  Step mm;
+  mm.kernel = "matmul", mm.origin = "blk0/MatMul";
+  mm.inputs = {0, 2}, mm.outputs = {4};
+  Attr a;
+  a.name = "transpose_b", a.kind = Attr::Kind::Int, a.i = -7;
+  mm.attrs.push_back(a);
+  a = {}, a.name = "alpha", a.kind = Attr::Kind::Float, a.f = 0.5;
+  mm.attrs.push_back(a);
+  a = {}, a.name = "perm", a.kind = Attr::Kind::Ints, a.ints = {1, 0, -3};
+  mm.attrs.push_back(a);
+  a = {}, a.name = "coef", a.kind = Attr::Kind::Floats;
+  a.floats = {1.5, -0.0, 1e300};
+  mm.attrs.push_back(a);
+  a = {}, a.name = "mode", a.kind = Attr::Kind::Str, a.s = "fast \"q\"";
+  mm.attrs.push_back(a);
+  m.steps.push_back(mm);
+  Step add;
+  add.kernel = "add", add.origin = "blk0/Add";
+  add.inputs = {4, 3, kNoBuffer}, add.outputs = {5};
+  m.steps.push_back(add);
+
+  IoSpec x;
+  x.name = "x", x.dtype = DType::F32, x.buffer = 0;
+  x.dims = {{-1, "batch"}, {4, ""}};
+  IoSpec ids;
+  ids.name = "ids", ids.dtype = DType::I64, ids.buffer = 1;
+  ids.dims = {{-1, "tokens"}};
+  m.inputs = {x, ids};
+  IoSpec y;
+  y.name = "y", y.dtype = DType::F32, y.buffer = 5;
+  y.dims = {{-1, "batch"}, {3, ""}};
+  m.outputs = {y};
+  return m;
+}
+
+/// Deterministic contents for tensor `index` of `bytes` bytes.
+inline uint8_t sampleByte(size_t index, uint64_t k) {
+  return uint8_t(index * 31 + k * 7 + 1);
+}
+
+/// A producer that emits the sample bytes in awkward 7-byte chunks.
+inline TensorProducer sampleProducer(size_t index, uint64_t bytes) {
+  return [index, bytes](const ByteSink &sink) {
+    uint8_t chunk[7];
+    for (uint64_t k = 0; k < bytes;) {
+      size_t n = 0;
+      for (; n < sizeof chunk && k < bytes; ++n, ++k)
+        chunk[n] = sampleByte(index, k);
+      sink(chunk, n);
+    }
+    return Status::ok();
+  };
+}
+
+inline uint64_t numelBytes(const TensorEntry &t) {
+  uint64_t n = dtypeSize(t.dtype);
+  for (int64_t d : t.shape)
+    n *= uint64_t(d);
+  return n;
+}
+
+inline ArtifactWriter sampleWriter(const Manifest &m) {
+  ArtifactWriter w(m);
+  for (size_t i = 0; i < m.tensors.size(); ++i)
+    w.setTensorProducer(i, sampleProducer(i, numelBytes(m.tensors[i])));
+  w.addCodeSection("cpu", {1, 2, 3, 4, 5});
+  return w;
+}
+
+inline bool sameBits(double a, double b) {
+  return !std::memcmp(&a, &b, sizeof a);
+}
+
+/// Field-by-field equality, doubles compared bit for bit.
+inline void expectSameManifest(const Manifest &a, const Manifest &b) {
+  EXPECT_EQ(a.formatVersion, b.formatVersion);
+  EXPECT_EQ(a.compilerVersion, b.compilerVersion);
+  EXPECT_EQ(a.modelName, b.modelName);
+  EXPECT_EQ(a.targets, b.targets);
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    const TensorEntry &x = a.tensors[i], &y = b.tensors[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.dtype, y.dtype);
+    EXPECT_EQ(x.shape, y.shape);
+    EXPECT_EQ(x.layout, y.layout);
+    EXPECT_EQ(x.offset, y.offset);
+    EXPECT_EQ(x.bytes, y.bytes);
+  }
+  ASSERT_EQ(a.buffers.size(), b.buffers.size());
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    const Buffer &x = a.buffers[i], &y = b.buffers[i];
+    EXPECT_EQ(x.id, y.id);
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.dtype, y.dtype);
+    EXPECT_EQ(x.rank, y.rank);
+    EXPECT_EQ(x.maxShape, y.maxShape);
+    EXPECT_EQ(x.maxBytes, y.maxBytes);
+    EXPECT_EQ(x.arenaOffset, y.arenaOffset);
+    EXPECT_EQ(x.tensorIndex, y.tensorIndex);
+    EXPECT_EQ(x.ioIndex, y.ioIndex);
+    EXPECT_EQ(x.name, y.name);
+  }
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const Step &x = a.steps[i], &y = b.steps[i];
+    EXPECT_EQ(x.kernel, y.kernel);
+    EXPECT_EQ(x.inputs, y.inputs);
+    EXPECT_EQ(x.outputs, y.outputs);
+    EXPECT_EQ(x.origin, y.origin);
+    ASSERT_EQ(x.attrs.size(), y.attrs.size());
+    for (size_t k = 0; k < x.attrs.size(); ++k) {
+      const Attr &p = x.attrs[k], &q = y.attrs[k];
+      EXPECT_EQ(p.name, q.name);
+      EXPECT_EQ(p.kind, q.kind);
+      EXPECT_EQ(p.i, q.i);
+      EXPECT_TRUE(sameBits(p.f, q.f));
+      EXPECT_EQ(p.ints, q.ints);
+      ASSERT_EQ(p.floats.size(), q.floats.size());
+      for (size_t j = 0; j < p.floats.size(); ++j)
+        EXPECT_TRUE(sameBits(p.floats[j], q.floats[j]));
+      EXPECT_EQ(p.s, q.s);
+    }
+  }
+  for (int out = 0; out < 2; ++out) {
+    const auto &xs = out ? a.outputs : a.inputs,
+               &ys = out ? b.outputs : b.inputs;
+    ASSERT_EQ(xs.size(), ys.size());
+    for (size_t i = 0; i < xs.size(); ++i) {
+      EXPECT_EQ(xs[i].name, ys[i].name);
+      EXPECT_EQ(xs[i].dtype, ys[i].dtype);
+      EXPECT_EQ(xs[i].buffer, ys[i].buffer);
+      ASSERT_EQ(xs[i].dims.size(), ys[i].dims.size());
+      for (size_t d = 0; d < xs[i].dims.size(); ++d) {
+        EXPECT_EQ(xs[i].dims[d].size, ys[i].dims[d].size);
+        EXPECT_EQ(xs[i].dims[d].symbol, ys[i].dims[d].symbol);
+      }
+    }
+  }
+  ASSERT_EQ(a.symbols.size(), b.symbols.size());
+  for (size_t i = 0; i < a.symbols.size(); ++i) {
+    EXPECT_EQ(a.symbols[i].name, b.symbols[i].name);
+    EXPECT_EQ(a.symbols[i].max, b.symbols[i].max);
+  }
+  EXPECT_EQ(a.memory.weightsBytes, b.memory.weightsBytes);
+  EXPECT_EQ(a.memory.arenaBytes, b.memory.arenaBytes);
+  EXPECT_EQ(a.memory.arenaLowerBoundBytes, b.memory.arenaLowerBoundBytes);
+  EXPECT_EQ(a.memory.arenaNaiveBytes, b.memory.arenaNaiveBytes);
+  EXPECT_EQ(a.memory.kvCacheBytes, b.memory.kvCacheBytes);
+  EXPECT_EQ(a.memory.overheadBytes, b.memory.overheadBytes);
+}
+
+} // namespace ingot::testing

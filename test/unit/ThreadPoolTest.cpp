@@ -1,0 +1,134 @@
+//===- ThreadPoolTest.cpp - Coverage, nesting, reuse of the pool ----------===//
+
+#include "ingot/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+using ingot::ThreadPool;
+
+namespace {
+
+/// Every index in [0, n) is visited exactly once, in chunks >= grain (except
+/// when the whole range is smaller).
+void checkCoverage(ThreadPool &pool, int64_t n, int64_t grain) {
+  std::vector<std::atomic<int>> hits(n);
+  std::atomic<int64_t> smallChunks{0};
+  pool.parallelFor(n, grain, [&](int64_t b, int64_t e) {
+    ASSERT_LE(0, b);
+    ASSERT_LT(b, e);
+    ASSERT_LE(e, n);
+    if (e - b < grain)
+      ++smallChunks;
+    for (int64_t i = b; i < e; ++i)
+      ++hits[i];
+  });
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(hits[i].load(), 1) << "index " << i << " n=" << n;
+  EXPECT_EQ(smallChunks.load(), n < grain ? 1 : 0);
+}
+
+TEST(ThreadPool, SizeAndDefault) {
+  ThreadPool one(1), four(4), dflt(0);
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(four.size(), 4u);
+  EXPECT_GE(dflt.size(), 1u);
+}
+
+TEST(ThreadPool, CoversRangeExactlyOnce) {
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 7, 64, 1000, 100003})
+      for (int64_t grain : {1, 3, 64, 5000})
+        checkCoverage(pool, n, grain);
+  }
+}
+
+TEST(ThreadPool, EmptyAndNegativeRanges) {
+  ThreadPool pool(4);
+  int calls = 0;
+  pool.parallelFor(0, 1, [&](int64_t, int64_t) { ++calls; });
+  pool.parallelFor(-5, 1, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ThreadPool, UsesSeveralThreadsAndCallerTakesPart) {
+  ThreadPool pool(4);
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  // Enough slow chunks that workers get a share even on a busy machine.
+  pool.parallelFor(64, 1, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard<std::mutex> lock(mu);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_GE(ids.size(), 2u);
+  EXPECT_TRUE(ids.count(std::this_thread::get_id()));
+}
+
+TEST(ThreadPool, NestedCallsRunSerially) {
+  ThreadPool pool(4);
+  std::atomic<int64_t> sum{0};
+  pool.parallelFor(16, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      std::thread::id outer = std::this_thread::get_id();
+      int innerCalls = 0;
+      pool.parallelFor(100, 1, [&](int64_t ib, int64_t ie) {
+        EXPECT_EQ(std::this_thread::get_id(), outer);
+        ++innerCalls;
+        for (int64_t j = ib; j < ie; ++j)
+          sum += j;
+      });
+      EXPECT_EQ(innerCalls, 1);
+    }
+  });
+  EXPECT_EQ(sum.load(), 16 * 4950);
+}
+
+TEST(ThreadPool, ManyBackToBackJobs) {
+  ThreadPool pool(3);
+  int64_t total = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::atomic<int64_t> s{0};
+    pool.parallelFor(round % 50 + 1, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        s += i + 1;
+    });
+    int64_t n = round % 50 + 1;
+    ASSERT_EQ(s.load(), n * (n + 1) / 2);
+    total += s;
+  }
+  EXPECT_GT(total, 0);
+}
+
+TEST(ThreadPool, ConcurrentCallersBothComplete) {
+  ThreadPool pool(3);
+  std::atomic<int64_t> a{0}, b{0};
+  auto work = [&](std::atomic<int64_t> &acc) {
+    for (int r = 0; r < 200; ++r)
+      pool.parallelFor(1000, 10,
+                       [&](int64_t lo, int64_t hi) { acc += hi - lo; });
+  };
+  std::thread t1([&] { work(a); });
+  std::thread t2([&] { work(b); });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(a.load(), 200 * 1000);
+  EXPECT_EQ(b.load(), 200 * 1000);
+}
+
+TEST(ThreadPool, DestroyWhileIdle) {
+  for (int i = 0; i < 20; ++i) {
+    ThreadPool pool(4);
+    std::atomic<int> n{0};
+    pool.parallelFor(8, 1, [&](int64_t b, int64_t e) { n += int(e - b); });
+    EXPECT_EQ(n.load(), 8);
+  }
+}
+
+} // namespace

@@ -1,0 +1,16 @@
+//===- Commands.h - Subcommands of the `ingot` CLI --------------*- C++ -*-===//
+//
+// Each subcommand parses its own arguments (argv[0] is the subcommand name)
+// and returns the process exit code: 0 success, 1 error (message on stderr),
+// 2 usage error.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+namespace ingot::cli {
+
+int compileMain(int argc, char **argv); // CompileCommand.cpp (compiler builds)
+int runMain(int argc, char **argv);     // RunCommand.cpp
+int inspectMain(int argc, char **argv); // InspectCommand.cpp
+
+} // namespace ingot::cli

@@ -1,0 +1,44 @@
+//===- Main.cpp - The `ingot` command-line tool ---------------------------===//
+#include "Commands.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace {
+
+void printUsage() {
+  std::fprintf(stderr,
+               "usage: ingot <command> [options]\n\n"
+               "commands:\n"
+               "  compile MODEL -o OUT.ingot   compile an ONNX model\n"
+               "  run ART --input NAME=F.npy   run a compiled artifact\n"
+               "  inspect ART [--json]         describe a compiled artifact\n\n"
+               "Run 'ingot <command> --help' for a command's options.\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    printUsage();
+    return argc < 2 ? 2 : 0;
+  }
+  const char *cmd = argv[1];
+  if (!std::strcmp(cmd, "compile")) {
+#ifdef INGOT_HAS_COMPILER
+    return ingot::cli::compileMain(argc - 1, argv + 1);
+#else
+    std::fprintf(stderr, "error: this ingot was built without the compiler "
+                         "(-DINGOT_ENABLE_COMPILER=OFF); it can only run and "
+                         "inspect artifacts\n");
+    return 1;
+#endif
+  }
+  if (!std::strcmp(cmd, "run"))
+    return ingot::cli::runMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "inspect"))
+    return ingot::cli::inspectMain(argc - 1, argv + 1);
+  std::fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
+  printUsage();
+  return 2;
+}
