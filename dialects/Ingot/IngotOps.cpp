@@ -1,0 +1,211 @@
+//===- IngotOps.cpp - Verifiers of the ingot graph dialect ----------------===//
+//
+// Every verifier checks element types and then that the result type agrees
+// with the op's shape rule (ShapeInference.cpp) wherever dims are static.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Ingot/IngotDialect.h"
+#include "dialects/Ingot/ShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace ingot;
+using namespace ingot::graph;
+
+namespace {
+
+Type elementType(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
+
+/// The result type must be compatible with what the shape rule infers.
+LogicalResult verifyShapeRule(Operation *op) {
+  std::vector<ValueInfo> ins, outs;
+  for (Value v : op->getOperands())
+    ins.push_back(valueInfoFromIR(v));
+  std::string error;
+  if (failed(inferValueInfo(op, ins, outs, error)))
+    return op->emitOpError(error);
+  shape::Shape actual = shapeOf(op->getResult(0).getType());
+  if (!isCompatibleShape(actual, outs[0].shape))
+    return op->emitOpError("result shape ")
+           << shape::toString(actual) << " does not match the inferred "
+           << shape::toString(outs[0].shape);
+  return success();
+}
+
+LogicalResult verifySameElementType(Operation *op, ValueRange values) {
+  for (Value v : values)
+    if (elementType(v) != elementType(op->getResult(0)))
+      return op->emitOpError("element types must match the result's, got ")
+             << elementType(v) << " and " << elementType(op->getResult(0));
+  return success();
+}
+
+LogicalResult verifyFloat(Operation *op, Value v) {
+  if (!isa<FloatType>(elementType(v)))
+    return op->emitOpError("expects a floating-point tensor, got ")
+           << v.getType();
+  return success();
+}
+
+} // namespace
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("param name must not be empty");
+  if (!getType().hasStaticShape())
+    return emitOpError("param tensors must have a static shape");
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = cast<ShapedType>(getValue().getType());
+  if (type != getType())
+    return emitOpError("value type ") << type << " differs from " << getType();
+  if (type.getNumElements() > kMaxInlineConstantElements)
+    return emitOpError("inline constants hold at most ")
+           << kMaxInlineConstantElements
+           << " elements; larger tensors must be ingot.param";
+  return success();
+}
+
+#define INGOT_BINARY_VERIFIER(OP)                                              \
+  LogicalResult OP::verify() {                                                 \
+    if (failed(verifySameElementType(*this, {getLhs(), getRhs()})))            \
+      return failure();                                                        \
+    return verifyShapeRule(*this);                                             \
+  }
+INGOT_BINARY_VERIFIER(AddOp)
+INGOT_BINARY_VERIFIER(SubOp)
+INGOT_BINARY_VERIFIER(MulOp)
+INGOT_BINARY_VERIFIER(DivOp)
+INGOT_BINARY_VERIFIER(MatMulOp)
+#undef INGOT_BINARY_VERIFIER
+
+LogicalResult PowOp::verify() {
+  if (failed(verifySameElementType(*this, {getLhs()})) ||
+      failed(verifyFloat(*this, getLhs())))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult WhereOp::verify() {
+  if (failed(verifySameElementType(*this, {getX(), getY()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult CastOp::verify() { return verifyShapeRule(*this); }
+
+LogicalResult GemmOp::verify() {
+  SmallVector<Value> all = {getA(), getB()};
+  if (getC())
+    all.push_back(getC());
+  if (failed(verifySameElementType(*this, all)) ||
+      failed(verifyFloat(*this, getA())))
+    return failure();
+  if (getType().getRank() != 2)
+    return emitOpError("result must be 2-D");
+  return verifyShapeRule(*this);
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t axis, given = static_cast<int64_t>(getAxis());
+  if (!shape::normalizeAxis(given, getType().getRank(), &axis))
+    return emitOpError("axis ") << given << " out of range for rank "
+                                << getType().getRank();
+  return verifyFloat(*this, getInput());
+}
+
+LogicalResult LayerNormOp::verify() {
+  SmallVector<Value> all = {getInput(), getScale()};
+  if (getBias())
+    all.push_back(getBias());
+  if (failed(verifySameElementType(*this, all)) ||
+      failed(verifyFloat(*this, getInput())))
+    return failure();
+  int64_t axis, given = static_cast<int64_t>(getAxis());
+  int64_t rank = getType().getRank();
+  if (!shape::normalizeAxis(given, rank, &axis))
+    return emitOpError("axis ") << given << " out of range for rank " << rank;
+  // scale and bias broadcast unidirectionally to the normalised dims.
+  shape::Shape full = shapeOf(getType());
+  shape::Shape normalized(full.begin() + axis, full.end()), broadcastTo;
+  for (Value v : {getScale(), getBias()}) {
+    if (!v)
+      continue;
+    std::string error;
+    shape::Shape s = shapeOf(v.getType());
+    if (s.size() > normalized.size() ||
+        !shape::broadcast({normalized, s}, &broadcastTo, &error) ||
+        !isCompatibleShape(broadcastTo, normalized))
+      return emitOpError("scale/bias shape ")
+             << shape::toString(s) << " does not broadcast to the normalised "
+             << "dims " << shape::toString(normalized);
+  }
+  return verifyShapeRule(*this);
+}
+
+LogicalResult ReduceMeanOp::verify() {
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult TransposeOp::verify() {
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  if (getShape().getType().getRank() != 1)
+    return emitOpError("shape operand must be 1-D");
+  return verifyShapeRule(*this);
+}
+
+LogicalResult SqueezeOp::verify() {
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult UnsqueezeOp::verify() {
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  if (failed(verifySameElementType(*this, getInputs())))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult GatherOp::verify() {
+  if (failed(verifySameElementType(*this, {getData()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult ShapeOp::verify() { return verifyShapeRule(*this); }
+
+LogicalResult ConstantOfShapeOp::verify() { return verifyShapeRule(*this); }
+
+LogicalResult TriluOp::verify() {
+  if (getInput().getType().getRank() < 2)
+    return emitOpError("input must have rank >= 2");
+  if (getK() && getK().getType().getNumElements() > 1)
+    return emitOpError("k must be a scalar");
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Ingot/IngotOps.cpp.inc"

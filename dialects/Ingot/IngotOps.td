@@ -1,0 +1,253 @@
+//===- IngotOps.td - The ingot graph dialect ---------------*- tablegen -*-===//
+//
+// Tensor-level ops with ONNX semantics (opset 13+) and numpy broadcasting.
+// Dimensions may be dynamic (`?`); their names live on the function
+// arguments (`ingot.dims`). Weights are `ingot.param` references into the
+// compile session's weight source, never dense attributes. Each compute op
+// lowers one-to-one to a `plan.kernel` of the same name (docs/kernels.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef INGOT_OPS
+#define INGOT_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Ingot_Dialect : Dialect {
+  let name = "ingot";
+  let summary = "Graph-level tensor ops for models compiled by ingot";
+  let description = [{
+    Ops on ranked tensors whose dimensions may be symbolic. Weights are
+    referenced by name (`ingot.param`), so the IR of a 7B model stays small
+    and passes never copy weight bytes.
+  }];
+  let cppNamespace = "::ingot::graph";
+  let hasConstantMaterializer = 1;
+}
+
+class Ingot_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Ingot_Dialect, mnemonic, !listconcat(traits, [Pure])>;
+
+def Ingot_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8, UI8, I1]>;
+def Ingot_IntTensor : RankedTensorOf<[I64, I32]>;
+def Ingot_I64Tensor : RankedTensorOf<[I64]>;
+def Ingot_BoolTensor : RankedTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// Sources of values
+//===----------------------------------------------------------------------===//
+
+def Ingot_ParamOp : Ingot_Op<"param"> {
+  let summary = "a weight tensor read from the model's weight source";
+  let description = [{
+    Names a tensor in the weight source (an ONNX initializer, an external
+    data file, a safetensors entry). The bytes stay in the source until the
+    artifact writer streams them.
+
+    ```mlir
+    %w = ingot.param "layers.0.q_proj.weight" : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ingot_ConstantOp : Ingot_Op<"constant",
+    [ConstantLike, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a small constant (shape vectors, scalars)";
+  let description = [{
+    Holds a small dense value inline, such as a Reshape target or an axis.
+    Anything larger than 4096 elements must be an `ingot.param`.
+
+    ```mlir
+    %shape = ingot.constant dense<[2, 8, 64]> : tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Ingot_BinaryOp<string mnemonic, string onnx, list<Trait> traits = []>
+    : Ingot_Op<mnemonic, traits> {
+  let summary = "elementwise " # onnx # " with numpy broadcasting";
+  let description = [{
+    ONNX `}] # onnx # [{`: the operands broadcast against each other.
+
+    ```mlir
+    %r = ingot.}] # mnemonic # [{ %a, %b : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$lhs, Ingot_Tensor:$rhs);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ingot_AddOp : Ingot_BinaryOp<"add", "Add"> { let hasFolder = 1; }
+def Ingot_SubOp : Ingot_BinaryOp<"sub", "Sub"> { let hasFolder = 1; }
+def Ingot_MulOp : Ingot_BinaryOp<"mul", "Mul"> { let hasFolder = 1; }
+def Ingot_DivOp : Ingot_BinaryOp<"div", "Div"> { let hasFolder = 1; }
+def Ingot_PowOp : Ingot_BinaryOp<"pow", "Pow">;
+
+class Ingot_UnaryOp<string mnemonic, string onnx>
+    : Ingot_Op<mnemonic, [SameOperandsAndResultType]> {
+  let summary = "elementwise " # onnx;
+  let description = [{
+    ONNX `}] # onnx # [{` applied to every element.
+
+    ```mlir
+    %r = ingot.}] # mnemonic # [{ %x : tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Ingot_SqrtOp : Ingot_UnaryOp<"sqrt", "Sqrt">;
+def Ingot_NegOp : Ingot_UnaryOp<"neg", "Neg">;
+def Ingot_ExpOp : Ingot_UnaryOp<"exp", "Exp">;
+def Ingot_ErfOp : Ingot_UnaryOp<"erf", "Erf">;
+def Ingot_TanhOp : Ingot_UnaryOp<"tanh", "Tanh">;
+def Ingot_SigmoidOp : Ingot_UnaryOp<"sigmoid", "Sigmoid">;
+def Ingot_ReluOp : Ingot_UnaryOp<"relu", "Relu">;
+
+def Ingot_WhereOp : Ingot_Op<"where"> {
+  let summary = "select between two tensors by a boolean condition";
+  let description = [{
+    ONNX `Where`: three-way broadcasting of condition, x and y.
+
+    ```mlir
+    %r = ingot.where %c, %x, %y : (tensor<?x?xi1>, tensor<f32>, tensor<1x?x?xf32>) -> tensor<1x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_BoolTensor:$condition, Ingot_Tensor:$x,
+                   Ingot_Tensor:$y);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$condition `,` $x `,` $y attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ingot_CastOp : Ingot_Op<"cast"> {
+  let summary = "convert every element to the result's element type";
+  let description = [{
+    ONNX `Cast`. Float to integer truncates toward zero; to bool is `!= 0`.
+
+    ```mlir
+    %r = ingot.cast %x : tensor<?x4xf32> -> tensor<?x4xi64>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and normalisation
+//===----------------------------------------------------------------------===//
+
+def Ingot_MatMulOp : Ingot_Op<"matmul"> {
+  let summary = "numpy matrix product";
+  let description = [{
+    ONNX `MatMul`: batched, with 1-D promotion and batch broadcasting.
+
+    ```mlir
+    %r = ingot.matmul %x, %w : (tensor<?x?x64xf32>, tensor<64x256xf32>) -> tensor<?x?x256xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$lhs, Ingot_Tensor:$rhs);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ingot_GemmOp : Ingot_Op<"gemm"> {
+  let summary = "alpha * op(A) * op(B) + beta * C on 2-D tensors";
+  let description = [{
+    ONNX `Gemm`. `c` is optional and broadcasts to the (M, N) result.
+
+    ```mlir
+    %r = ingot.gemm %a, %b, %c {alpha = 1.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 1 : i64}
+        : (tensor<?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$a, Ingot_Tensor:$b,
+                   Optional<Ingot_Tensor>:$c, F32Attr:$alpha, F32Attr:$beta,
+                   I64Attr:$transA, I64Attr:$transB);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ingot_SoftmaxOp : Ingot_Op<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    ONNX `Softmax` (opset 13 semantics): normalises along `axis`.
+
+    ```mlir
+    %p = ingot.softmax %s {axis = -1 : i64} : tensor<?x4x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, I64Attr:$axis);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Ingot_LayerNormOp : Ingot_Op<"layer_norm"> {
+  let summary = "layer normalisation over the trailing dims from `axis`";
+  let description = [{
+    ONNX `LayerNormalization` (output Y only): normalise over dims
+    [axis, rank), then scale and optionally shift.
+
+    ```mlir
+    %y = ingot.layer_norm %x, %g, %b {axis = -1 : i64, epsilon = 1.0e-05 : f32}
+        : (tensor<?x?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$scale,
+                   Optional<Ingot_Tensor>:$bias, I64Attr:$axis,
+                   F32Attr:$epsilon);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ingot_ReduceMeanOp : Ingot_Op<"reduce_mean"> {
+  let summary = "mean over the given axes (all when empty)";
+  let description = [{
+    ONNX `ReduceMean` with constant axes.
+
+    ```mlir
+    %m = ingot.reduce_mean %x {axes = array<i64: -1>, keepdims = 1 : i64} : tensor<?x64xf32> -> tensor<?x1xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, DenseI64ArrayAttr:$axes,
+                   I64Attr:$keepdims);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+include "dialects/Ingot/IngotShapeOps.td"
+
+#endif // INGOT_OPS

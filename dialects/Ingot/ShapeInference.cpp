@@ -1,0 +1,305 @@
+//===- ShapeInference.cpp - Result shapes of ingot ops --------------------===//
+#include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/IngotDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+namespace ingot::graph {
+namespace {
+
+bool allKnown(const std::vector<int64_t> &v) {
+  for (int64_t x : v)
+    if (x == kUnknownValue)
+      return false;
+  return true;
+}
+
+bool isIntTensor(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && t.getElementType().isInteger() &&
+         t.getElementType().getIntOrFloatBitWidth() > 1;
+}
+
+/// Reshape whose target may hold unknown entries: the known ones still fix
+/// their dims, so partially symbolic reshapes keep their static dims.
+LogicalResult inferReshape(const shape::Shape &in,
+                           const std::vector<int64_t> &target, bool allowZero,
+                           shape::Shape &out, std::string &error) {
+  if (allKnown(target) && shape::numElements(in) != shape::kDynamic)
+    return success(shape::reshape(in, target, allowZero, &out, &error));
+  out.clear();
+  int64_t inferAt = -1, knownProduct = 1;
+  bool productKnown = true;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t t = target[i];
+    int64_t dim = shape::kDynamic;
+    if (t == kUnknownValue) {
+      productKnown = false;
+    } else if (t == -1) {
+      if (inferAt >= 0) {
+        error = "reshape target has more than one -1";
+        return failure();
+      }
+      inferAt = static_cast<int64_t>(i);
+    } else if (t == 0 && !allowZero) {
+      if (i >= in.size()) {
+        error = "reshape target copies dim " + std::to_string(i) +
+                " but the input has rank " + std::to_string(in.size());
+        return failure();
+      }
+      dim = in[i];
+    } else if (t < 0) {
+      error = "reshape target has invalid entry " + std::to_string(t);
+      return failure();
+    } else {
+      dim = t;
+    }
+    if (dim == shape::kDynamic && t != -1)
+      productKnown = false;
+    else if (t != -1)
+      knownProduct *= dim;
+    out.push_back(dim);
+  }
+  int64_t total = shape::numElements(in);
+  if (inferAt >= 0 && productKnown && total != shape::kDynamic &&
+      knownProduct != 0) {
+    out[inferAt] = total / knownProduct;
+    return success();
+  }
+  // Dims copied with 0 cancel out of both sides (the merge-heads pattern
+  // ?x?x4x8 -> [0, 0, -1]): the -1 is what the other input dims multiply to.
+  if (inferAt < 0 || allowZero)
+    return success();
+  int64_t rest = 1, others = 1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    bool copied = i < target.size() && target[i] == 0;
+    if (copied)
+      continue;
+    if (in[i] == shape::kDynamic)
+      return success();
+    rest *= in[i];
+  }
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (static_cast<int64_t>(i) == inferAt || (target[i] == 0 && i < in.size()))
+      continue;
+    if (out[i] == shape::kDynamic)
+      return success();
+    others *= out[i];
+  }
+  if (others != 0 && rest % others == 0)
+    out[inferAt] = rest / others;
+  return success();
+}
+
+/// Elementwise integer arithmetic on tracked values (scalar or same size).
+std::optional<std::vector<int64_t>>
+foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
+  if (!a.values || !b.values)
+    return std::nullopt;
+  const auto &x = *a.values, &y = *b.values;
+  if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
+    return std::nullopt;
+  size_t n = std::max(x.size(), y.size());
+  std::vector<int64_t> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t l = x[x.size() == 1 ? 0 : i], h = y[y.size() == 1 ? 0 : i];
+    if (l == kUnknownValue || h == kUnknownValue) {
+      r[i] = kUnknownValue;
+      continue;
+    }
+    if (isa<AddOp>(op)) r[i] = l + h;
+    else if (isa<SubOp>(op)) r[i] = l - h;
+    else if (isa<MulOp>(op)) r[i] = l * h;
+    else if (isa<DivOp>(op)) r[i] = h == 0 ? kUnknownValue : l / h;
+    else return std::nullopt;
+  }
+  return r;
+}
+
+} // namespace
+
+ValueInfo valueInfoFromIR(Value value) {
+  ValueInfo info;
+  info.shape = shapeOf(value.getType());
+  // A Shape op's values are its input's dims, known where those are static.
+  if (auto shapeOp = value.getDefiningOp<ShapeOp>()) {
+    std::vector<ValueInfo> outs;
+    std::string error;
+    if (succeeded(inferValueInfo(shapeOp, {valueInfoFromIR(shapeOp.getInput())},
+                                 outs, error)))
+      return outs[0];
+  }
+  DenseIntElementsAttr attr;
+  if (isIntTensor(value.getType()) && matchPattern(value, m_Constant(&attr)) &&
+      attr.getNumElements() <= kMaxTrackedValues) {
+    std::vector<int64_t> v;
+    for (const APInt &x : attr.getValues<APInt>())
+      v.push_back(x.getSExtValue());
+    info.values = std::move(v);
+  }
+  return info;
+}
+
+LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
+                             std::vector<ValueInfo> &results,
+                             std::string &error) {
+  results.assign(op->getNumResults(), ValueInfo());
+  if (results.size() != 1) {
+    error = "expected exactly one result";
+    return failure();
+  }
+  shape::Shape &out = results[0].shape;
+  std::vector<shape::Shape> shapes;
+  for (const ValueInfo &v : ins)
+    shapes.push_back(v.shape);
+  std::optional<std::vector<int64_t>> values;
+
+  bool ok = llvm::TypeSwitch<Operation *, bool>(op)
+    .Case<ParamOp, ConstantOp>([&](Operation *) {
+      ValueInfo self = valueInfoFromIR(op->getResult(0));
+      out = self.shape;
+      values = self.values;
+      return true;
+    })
+    .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
+      values = foldIntBinary(op, ins[0], ins[1]);
+      return shape::broadcast(shapes, &out, &error);
+    })
+    .Case<PowOp, WhereOp>([&](Operation *) {
+      return shape::broadcast(shapes, &out, &error);
+    })
+    .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
+          LayerNormOp, TriluOp>([&](Operation *) {
+      out = shapes[0];
+      return true;
+    })
+    .Case<CastOp>([&](CastOp cast) {
+      out = shapes[0];
+      if (isIntTensor(cast.getType()))
+        values = ins[0].values;
+      return true;
+    })
+    .Case<MatMulOp>([&](Operation *) {
+      return shape::matmul(shapes[0], shapes[1], &out, &error);
+    })
+    .Case<GemmOp>([&](GemmOp g) {
+      return shape::gemm(shapes[0], shapes[1],
+                         shapes.size() > 2 ? &shapes[2] : nullptr,
+                         g.getTransA() != 0, g.getTransB() != 0, &out, &error);
+    })
+    .Case<ReduceMeanOp>([&](ReduceMeanOp r) {
+      return shape::reduce(shapes[0], std::vector<int64_t>(r.getAxes()),
+                           r.getKeepdims() != 0, &out, &error);
+    })
+    .Case<TransposeOp>([&](TransposeOp t) {
+      return shape::transpose(shapes[0], std::vector<int64_t>(t.getPerm()),
+                              &out, &error);
+    })
+    .Case<ReshapeOp>([&](ReshapeOp r) {
+      values = ins[0].values;
+      if (ins[1].values)
+        return succeeded(inferReshape(shapes[0], *ins[1].values,
+                                      r.getAllowzero() != 0, out, error));
+      int64_t rank = shapes[1].empty() ? shape::kDynamic : shapes[1][0];
+      if (rank == shape::kDynamic) {
+        error = "reshape target length must be static";
+        return false;
+      }
+      out.assign(rank, shape::kDynamic);
+      return true;
+    })
+    .Case<SqueezeOp>([&](SqueezeOp s) {
+      values = ins[0].values;
+      return shape::squeeze(shapes[0], std::vector<int64_t>(s.getAxes()),
+                            &out, &error);
+    })
+    .Case<UnsqueezeOp>([&](UnsqueezeOp u) {
+      values = ins[0].values;
+      return shape::unsqueeze(shapes[0], std::vector<int64_t>(u.getAxes()),
+                              &out, &error);
+    })
+    .Case<ConcatOp>([&](ConcatOp c) {
+      std::vector<int64_t> joined;
+      bool track = shapes[0].size() == 1;
+      for (const ValueInfo &v : ins) {
+        if (!v.values)
+          track = false;
+        else if (track)
+          joined.insert(joined.end(), v.values->begin(), v.values->end());
+      }
+      if (track)
+        values = std::move(joined);
+      return shape::concat(shapes, c.getAxis(), &out, &error);
+    })
+    .Case<GatherOp>([&](GatherOp g) {
+      if (!shape::gather(shapes[0], shapes[1], g.getAxis(), &out, &error))
+        return false;
+      // Gathering entries of a 1-D shape vector by constant indices.
+      if (ins[0].values && ins[1].values && shapes[0].size() == 1) {
+        std::vector<int64_t> picked;
+        int64_t n = static_cast<int64_t>(ins[0].values->size());
+        for (int64_t idx : *ins[1].values) {
+          if (idx == kUnknownValue || idx < -n || idx >= n)
+            return true;
+          picked.push_back((*ins[0].values)[idx < 0 ? idx + n : idx]);
+        }
+        values = std::move(picked);
+      }
+      return true;
+    })
+    .Case<ShapeOp>([&](ShapeOp s) {
+      int64_t begin, end;
+      shape::shapeOpRange(static_cast<int64_t>(shapes[0].size()),
+                          s.getStart(), s.getEnd(), &begin, &end);
+      std::vector<int64_t> dims;
+      for (int64_t i = begin; i < end; ++i)
+        dims.push_back(shapes[0][i] == shape::kDynamic ? kUnknownValue
+                                                       : shapes[0][i]);
+      out = {static_cast<int64_t>(dims.size())};
+      values = std::move(dims);
+      return true;
+    })
+    .Case<ConstantOfShapeOp>([&](ConstantOfShapeOp c) {
+      if (shapes[0].size() != 1 || shapes[0][0] == shape::kDynamic) {
+        error = "shape operand must be a 1-D tensor of static length";
+        return false;
+      }
+      if (ins[0].values) {
+        out.clear();
+        for (int64_t v : *ins[0].values) {
+          if (v != kUnknownValue && v < 0) {
+            error = "negative dimension " + std::to_string(v);
+            return false;
+          }
+          out.push_back(v == kUnknownValue ? shape::kDynamic : v);
+        }
+      } else {
+        out.assign(shapes[0][0], shape::kDynamic);
+      }
+      int64_t n = shape::numElements(out);
+      if (isIntTensor(c.getType()) && n != shape::kDynamic &&
+          n <= kMaxTrackedValues)
+        values = std::vector<int64_t>(n, static_cast<int64_t>(
+                                             c.getValue().convertToDouble()));
+      return true;
+    })
+    .Default([&](Operation *) {
+      error = "no shape rule for '" + op->getName().getStringRef().str() + "'";
+      return false;
+    });
+  if (!ok)
+    return failure();
+  // Only small integer results keep values; a dynamic one cannot be sized.
+  if (values && isIntTensor(op->getResult(0).getType())) {
+    int64_t n = shape::numElements(out);
+    if (n != shape::kDynamic && n <= kMaxTrackedValues &&
+        static_cast<int64_t>(values->size()) == n)
+      results[0].values = std::move(values);
+  }
+  return success();
+}
+
+} // namespace ingot::graph

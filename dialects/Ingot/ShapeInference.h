@@ -1,0 +1,46 @@
+//===- ShapeInference.h - Result shapes of ingot ops ------------*- C++ -*-===//
+//
+// One shape function per op, shared by the verifiers, the importer, shape
+// propagation (dims may be dynamic) and bound computation (all dims known).
+// Small integer tensors (shape vectors) also carry their element values,
+// possibly partially known, so Shape -> Gather -> Concat -> Reshape chains
+// resolve as far as the known dims allow.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ingot/ShapeRules.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ingot::graph {
+
+/// Marks an element of a shape vector whose value is not known.
+constexpr int64_t kUnknownValue = INT64_MIN;
+/// Integer tensors with at most this many elements carry their values.
+constexpr int64_t kMaxTrackedValues = 64;
+
+struct ValueInfo {
+  shape::Shape shape;
+  /// Row-major element values of a small integer tensor, if tracked.
+  std::optional<std::vector<int64_t>> values;
+};
+
+/// Computes the info of every result of `op` from its operands' info (one
+/// entry per operand, absent optionals omitted as in getOperands()).
+/// Fails with a message (no trailing period) on invalid input.
+mlir::LogicalResult inferValueInfo(mlir::Operation *op,
+                                   llvm::ArrayRef<ValueInfo> operands,
+                                   std::vector<ValueInfo> &results,
+                                   std::string &error);
+
+/// The info the IR states for `value`: its type's shape, and its values
+/// when it is produced by an integer `ingot.constant`.
+ValueInfo valueInfoFromIR(mlir::Value value);
+
+} // namespace ingot::graph

@@ -1,0 +1,134 @@
+//===- ComputeBounds.cpp - Upper bounds of every dynamic dim --------------===//
+//
+// Sizes in the graph grow with its symbols (sequence length, batch), so
+// evaluating every shape rule with each symbol at its maximum gives the
+// largest shape a value can take. The memory plan reserves exactly that; the
+// runtime checks each kernel's real output against it, so a model whose
+// sizes are not monotone in its symbols fails loudly instead of overflowing.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "dialects/Ingot/ShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace ingot {
+#define GEN_PASS_DEF_COMPUTEBOUNDS
+#include "passes/Passes.h.inc"
+} // namespace ingot
+
+using namespace mlir;
+using namespace ingot;
+using namespace ingot::graph;
+
+namespace {
+
+/// A Reshape whose target is run-time data keeps the input's element count
+/// N, so no dim exceeds N over the product S of the known dims. With several
+/// such dims the product of their bounds overestimates, which only costs
+/// arena space; the runtime still checks every real size.
+void boundReshapeFromData(const shape::Shape &input, shape::Shape &result) {
+  int64_t total = shape::numElements(input), known = 1;
+  if (total == shape::kDynamic)
+    return;
+  for (int64_t d : result)
+    if (d != shape::kDynamic)
+      known *= d;
+  for (int64_t &d : result)
+    if (d == shape::kDynamic)
+      d = known == 0 ? 0 : total / known;
+}
+
+struct ComputeBoundsPass
+    : public ingot::impl::ComputeBoundsBase<ComputeBoundsPass> {
+  using ComputeBoundsBase::ComputeBoundsBase;
+
+  /// Parses `max-dims` entries "SYMBOL=N".
+  LogicalResult parseMaxDims(llvm::StringMap<int64_t> &bounds) {
+    if (defaultMaxDim < 1)
+      return getOperation().emitError("default-max-dim must be >= 1, got ")
+             << defaultMaxDim;
+    for (const std::string &entry : maxDims) {
+      auto [name, value] = StringRef(entry).split('=');
+      int64_t n;
+      if (name.empty() || value.getAsInteger(10, n) || n < 1)
+        return getOperation().emitError("bad max-dims entry '")
+               << entry << "': expected SYMBOL=N with N >= 1";
+      bounds[name] = n;
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    llvm::StringMap<int64_t> bounds;
+    if (failed(parseMaxDims(bounds)))
+      return signalPassFailure();
+
+    llvm::DenseMap<Value, ValueInfo> info;
+    llvm::StringMap<int64_t> used;
+    Builder b(&getContext());
+    for (BlockArgument arg : func.getArguments()) {
+      auto names = func.getArgAttrOfType<ArrayAttr>(arg.getArgNumber(),
+                                                    "ingot.dims");
+      ValueInfo v;
+      v.shape = shapeOf(arg.getType());
+      for (size_t i = 0; i < v.shape.size(); ++i) {
+        if (v.shape[i] != shape::kDynamic)
+          continue;
+        StringRef sym;
+        if (names && i < names.size())
+          if (auto s = dyn_cast<StringAttr>(names[i]))
+            sym = s.getValue();
+        if (sym.empty()) {
+          func.emitError("input ") << arg.getArgNumber() << " dim " << i
+                                   << " is dynamic but has no symbol name";
+          return signalPassFailure();
+        }
+        auto it = bounds.find(sym);
+        v.shape[i] = it != bounds.end() ? it->second : defaultMaxDim;
+        used[sym] = v.shape[i];
+      }
+      info[arg] = std::move(v);
+    }
+
+    WalkResult walk = func.walk([&](Operation *op) {
+      if (isa<func::ReturnOp, func::FuncOp>(op))
+        return WalkResult::advance();
+      std::vector<ValueInfo> ins, outs;
+      for (Value v : op->getOperands()) {
+        auto it = info.find(v);
+        ins.push_back(it != info.end() ? it->second : valueInfoFromIR(v));
+      }
+      std::string error;
+      if (failed(inferValueInfo(op, ins, outs, error))) {
+        op->emitOpError("at the symbols' maxima: ") << error;
+        return WalkResult::interrupt();
+      }
+      shape::Shape &bound = outs[0].shape;
+      if (isa<ReshapeOp>(op))
+        boundReshapeFromData(ins[0].shape, bound);
+      if (shape::numElements(bound) == shape::kDynamic) {
+        op->emitOpError("result size depends on run-time data, not on input "
+                        "shapes; pin the inputs with --shape");
+        return WalkResult::interrupt();
+      }
+      if (!cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+        op->setAttr("ingot.max_shape", b.getDenseI64ArrayAttr(bound));
+      info[op->getResult(0)] = outs[0];
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    SmallVector<NamedAttribute> symbols;
+    for (auto &entry : used)
+      symbols.push_back(b.getNamedAttr(entry.getKey(),
+                                       b.getI64IntegerAttr(entry.getValue())));
+    func->setAttr("ingot.symbols", b.getDictionaryAttr(symbols));
+  }
+};
+
+} // namespace

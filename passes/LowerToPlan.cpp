@@ -1,0 +1,154 @@
+//===- LowerToPlan.cpp - Graph ops to buffers and kernel steps ------------===//
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace ingot {
+#define GEN_PASS_DEF_LOWERTOPLAN
+#include "passes/Passes.h.inc"
+} // namespace ingot
+
+using namespace mlir;
+using namespace ingot;
+
+namespace {
+
+/// Kernels with trailing optional operands, padded with plan.none so every
+/// step of a kernel has the same arity.
+int64_t kernelArity(StringRef kernel) {
+  static const llvm::StringMap<int64_t> arity = {
+      {"gemm", 3}, {"layer_norm", 3}, {"trilu", 2}};
+  auto it = arity.find(kernel);
+  return it == arity.end() ? -1 : it->second;
+}
+
+MemRefType toMemRef(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// The source node name the importer attached as a NameLoc, if any.
+std::string originOf(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+/// Renames `ingot.*` argument/result attributes to `plan.*`.
+DictionaryAttr renameAttrs(DictionaryAttr attrs, MLIRContext *ctx) {
+  if (!attrs)
+    return DictionaryAttr::get(ctx, {});
+  SmallVector<NamedAttribute> renamed;
+  for (NamedAttribute a : attrs) {
+    StringRef name = a.getName().getValue();
+    if (name.consume_front("ingot."))
+      renamed.emplace_back(StringAttr::get(ctx, "plan." + name), a.getValue());
+    else
+      renamed.push_back(a);
+  }
+  return DictionaryAttr::get(ctx, renamed);
+}
+
+LogicalResult lowerFunction(func::FuncOp graph) {
+  MLIRContext *ctx = graph.getContext();
+  OpBuilder b(graph);
+  SmallVector<Type> argTypes, resultTypes;
+  for (Type t : graph.getArgumentTypes())
+    argTypes.push_back(toMemRef(t));
+  for (Type t : graph.getResultTypes())
+    resultTypes.push_back(toMemRef(t));
+  auto planFunc = func::FuncOp::create(b,
+      graph.getLoc(), graph.getName(), b.getFunctionType(argTypes, resultTypes));
+  for (unsigned i = 0; i < graph.getNumArguments(); ++i)
+    planFunc.setArgAttrs(i, renameAttrs(graph.getArgAttrDict(i), ctx));
+  for (unsigned i = 0; i < graph.getNumResults(); ++i)
+    planFunc.setResultAttrs(i, renameAttrs(graph.getResultAttrDict(i), ctx));
+  if (auto symbols = graph->getAttrOfType<DictionaryAttr>("ingot.symbols"))
+    planFunc->setAttr("plan.symbols", symbols);
+
+  Block *body = planFunc.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  IRMapping map;
+  for (auto [from, to] : llvm::zip(graph.getArguments(), body->getArguments()))
+    map.map(from, to);
+  Value none;
+
+  for (Operation &op : graph.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Value> outs;
+      for (Value v : ret.getOperands())
+        outs.push_back(map.lookup(v));
+      func::ReturnOp::create(b, ret.getLoc(), outs);
+      continue;
+    }
+    if (auto param = dyn_cast<graph::ParamOp>(op)) {
+      map.map(param.getResult(),
+              plan::ParamOp::create(b, param.getLoc(), toMemRef(param.getType()),
+                                      param.getNameAttr()));
+      continue;
+    }
+    if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
+      map.map(constant.getResult(),
+              plan::ConstantOp::create(b, constant.getLoc(),
+                                         toMemRef(constant.getType()),
+                                         constant.getValue()));
+      continue;
+    }
+    if (op.getDialect() != ctx->getLoadedDialect<graph::IngotDialect>() ||
+        op.getNumResults() != 1)
+      return op.emitOpError("cannot be lowered to a plan step");
+
+    auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+    SmallVector<int64_t> maxShape(resultType.getShape());
+    if (!resultType.hasStaticShape()) {
+      auto bound = op.getAttrOfType<DenseI64ArrayAttr>("ingot.max_shape");
+      if (!bound)
+        return op.emitOpError("has a dynamic result but no ingot.max_shape; "
+                              "run ingot-compute-bounds first");
+      maxShape.assign(bound.asArrayRef().begin(), bound.asArrayRef().end());
+    }
+    Value out = plan::AllocOp::create(b, op.getLoc(), toMemRef(resultType),
+                                        b.getDenseI64ArrayAttr(maxShape),
+                                        IntegerAttr());
+
+    StringRef kernel = op.getName().stripDialect();
+    SmallVector<Value> ins;
+    for (Value v : op.getOperands())
+      ins.push_back(map.lookup(v));
+    for (int64_t n = kernelArity(kernel); static_cast<int64_t>(ins.size()) < n;) {
+      if (!none) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(body);
+        none = plan::NoneOp::create(b, planFunc.getLoc(), b.getNoneType());
+      }
+      ins.push_back(none);
+    }
+    SmallVector<NamedAttribute> args;
+    for (NamedAttribute a : op.getAttrs())
+      if (!a.getName().getValue().starts_with("ingot."))
+        args.push_back(a);
+    plan::KernelOp::create(b, op.getLoc(), b.getStringAttr(kernel), ins,
+                             ValueRange{out}, b.getDictionaryAttr(args),
+                             b.getStringAttr(originOf(&op)));
+    map.map(op.getResult(0), out);
+  }
+  graph.erase();
+  return success();
+}
+
+struct LowerToPlanPass : public ingot::impl::LowerToPlanBase<LowerToPlanPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp f : funcs)
+      if (!f.isExternal() && failed(lowerFunction(f)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,171 @@
+//===- PlanMemory.cpp - Liveness-based arena placement --------------------===//
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+
+namespace ingot {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "passes/Passes.h.inc"
+} // namespace ingot
+
+using namespace mlir;
+using namespace ingot;
+
+namespace {
+
+/// Kernels whose output may share memory with an input (docs/kernels.md).
+bool isInPlaceKernel(StringRef kernel) {
+  static const llvm::StringSet<> kernels = {
+      "add",  "sub",     "mul",  "div",     "pow",     "sqrt",
+      "neg",  "exp",     "erf",  "tanh",    "sigmoid", "relu",
+      "where", "softmax", "reshape", "squeeze", "unsqueeze"};
+  return kernels.contains(kernel);
+}
+
+unsigned elementBytes(Value v) {
+  unsigned bits = cast<MemRefType>(v.getType()).getElementTypeBitWidth();
+  return bits < 8 ? 1 : bits / 8;
+}
+
+/// Buffers that share one arena slice (an in-place chain) and its live range
+/// in step indices, inclusive.
+struct Group {
+  SmallVector<plan::AllocOp> allocs;
+  uint64_t bytes = 0;
+  int64_t start = 0, end = 0;
+  uint64_t offset = 0;
+};
+
+struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
+  using PlanMemoryBase::PlanMemoryBase;
+
+  uint64_t align(uint64_t n) const {
+    uint64_t a = static_cast<uint64_t>(alignment);
+    return (n + a - 1) / a * a;
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // The artifact format and the kernels rely on 64-byte alignment.
+    if (alignment < 64 || (alignment & (alignment - 1))) {
+      func.emitError("alignment must be a power of two >= 64, got ")
+          << alignment;
+      return signalPassFailure();
+    }
+    SmallVector<plan::KernelOp> steps(func.getOps<plan::KernelOp>());
+    int64_t endOfPlan = static_cast<int64_t>(steps.size());
+
+    // Every alloc starts as its own group, live from its producer to its
+    // last reader (to the end of the plan if the function returns it).
+    std::vector<Group> groups;
+    llvm::DenseMap<Value, size_t> groupOf;
+    for (plan::AllocOp alloc : func.getOps<plan::AllocOp>()) {
+      Group g;
+      g.allocs.push_back(alloc);
+      g.bytes = align(alloc.getMaxBytes());
+      g.start = endOfPlan;
+      g.end = -1;
+      groupOf[alloc.getResult()] = groups.size();
+      groups.push_back(g);
+    }
+    auto lastUse = [&](Value v) {
+      int64_t last = -1;
+      for (Operation *user : v.getUsers()) {
+        if (isa<func::ReturnOp>(user))
+          return endOfPlan;
+        if (auto k = dyn_cast<plan::KernelOp>(user))
+          if (llvm::is_contained(k.getIns(), v))
+            last = std::max<int64_t>(last, std::find(steps.begin(), steps.end(), k) - steps.begin());
+      }
+      return last;
+    };
+
+    for (auto [index, step] : llvm::enumerate(steps)) {
+      int64_t i = static_cast<int64_t>(index);
+      for (Value out : step.getOuts()) {
+        Group &og = groups[groupOf[out]];
+        og.start = std::min(og.start, i);
+        og.end = std::max({og.end, i, lastUse(out)});
+        if (!inPlace || !isInPlaceKernel(step.getKernel()))
+          continue;
+        // Reuse an input's slice when that input dies here and is big enough.
+        for (Value in : step.getIns()) {
+          auto it = groupOf.find(in);
+          if (it == groupOf.end() || it->second == groupOf[out])
+            continue;
+          Group &ig = groups[it->second];
+          if (ig.end != i || ig.bytes < og.bytes ||
+              elementBytes(in) != elementBytes(out))
+            continue;
+          size_t from = groupOf[out];
+          ig.end = std::max(ig.end, og.end);
+          for (plan::AllocOp a : og.allocs) {
+            ig.allocs.push_back(a);
+            groupOf[a.getResult()] = it->second;
+          }
+          groups[from].allocs.clear();
+          break;
+        }
+      }
+    }
+    llvm::erase_if(groups, [](const Group &g) { return g.allocs.empty(); });
+    for (Group &g : groups)
+      if (g.end < g.start)
+        g.end = g.start; // written, never read
+
+    uint64_t naive = 0, lowerBound = 0;
+    for (plan::AllocOp a : func.getOps<plan::AllocOp>())
+      naive += align(a.getMaxBytes());
+    for (int64_t t = 0; t <= endOfPlan; ++t) {
+      uint64_t live = 0;
+      for (const Group &g : groups)
+        if (g.start <= t && t <= g.end)
+          live += g.bytes;
+      lowerBound = std::max(lowerBound, live);
+    }
+
+    // Largest first; each takes the tightest gap among the slices of groups
+    // whose live ranges overlap its own, or goes on top.
+    std::vector<Group *> order;
+    for (Group &g : groups)
+      order.push_back(&g);
+    std::stable_sort(order.begin(), order.end(), [](Group *a, Group *b) {
+      return a->bytes != b->bytes ? a->bytes > b->bytes : a->start < b->start;
+    });
+    std::vector<Group *> placed;
+    uint64_t arena = 0;
+    for (Group *g : order) {
+      std::vector<std::pair<uint64_t, uint64_t>> busy;
+      for (Group *p : placed)
+        if (p->start <= g->end && g->start <= p->end)
+          busy.emplace_back(p->offset, p->offset + p->bytes);
+      std::sort(busy.begin(), busy.end());
+      uint64_t best = UINT64_MAX, bestGap = UINT64_MAX, cursor = 0;
+      for (auto [lo, hi] : busy) {
+        if (lo > cursor && lo - cursor >= g->bytes && lo - cursor < bestGap) {
+          best = cursor;
+          bestGap = lo - cursor;
+        }
+        cursor = std::max(cursor, hi);
+      }
+      g->offset = best != UINT64_MAX ? best : cursor;
+      arena = std::max(arena, g->offset + g->bytes);
+      placed.push_back(g);
+    }
+
+    Builder b(&getContext());
+    for (const Group &g : groups)
+      for (plan::AllocOp a : g.allocs)
+        a.setOffsetAttr(b.getI64IntegerAttr(static_cast<int64_t>(g.offset)));
+    func->setAttr("plan.arena_bytes", b.getI64IntegerAttr(arena));
+    func->setAttr("plan.arena_lower_bound_bytes",
+                  b.getI64IntegerAttr(lowerBound));
+    func->setAttr("plan.arena_naive_bytes", b.getI64IntegerAttr(naive));
+  }
+};
+
+} // namespace

@@ -1,0 +1,12 @@
+# lit configuration for ingot's dialect and pass tests.
+import os
+import lit.formats
+
+config.name = "ingot"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ingot_obj_root, "test", "lit")
+config.environment["PATH"] = os.pathsep.join(
+    [config.ingot_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
