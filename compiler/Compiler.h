@@ -1,0 +1,35 @@
+//===- Compiler.h - The compiler's entry point for tools --------*- C++ -*-===//
+#pragma once
+
+#include "ingot/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace ingot::compiler {
+
+/// Named phases in pipeline order; `--compile-to` stops after one.
+const std::vector<std::string> &phaseNames();
+
+struct CompileOptions {
+  std::string modelPath;
+  std::string outputPath;              // the artifact; unused with compileTo
+  std::vector<std::string> targets = {"cpu"};
+  std::map<std::string, std::vector<int64_t>> inputShapes; // --shape
+  std::vector<std::string> maxDims;    // --max-dim SYMBOL=N
+  int64_t defaultMaxDim = 512;
+  std::string compileTo;               // a phase name, or empty for all
+  std::string dumpIrDir;               // writes NN-<phase>.mlir per phase
+};
+
+/// Runs the pipeline. With compileTo set, prints that phase's IR to `irOut`
+/// and writes no artifact. Errors name the model file and the node.
+Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut);
+
+} // namespace ingot::compiler

@@ -1,0 +1,164 @@
+//===- Pipeline.cpp - The phases of a compile, in order -------------------===//
+//
+//   import    ONNX -> ingot graph dialect
+//   graph     fold shape computations, propagate static shapes, CSE
+//   plan      bound dynamic dims, lower to plan steps, place buffers in one arena
+//   artifact  serialise the plan and stream the weights into model.ingot
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compiler.h"
+#include "compiler/PlanToManifest.h"
+#include "compiler/onnx/OnnxImporter.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace ingot::compiler {
+namespace {
+
+void addGraphPasses(OpPassManager &pm) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createCanonicalize());
+  fn.addPass(createPropagateShapes());
+  fn.addPass(createCanonicalize());
+  fn.addPass(createPropagateShapes());
+  fn.addPass(mlir::createCSEPass());
+}
+
+void addPlanPasses(OpPassManager &pm, const CompileOptions &options) {
+  ComputeBoundsOptions bounds;
+  bounds.maxDims.assign(options.maxDims.begin(), options.maxDims.end());
+  bounds.defaultMaxDim = options.defaultMaxDim;
+  pm.nest<func::FuncOp>().addPass(createComputeBounds(bounds));
+  pm.addPass(createLowerToPlan());
+  pm.nest<func::FuncOp>().addPass(createPlanMemory());
+}
+
+/// Formats an MLIR diagnostic as "node 'NAME': message".
+std::string describe(Diagnostic &diag) {
+  std::string where;
+  Location loc = diag.getLocation();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    where = "node '" + name.getName().str() + "': ";
+  return where + diag.str();
+}
+
+Status writeIr(ModuleOp module, const std::string &dir, int index,
+               const std::string &phase) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, (index < 10 ? "0" : "") +
+                                    std::to_string(index) + "-" + phase +
+                                    ".mlir");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return Status::error("cannot write " + path.str().str() + ": " +
+                         ec.message());
+  module.print(os);
+  return Status::ok();
+}
+
+} // namespace
+
+const std::vector<std::string> &phaseNames() {
+  static const std::vector<std::string> names = {"import", "graph", "plan",
+                                                 "artifact"};
+  return names;
+}
+
+Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
+  const auto &phases = phaseNames();
+  if (!options.compileTo.empty() &&
+      std::find(phases.begin(), phases.end(), options.compileTo) ==
+          phases.end()) {
+    std::string list;
+    for (const std::string &p : phases)
+      list += (list.empty() ? "" : ", ") + p;
+    return Status::error("unknown phase '" + options.compileTo +
+                         "'; phases: " + list);
+  }
+  for (const std::string &t : options.targets)
+    if (t != "cpu")
+      return Status::error("target '" + t +
+                           "' is not supported yet; supported: cpu");
+  if (!options.dumpIrDir.empty())
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(options.dumpIrDir))
+      return Status::error("cannot create " + options.dumpIrDir + ": " +
+                           ec.message());
+
+  MLIRContext context;
+  context.loadDialect<graph::IngotDialect, plan::PlanDialect,
+                      func::FuncDialect>();
+  context.printOpOnDiagnostic(false);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      diagnostics += (diagnostics.empty() ? "" : "\n") + describe(diag);
+    return success();
+  });
+  auto fail = [&](const std::string &phase) {
+    return Status::error(options.modelPath + ": " + phase + " failed: " +
+                         diagnostics);
+  };
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  std::unique_ptr<WeightSource> weights;
+  OnnxImportOptions importOptions;
+  importOptions.inputShapes = options.inputShapes;
+  if (Status s = importOnnx(options.modelPath, importOptions, *module, &weights);
+      !s)
+    return s;
+  if (failed(mlir::verify(*module)))
+    return fail("import");
+
+  // Each phase: run its passes, dump, and stop if it is the requested one.
+  auto finishPhase = [&](int index, const std::string &phase) -> Status {
+    if (!options.dumpIrDir.empty())
+      if (Status s = writeIr(*module, options.dumpIrDir, index, phase); !s)
+        return s;
+    if (options.compileTo == phase)
+      module->print(irOut);
+    return Status::ok();
+  };
+  if (Status s = finishPhase(1, "import"); !s || options.compileTo == "import")
+    return s;
+
+  PassManager graphPm(&context);
+  addGraphPasses(graphPm);
+  if (failed(graphPm.run(*module)))
+    return fail("graph optimisation");
+  if (Status s = finishPhase(2, "graph"); !s || options.compileTo == "graph")
+    return s;
+
+  PassManager planPm(&context);
+  addPlanPasses(planPm, options);
+  if (failed(planPm.run(*module)))
+    return fail("planning");
+  if (Status s = finishPhase(3, "plan"); !s || options.compileTo == "plan")
+    return s;
+
+  ArtifactInfo info;
+  info.modelName = llvm::sys::path::stem(options.modelPath).str();
+  info.targets = options.targets;
+  if (options.compileTo == "artifact" || options.outputPath.empty())
+    return options.compileTo == "artifact"
+               ? Status::error("--compile-to=artifact: the artifact is a "
+                               "file; use -o instead")
+               : Status::error("no output path (-o) given");
+  return writeArtifact(*module, *weights, info, options.outputPath);
+}
+
+} // namespace ingot::compiler

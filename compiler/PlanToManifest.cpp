@@ -1,0 +1,253 @@
+//===- PlanToManifest.cpp - Serialise a planned module --------------------===//
+//
+// Every decision is already in the plan IR; this file only translates it:
+// arguments -> Input buffers, plan.param/plan.constant -> weight-section
+// tensors, plan.alloc -> arena slices, plan.kernel -> steps.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/PlanToManifest.h"
+#include "dialects/Plan/PlanDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+
+namespace ingot::compiler {
+namespace {
+
+std::optional<DType> dtypeOf(Type t) {
+  if (t.isF32()) return DType::F32;
+  if (t.isF16()) return DType::F16;
+  if (t.isBF16()) return DType::BF16;
+  if (t.isF64()) return DType::F64;
+  if (t.isInteger(64)) return DType::I64;
+  if (t.isInteger(32)) return DType::I32;
+  if (t.isSignlessInteger(8) || t.isSignedInteger(8)) return DType::I8;
+  if (t.isUnsignedInteger(8)) return DType::U8;
+  if (t.isInteger(1)) return DType::Bool;
+  return std::nullopt;
+}
+
+/// Converts a kernel argument; false for attribute kinds steps cannot hold.
+bool toAttr(NamedAttribute named, Attr *out) {
+  out->name = named.getName().str();
+  Attribute a = named.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(a)) {
+    out->kind = Attr::Kind::Int;
+    out->i = i.getType().isInteger(1) ? i.getValue().getZExtValue()
+                                      : i.getValue().getSExtValue();
+  } else if (auto f = dyn_cast<FloatAttr>(a)) {
+    out->kind = Attr::Kind::Float;
+    out->f = f.getValueAsDouble();
+  } else if (auto ints = dyn_cast<DenseI64ArrayAttr>(a)) {
+    out->kind = Attr::Kind::Ints;
+    out->ints.assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
+  } else if (auto floats = dyn_cast<DenseF64ArrayAttr>(a)) {
+    out->kind = Attr::Kind::Floats;
+    out->floats.assign(floats.asArrayRef().begin(), floats.asArrayRef().end());
+  } else if (auto s = dyn_cast<StringAttr>(a)) {
+    out->kind = Attr::Kind::Str;
+    out->s = s.str();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+/// Row-major little-endian bytes of a small constant (bool: one byte).
+std::vector<uint8_t> constantBytes(ElementsAttr value, DType dtype) {
+  std::vector<uint8_t> bytes;
+  auto put = [&](const void *p, size_t n) {
+    auto *c = static_cast<const uint8_t *>(p);
+    bytes.insert(bytes.end(), c, c + n);
+  };
+  if (auto ints = dyn_cast<DenseIntElementsAttr>(value)) {
+    for (const APInt &v : ints.getValues<APInt>()) {
+      int64_t x = dtype == DType::Bool ? v.getZExtValue() : v.getSExtValue();
+      if (dtype == DType::I64) put(&x, 8);
+      else if (dtype == DType::I32) { int32_t y = x; put(&y, 4); }
+      else { uint8_t y = static_cast<uint8_t>(x); put(&y, 1); }
+    }
+  } else if (auto floats = dyn_cast<DenseFPElementsAttr>(value)) {
+    for (const APFloat &v : floats.getValues<APFloat>()) {
+      if (dtype == DType::F64) { double d = v.convertToDouble(); put(&d, 8); }
+      else { float f = v.convertToFloat(); put(&f, 4); }
+    }
+  }
+  return bytes;
+}
+
+std::vector<int64_t> shapeOf(MemRefType t) {
+  return std::vector<int64_t>(t.getShape().begin(), t.getShape().end());
+}
+
+} // namespace
+
+Status writeArtifact(ModuleOp module, WeightSource &weights,
+                     const ArtifactInfo &info, const std::string &path) {
+  auto funcs = module.getOps<func::FuncOp>();
+  if (std::distance(funcs.begin(), funcs.end()) != 1)
+    return Status::error("expected exactly one planned function");
+  func::FuncOp func = *funcs.begin();
+
+  Manifest m;
+  m.compilerVersion = INGOT_VERSION_STRING;
+  m.modelName = info.modelName;
+  m.targets = info.targets;
+  llvm::DenseMap<Value, uint32_t> bufferOf;
+  llvm::StringMap<uint32_t> paramBuffer;
+  std::vector<std::function<Status(const ByteSink &)>> producers;
+
+  auto addBuffer = [&](Value v, BufferKind kind) -> Buffer & {
+    auto type = cast<MemRefType>(v.getType());
+    Buffer &b = m.buffers.emplace_back();
+    b.id = static_cast<uint32_t>(m.buffers.size() - 1);
+    b.kind = kind;
+    b.dtype = *dtypeOf(type.getElementType());
+    b.rank = static_cast<uint32_t>(type.getRank());
+    bufferOf[v] = b.id;
+    return b;
+  };
+  auto addTensor = [&](const std::string &name, MemRefType type) {
+    TensorEntry &t = m.tensors.emplace_back();
+    t.name = name;
+    t.dtype = *dtypeOf(type.getElementType());
+    t.shape = shapeOf(type);
+    return static_cast<int32_t>(m.tensors.size() - 1);
+  };
+
+  for (Type t : func.getArgumentTypes())
+    if (!dtypeOf(cast<MemRefType>(t).getElementType()))
+      return Status::error("unsupported input element type");
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto type = cast<MemRefType>(arg.getType());
+    Buffer &b = addBuffer(arg, BufferKind::Input);
+    b.ioIndex = static_cast<int32_t>(i);
+    IoSpec &io = m.inputs.emplace_back();
+    auto name = func.getArgAttrOfType<StringAttr>(i, "plan.name");
+    io.name = b.name = name ? name.str() : "input" + std::to_string(i);
+    io.dtype = b.dtype;
+    io.buffer = b.id;
+    auto dims = func.getArgAttrOfType<ArrayAttr>(i, "plan.dims");
+    for (auto [d, size] : llvm::enumerate(type.getShape())) {
+      Dim &dim = io.dims.emplace_back();
+      if (!ShapedType::isDynamic(size)) {
+        dim.size = size;
+      } else if (dims && d < dims.size()) {
+        dim.symbol = cast<StringAttr>(dims[d]).str();
+      }
+    }
+  }
+  if (auto symbols = func->getAttrOfType<DictionaryAttr>("plan.symbols"))
+    for (NamedAttribute s : symbols)
+      m.symbols.push_back(
+          {s.getName().str(), cast<IntegerAttr>(s.getValue()).getInt()});
+  // An input's largest shape: fixed dims, and each symbol at its bound.
+  for (const IoSpec &io : m.inputs) {
+    Buffer &b = m.buffers[io.buffer];
+    for (const Dim &d : io.dims) {
+      int64_t size = d.size;
+      for (const SymbolBound &s : m.symbols)
+        if (d.size < 0 && s.name == d.symbol)
+          size = s.max;
+      b.maxShape.push_back(size);
+    }
+  }
+
+  unsigned constants = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (auto param = dyn_cast<plan::ParamOp>(op)) {
+      auto it = paramBuffer.find(param.getName());
+      if (it != paramBuffer.end()) {
+        bufferOf[param.getResult()] = it->second;
+        continue;
+      }
+      Buffer &b = addBuffer(param.getResult(), BufferKind::Param);
+      b.name = param.getName().str();
+      b.tensorIndex = addTensor(b.name, param.getType());
+      b.maxShape = shapeOf(param.getType());
+      paramBuffer[param.getName()] = b.id;
+      std::string name = b.name;
+      producers.push_back([&weights, name](const ByteSink &sink) {
+        return weights.produce(name, sink);
+      });
+    } else if (auto constant = dyn_cast<plan::ConstantOp>(op)) {
+      Buffer &b = addBuffer(constant.getResult(), BufferKind::Param);
+      b.name = "constant." + std::to_string(constants++);
+      b.tensorIndex = addTensor(b.name, constant.getType());
+      b.maxShape = shapeOf(constant.getType());
+      auto bytes = std::make_shared<std::vector<uint8_t>>(
+          constantBytes(constant.getValue(), b.dtype));
+      producers.push_back([bytes](const ByteSink &sink) {
+        sink(bytes->data(), bytes->size());
+        return Status::ok();
+      });
+    } else if (auto alloc = dyn_cast<plan::AllocOp>(op)) {
+      if (!alloc.getOffset())
+        return Status::error("plan.alloc without an offset: run "
+                             "ingot-plan-memory before writing an artifact");
+      Buffer &b = addBuffer(alloc.getResult(), BufferKind::Arena);
+      b.maxShape.assign(alloc.getMaxShape().begin(), alloc.getMaxShape().end());
+      b.maxBytes = alloc.getMaxBytes();
+      b.arenaOffset = static_cast<uint64_t>(*alloc.getOffset());
+    } else if (auto kernel = dyn_cast<plan::KernelOp>(op)) {
+      Step &s = m.steps.emplace_back();
+      s.kernel = kernel.getKernel().str();
+      s.origin = kernel.getOrigin().str();
+      for (Value in : kernel.getIns())
+        s.inputs.push_back(isa<NoneType>(in.getType()) ? kNoBuffer
+                                                       : bufferOf.at(in));
+      for (Value out : kernel.getOuts()) {
+        s.outputs.push_back(bufferOf.at(out));
+        if (m.buffers[bufferOf.at(out)].name.empty())
+          m.buffers[bufferOf.at(out)].name = s.origin;
+      }
+      for (NamedAttribute a : kernel.getArgs()) {
+        Attr attr;
+        if (!toAttr(a, &attr))
+          return Status::error("step '" + s.origin + "': argument '" +
+                               a.getName().str() + "' has no manifest form");
+        s.attrs.push_back(std::move(attr));
+      }
+    }
+  }
+
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    IoSpec &io = m.outputs.emplace_back();
+    auto name = func.getResultAttrOfType<StringAttr>(i, "plan.name");
+    io.name = name ? name.str() : "output" + std::to_string(i);
+    io.buffer = bufferOf.at(v);
+    io.dtype = m.buffers[io.buffer].dtype;
+    for (int64_t size : cast<MemRefType>(v.getType()).getShape())
+      io.dims.push_back({ShapedType::isDynamic(size) ? -1 : size,
+                         ShapedType::isDynamic(size) ? "?" : ""});
+  }
+
+  auto intAttr = [&](StringRef name) -> uint64_t {
+    auto a = func->getAttrOfType<IntegerAttr>(name);
+    return a ? static_cast<uint64_t>(a.getInt()) : 0;
+  };
+  m.memory.arenaBytes = intAttr("plan.arena_bytes");
+  m.memory.arenaLowerBoundBytes = intAttr("plan.arena_lower_bound_bytes");
+  m.memory.arenaNaiveBytes = intAttr("plan.arena_naive_bytes");
+  for (const TensorEntry &t : m.tensors) {
+    uint64_t n = dtypeSize(t.dtype);
+    for (int64_t d : t.shape)
+      n *= static_cast<uint64_t>(d);
+    m.memory.weightsBytes += n;
+  }
+  m.memory.overheadBytes = encodeManifest(m).size();
+
+  ArtifactWriter writer(std::move(m));
+  for (size_t i = 0; i < producers.size(); ++i)
+    writer.setTensorProducer(i, producers[i]);
+  for (const std::string &target : info.targets)
+    writer.addCodeSection(target, {});
+  return writer.write(path);
+}
+
+} // namespace ingot::compiler

@@ -1,0 +1,25 @@
+//===- PlanToManifest.h - Serialise a planned module ------------*- C++ -*-===//
+#pragma once
+
+#include "compiler/WeightSource.h"
+#include "ingot/Artifact.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace ingot::compiler {
+
+struct ArtifactInfo {
+  std::string modelName;
+  std::vector<std::string> targets;
+};
+
+/// Writes the artifact for a module holding one planned `func.func @main`
+/// (after ingot-plan-memory): manifest from the IR, weights streamed from
+/// `weights`, atomically to `path`.
+Status writeArtifact(mlir::ModuleOp module, WeightSource &weights,
+                     const ArtifactInfo &info, const std::string &path);
+
+} // namespace ingot::compiler

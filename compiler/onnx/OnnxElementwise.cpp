@@ -1,0 +1,124 @@
+//===- OnnxElementwise.cpp - Elementwise ONNX ops -------------------------===//
+//
+// Arithmetic, unary math, Where, Cast and Identity. Element types are
+// checked against what the kernels implement (docs/kernels.md) so that an
+// unsupported combination is reported at the node, not at lowering.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxImportContext.h"
+
+using namespace mlir;
+
+namespace ingot::compiler::onnximport {
+namespace {
+
+/// Add/Sub/Mul/Div: numpy-broadcast arithmetic on float32/int64/int32.
+template <typename OpTy> LogicalResult convertArithmetic(NodeContext &n) {
+  Value a, b;
+  if (failed(n.input(0, a)) || failed(n.input(1, b)) ||
+      failed(n.requireType(a, "input A", {n.f32(), n.i64(), n.i32()})) ||
+      failed(n.requireType(b, "input B (must match A)", {elementTypeOf(a)})))
+    return failure();
+  return n.setOutput(0, n.build<OpTy>(elementTypeOf(a), a, b));
+}
+
+/// Unary math; `intsToo` admits int64/int32 (Neg, Relu), else float32 only.
+template <typename OpTy, bool intsToo = false>
+LogicalResult convertUnary(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  SmallVector<Type> allowed = {n.f32()};
+  if (intsToo)
+    allowed.append({n.i64(), n.i32()});
+  if (failed(n.requireType(x, "input X", allowed)))
+    return failure();
+  return n.setOutput(0, n.build<OpTy>(elementTypeOf(x), x));
+}
+
+} // namespace
+
+LogicalResult convertAdd(NodeContext &n) {
+  return convertArithmetic<graph::AddOp>(n);
+}
+LogicalResult convertSub(NodeContext &n) {
+  return convertArithmetic<graph::SubOp>(n);
+}
+LogicalResult convertMul(NodeContext &n) {
+  return convertArithmetic<graph::MulOp>(n);
+}
+LogicalResult convertDiv(NodeContext &n) {
+  return convertArithmetic<graph::DivOp>(n);
+}
+
+/// Pow: float32 base; the exponent may be float32, int64 or int32.
+LogicalResult convertPow(NodeContext &n) {
+  Value x, y;
+  if (failed(n.input(0, x)) || failed(n.input(1, y)) ||
+      failed(n.requireType(x, "base X", {n.f32()})) ||
+      failed(n.requireType(y, "exponent Y", {n.f32(), n.i64(), n.i32()})))
+    return failure();
+  return n.setOutput(0, n.build<graph::PowOp>(n.f32(), x, y));
+}
+
+LogicalResult convertSqrt(NodeContext &n) {
+  return convertUnary<graph::SqrtOp>(n);
+}
+LogicalResult convertNeg(NodeContext &n) {
+  return convertUnary<graph::NegOp, true>(n);
+}
+LogicalResult convertExp(NodeContext &n) {
+  return convertUnary<graph::ExpOp>(n);
+}
+LogicalResult convertErf(NodeContext &n) {
+  return convertUnary<graph::ErfOp>(n);
+}
+LogicalResult convertTanh(NodeContext &n) {
+  return convertUnary<graph::TanhOp>(n);
+}
+LogicalResult convertSigmoid(NodeContext &n) {
+  return convertUnary<graph::SigmoidOp>(n);
+}
+LogicalResult convertRelu(NodeContext &n) {
+  return convertUnary<graph::ReluOp, true>(n);
+}
+
+/// Where: bool condition selecting between two same-typed tensors.
+LogicalResult convertWhere(NodeContext &n) {
+  Value c, x, y;
+  if (failed(n.input(0, c)) || failed(n.input(1, x)) || failed(n.input(2, y)) ||
+      failed(n.requireType(c, "condition", {n.i1()})) ||
+      failed(n.requireType(y, "input Y", {elementTypeOf(x)})))
+    return failure();
+  return n.setOutput(0, n.build<graph::WhereOp>(elementTypeOf(x), c, x, y));
+}
+
+/// Cast: the `to` attribute gives the result element type; a cast to the
+/// input's own type is an identity. (`saturate`, opset 19, only affects
+/// float8 targets, which are rejected anyway.)
+LogicalResult convertCast(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  const onnx::AttributeProto *to = n.attr("to", onnx::AttributeProto::INT);
+  if (!to)
+    return n.ctx.hasError() ? failure() : n.fail("missing attribute 'to'");
+  Type target = elementTypeOf(n.ctx.mlir(), int32_t(to->i()));
+  if (!target)
+    return n.fail("Cast target dtype " + dtypeName(int32_t(to->i())) +
+                      " is not supported",
+                  kSupportedDtypes);
+  if (target == elementTypeOf(x))
+    return n.setOutput(0, x);
+  return n.setOutput(0, n.build<graph::CastOp>(target, x));
+}
+
+/// Identity: the output is the input value; no op is created.
+LogicalResult convertIdentity(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  return n.setOutput(0, x);
+}
+
+} // namespace ingot::compiler::onnximport

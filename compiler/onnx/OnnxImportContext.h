@@ -1,0 +1,239 @@
+//===- OnnxImportContext.h - State shared by ONNX converters ----*- C++ -*-===//
+//
+// Private to the ONNX importer. ImportContext holds the state of one import
+// (values by ONNX name, their tracked shapes/values, the weight source);
+// NodeContext is what a converter sees of one node: its inputs, attributes,
+// a builder that infers result types, and error reporting that names the
+// node, op type and opset. Converters are registered in OnnxRegistry.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/onnx/OnnxWeights.h"
+#include "dialects/Ingot/IngotDialect.h"
+#include "dialects/Ingot/ShapeInference.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ingot::compiler::onnximport {
+
+/// The opsets of the default ONNX domain the importer accepts.
+constexpr int64_t kMinOpset = 13;
+constexpr int64_t kMaxOpset = 23;
+
+/// MLIR element type of an ONNX dtype; null for unsupported dtypes.
+mlir::Type elementTypeOf(mlir::MLIRContext *ctx, int32_t dataType);
+/// "float32", "int64", "int32", "bool" for an ingot element type.
+std::string typeName(mlir::Type elementType);
+/// The element type of a ranked tensor value.
+mlir::Type elementTypeOf(mlir::Value value);
+
+/// State of one import: values by ONNX name and what is known about them.
+class ImportContext {
+public:
+  ImportContext(mlir::ModuleOp module, std::string file,
+                OnnxWeightSource &weights, std::string modelDir, int64_t opset);
+
+  mlir::MLIRContext *mlir() { return builder_.getContext(); }
+  mlir::OpBuilder &builder() { return builder_; }
+  const std::string &file() const { return file_; }
+  int64_t opset() const { return opset_; }
+  /// Directory that external data locations are relative to.
+  const std::string &modelDir() const { return modelDir_; }
+
+  /// Where initializers are materialised: the entry of `block`, in order
+  /// of first use, ahead of the nodes.
+  void setBody(mlir::Block *block);
+  void addInitializer(const onnx::TensorProto *tensor);
+  bool isInitializer(const std::string &name) const {
+    return initializers_.count(name) != 0;
+  }
+
+  /// Binds an ONNX value name (graph input, node output).
+  void define(const std::string &name, mlir::Value value);
+  /// Names read by some node input or graph output.
+  void markConsumed(const std::string &name) { consumed_.insert(name); }
+  bool isConsumed(const std::string &name) const {
+    return consumed_.count(name) != 0;
+  }
+  bool isDefined(const std::string &name) const {
+    return values_.count(name) || initializers_.count(name);
+  }
+  /// The value named `name`, materialising an initializer on first use.
+  mlir::FailureOr<mlir::Value> lookup(const std::string &name);
+
+  /// Turns a tensor (initializer or Constant value) into `ingot.constant`
+  /// or `ingot.param "<name>"` at the builder's insertion point.
+  mlir::FailureOr<mlir::Value> materialize(const onnx::TensorProto &tensor,
+                                           const std::string &name,
+                                           bool ownedCopy, mlir::OpBuilder &b);
+
+  /// Shape and tracked integer values of `value`.
+  const graph::ValueInfo &info(mlir::Value value);
+  void setInfo(mlir::Value value, graph::ValueInfo info) {
+    infos_[value] = std::move(info);
+  }
+  /// The values of an integer initializer not materialised yet (axes read
+  /// straight from the model leave no dead constant behind); nullopt if it
+  /// is not one or cannot be read.
+  std::optional<std::vector<int64_t>> initializerInts(const std::string &name);
+  /// All element values of an integer value known at compile time.
+  std::optional<std::vector<int64_t>> constantInts(mlir::Value value);
+
+  /// Records the first error of the import; always returns failure.
+  mlir::LogicalResult fail(std::string message);
+  bool hasError() const { return error_.has_value(); }
+  Status status() const {
+    return error_ ? Status::error(*error_) : Status::ok();
+  }
+  /// The last diagnostic MLIR emitted (verifier messages).
+  std::string takeDiagnostic();
+  void setDiagnostic(std::string message) { diagnostic_ = std::move(message); }
+
+private:
+  mlir::OpBuilder builder_;
+  mlir::Block *body_ = nullptr;
+  /// The last initializer materialised; the next goes right after it.
+  mlir::Operation *lastInitializer_ = nullptr;
+  std::string file_;
+  OnnxWeightSource &weights_;
+  std::string modelDir_;
+  int64_t opset_;
+  std::map<std::string, mlir::Value> values_;
+  std::map<std::string, const onnx::TensorProto *> initializers_;
+  std::set<std::string> consumed_;
+  llvm::DenseMap<mlir::Value, graph::ValueInfo> infos_;
+  std::optional<std::string> error_;
+  std::string diagnostic_;
+};
+
+/// What a converter sees of one node.
+class NodeContext {
+public:
+  NodeContext(ImportContext &ctx, const onnx::NodeProto &node,
+              std::string name);
+
+  ImportContext &ctx;
+  const onnx::NodeProto &node;
+
+  const std::string &name() const { return name_; }
+  const std::string &opType() const { return node.op_type(); }
+  int64_t opset() const { return ctx.opset(); }
+  mlir::Location loc() const { return loc_; }
+  mlir::OpBuilder &builder() { return ctx.builder(); }
+
+  /// Whether input `i` is given (present and not the empty name).
+  bool hasInput(int i) const;
+  /// Required input `i`; an error if absent.
+  mlir::LogicalResult input(int i, mlir::Value &out);
+  /// Optional input `i`; `out` is null when absent.
+  mlir::LogicalResult optionalInput(int i, mlir::Value &out);
+  /// Integer input `i` whose values must be known at compile time (axes).
+  mlir::LogicalResult constantInts(int i, const char *role,
+                                   std::vector<int64_t> &out);
+
+  /// Attribute `name` if present; an error if it has another type.
+  const onnx::AttributeProto *attr(const char *name, int type);
+  int64_t attrInt(const char *name, int64_t dflt);
+  float attrFloat(const char *name, float dflt);
+  std::vector<int64_t> attrInts(const char *name);
+
+  /// Creates `OpTy` with the ODS builder, then sets its result type from
+  /// the op's shape rule and verifies it.
+  template <typename OpTy, typename... Args>
+  mlir::FailureOr<mlir::Value> build(mlir::Type elementType, Args &&...args) {
+    auto op = OpTy::create(builder(), loc_,
+                           mlir::RankedTensorType::get({}, elementType),
+                           std::forward<Args>(args)...);
+    if (mlir::failed(finish(op.getOperation())))
+      return mlir::failure();
+    return op->getResult(0);
+  }
+  /// Binds output `i` of the node (ignored when the output is unnamed).
+  mlir::LogicalResult setOutput(int i, mlir::FailureOr<mlir::Value> value);
+  /// Fails if output `i` is named and used by a node or the graph outputs.
+  mlir::LogicalResult requireUnused(int i, const char *what);
+
+  /// "<file>: node '<name>' (<OpType>, opset <N>): ".
+  std::string prefix() const;
+  /// Reports "<file>: node '<name>' (<OpType>, opset <N>): <what> —
+  /// supported: <supported>".
+  mlir::LogicalResult fail(const std::string &what,
+                           const std::string &supported = "");
+  /// Fails unless `value`'s element type is one of `allowed`.
+  mlir::LogicalResult requireType(mlir::Value value, const char *role,
+                                  llvm::ArrayRef<mlir::Type> allowed);
+  /// Normalises `axis` into [0, rank) or fails naming the valid range.
+  mlir::LogicalResult normalizeAxis(int64_t axis, int64_t rank,
+                                    const char *what, int64_t &out);
+
+  mlir::Type f32() { return builder().getF32Type(); }
+  mlir::Type i64() { return builder().getI64Type(); }
+  mlir::Type i32() { return builder().getI32Type(); }
+  mlir::Type i1() { return builder().getI1Type(); }
+
+private:
+  mlir::LogicalResult finish(mlir::Operation *op);
+
+  std::string name_;
+  mlir::Location loc_;
+};
+
+/// A converter turns one node into ingot ops and binds its outputs.
+using ConvertFn = mlir::LogicalResult (*)(NodeContext &);
+
+/// One registry entry: an ONNX op type and the opsets it is handled for.
+struct OpConverter {
+  const char *opType;
+  int64_t minOpset;
+  int64_t maxOpset;
+  ConvertFn convert;
+};
+/// Every registered converter, in table order.
+llvm::ArrayRef<OpConverter> opConverters();
+/// The converter for an op type of the default domain, or null.
+const OpConverter *findOpConverter(llvm::StringRef opType);
+
+// Converters, by family (OnnxElementwise.cpp, OnnxNnOps.cpp,
+// OnnxShapeOps.cpp, OnnxConstantOps.cpp).
+mlir::LogicalResult convertAdd(NodeContext &n);
+mlir::LogicalResult convertSub(NodeContext &n);
+mlir::LogicalResult convertMul(NodeContext &n);
+mlir::LogicalResult convertDiv(NodeContext &n);
+mlir::LogicalResult convertPow(NodeContext &n);
+mlir::LogicalResult convertSqrt(NodeContext &n);
+mlir::LogicalResult convertNeg(NodeContext &n);
+mlir::LogicalResult convertExp(NodeContext &n);
+mlir::LogicalResult convertErf(NodeContext &n);
+mlir::LogicalResult convertTanh(NodeContext &n);
+mlir::LogicalResult convertSigmoid(NodeContext &n);
+mlir::LogicalResult convertRelu(NodeContext &n);
+mlir::LogicalResult convertWhere(NodeContext &n);
+mlir::LogicalResult convertCast(NodeContext &n);
+mlir::LogicalResult convertIdentity(NodeContext &n);
+mlir::LogicalResult convertMatMul(NodeContext &n);
+mlir::LogicalResult convertGemm(NodeContext &n);
+mlir::LogicalResult convertSoftmax(NodeContext &n);
+mlir::LogicalResult convertLayerNormalization(NodeContext &n);
+mlir::LogicalResult convertReduceMean(NodeContext &n);
+mlir::LogicalResult convertTranspose(NodeContext &n);
+mlir::LogicalResult convertReshape(NodeContext &n);
+mlir::LogicalResult convertSqueeze(NodeContext &n);
+mlir::LogicalResult convertUnsqueeze(NodeContext &n);
+mlir::LogicalResult convertConcat(NodeContext &n);
+mlir::LogicalResult convertGather(NodeContext &n);
+mlir::LogicalResult convertShape(NodeContext &n);
+mlir::LogicalResult convertTrilu(NodeContext &n);
+mlir::LogicalResult convertConstant(NodeContext &n);
+mlir::LogicalResult convertConstantOfShape(NodeContext &n);
+
+} // namespace ingot::compiler::onnximport

@@ -1,0 +1,74 @@
+//===- OnnxRegistry.cpp - The table of supported ONNX ops -----------------===//
+//
+// One entry per op type of the default domain: the opsets it is converted
+// for and its converter. Converters that span a since_version change inside
+// the range (ReduceMean 18, Shape 15, Reshape 14) branch on the opset
+// themselves. `supportedOnnxOps()` and the generated docs read this table.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxImportContext.h"
+#include "compiler/onnx/OnnxImporter.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace ingot::compiler {
+namespace onnximport {
+namespace {
+
+const OpConverter kConverters[] = {
+    // Elementwise (OnnxElementwise.cpp).
+    {"Add", kMinOpset, kMaxOpset, convertAdd},
+    {"Sub", kMinOpset, kMaxOpset, convertSub},
+    {"Mul", kMinOpset, kMaxOpset, convertMul},
+    {"Div", kMinOpset, kMaxOpset, convertDiv},
+    {"Pow", kMinOpset, kMaxOpset, convertPow},
+    {"Sqrt", kMinOpset, kMaxOpset, convertSqrt},
+    {"Neg", kMinOpset, kMaxOpset, convertNeg},
+    {"Exp", kMinOpset, kMaxOpset, convertExp},
+    {"Erf", kMinOpset, kMaxOpset, convertErf},
+    {"Tanh", kMinOpset, kMaxOpset, convertTanh},
+    {"Sigmoid", kMinOpset, kMaxOpset, convertSigmoid},
+    {"Relu", kMinOpset, kMaxOpset, convertRelu},
+    {"Where", kMinOpset, kMaxOpset, convertWhere},
+    {"Cast", kMinOpset, kMaxOpset, convertCast},
+    {"Identity", kMinOpset, kMaxOpset, convertIdentity},
+    // Contractions, normalisation, reductions (OnnxNnOps.cpp).
+    {"MatMul", kMinOpset, kMaxOpset, convertMatMul},
+    {"Gemm", kMinOpset, kMaxOpset, convertGemm},
+    {"Softmax", kMinOpset, kMaxOpset, convertSoftmax},
+    {"LayerNormalization", 17, kMaxOpset, convertLayerNormalization},
+    {"ReduceMean", kMinOpset, kMaxOpset, convertReduceMean},
+    // Data movement and shapes (OnnxShapeOps.cpp).
+    {"Transpose", kMinOpset, kMaxOpset, convertTranspose},
+    {"Reshape", kMinOpset, kMaxOpset, convertReshape},
+    {"Squeeze", kMinOpset, kMaxOpset, convertSqueeze},
+    {"Unsqueeze", kMinOpset, kMaxOpset, convertUnsqueeze},
+    {"Concat", kMinOpset, kMaxOpset, convertConcat},
+    {"Gather", kMinOpset, kMaxOpset, convertGather},
+    {"Shape", kMinOpset, kMaxOpset, convertShape},
+    {"Trilu", 14, kMaxOpset, convertTrilu},
+    // Constants (OnnxConstantOps.cpp).
+    {"Constant", kMinOpset, kMaxOpset, convertConstant},
+    {"ConstantOfShape", kMinOpset, kMaxOpset, convertConstantOfShape},
+};
+
+} // namespace
+
+llvm::ArrayRef<OpConverter> opConverters() { return kConverters; }
+
+const OpConverter *findOpConverter(llvm::StringRef opType) {
+  const OpConverter *it = llvm::find_if(
+      kConverters, [&](const OpConverter &c) { return opType == c.opType; });
+  return it == std::end(kConverters) ? nullptr : it;
+}
+
+} // namespace onnximport
+
+std::vector<SupportedOnnxOp> supportedOnnxOps() {
+  std::vector<SupportedOnnxOp> ops;
+  for (const onnximport::OpConverter &c : onnximport::opConverters())
+    ops.push_back({c.opType, c.minOpset, c.maxOpset});
+  return ops;
+}
+
+} // namespace ingot::compiler

@@ -1,0 +1,155 @@
+//===- OnnxShapeOps.cpp - Data movement and shape ONNX ops ----------------===//
+//
+// Transpose, Reshape, Squeeze, Unsqueeze, Concat, Gather, Shape and Trilu.
+// Axes inputs must be compile-time constants (they become attributes);
+// Reshape's shape and Trilu's k stay run-time operands.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxImportContext.h"
+
+#include <limits>
+#include <numeric>
+
+using namespace mlir;
+
+namespace ingot::compiler::onnximport {
+namespace {
+
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
+} // namespace
+
+/// Transpose: an absent perm reverses the dims; it is written out
+/// explicitly so later passes see one form.
+LogicalResult convertTranspose(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  std::vector<int64_t> perm = n.attrInts("perm");
+  if (n.ctx.hasError())
+    return failure();
+  if (!n.attr("perm", onnx::AttributeProto::INTS)) {
+    perm.resize(rankOf(x));
+    std::iota(perm.rbegin(), perm.rend(), 0);
+  }
+  return n.setOutput(
+      0, n.build<graph::TransposeOp>(elementTypeOf(x), x,
+                                     n.builder().getDenseI64ArrayAttr(perm)));
+}
+
+/// Reshape: the int64 shape input stays an operand, constant or not
+/// (allowzero from opset 14).
+LogicalResult convertReshape(NodeContext &n) {
+  Value data, shape;
+  if (failed(n.input(0, data)) || failed(n.input(1, shape)) ||
+      failed(n.requireType(shape, "shape", {n.i64()})))
+    return failure();
+  int64_t allowZero = n.opset() >= 14 ? n.attrInt("allowzero", 0) : 0;
+  if (n.ctx.hasError())
+    return failure();
+  return n.setOutput(0, n.build<graph::ReshapeOp>(
+                            elementTypeOf(data), data, shape,
+                            n.builder().getI64IntegerAttr(allowZero != 0)));
+}
+
+/// Squeeze: the optional axes input (opset 13+) must be constant; without
+/// it every static 1 is removed.
+LogicalResult convertSqueeze(NodeContext &n) {
+  Value x;
+  std::vector<int64_t> axes;
+  if (failed(n.input(0, x)) ||
+      (n.hasInput(1) && failed(n.constantInts(1, "axes", axes))))
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::SqueezeOp>(elementTypeOf(x), x,
+                                   n.builder().getDenseI64ArrayAttr(axes)));
+}
+
+/// Unsqueeze: the axes input (opset 13+) is required and must be constant.
+LogicalResult convertUnsqueeze(NodeContext &n) {
+  Value x;
+  std::vector<int64_t> axes;
+  if (failed(n.input(0, x)) || failed(n.constantInts(1, "axes", axes)))
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::UnsqueezeOp>(elementTypeOf(x), x,
+                                     n.builder().getDenseI64ArrayAttr(axes)));
+}
+
+/// Concat: joins all inputs along the required `axis`.
+LogicalResult convertConcat(NodeContext &n) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < n.node.input_size(); ++i) {
+    Value v;
+    if (failed(n.input(i, v)))
+      return failure();
+    inputs.push_back(v);
+  }
+  if (inputs.empty())
+    return n.fail("Concat needs at least one input");
+  for (Value v : inputs)
+    if (failed(n.requireType(v, "every input", {elementTypeOf(inputs[0])})))
+      return failure();
+  if (!n.attr("axis", onnx::AttributeProto::INT))
+    return n.ctx.hasError() ? failure() : n.fail("missing attribute 'axis'");
+  int64_t axis = n.attrInt("axis", 0), normalized;
+  if (failed(n.normalizeAxis(axis, rankOf(inputs[0]), "axis", normalized)))
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::ConcatOp>(elementTypeOf(inputs[0]), ValueRange(inputs),
+                                  n.builder().getI64IntegerAttr(axis)));
+}
+
+/// Gather: slices of `data` along `axis` picked by int64/int32 indices.
+LogicalResult convertGather(NodeContext &n) {
+  Value data, indices;
+  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
+      failed(n.requireType(indices, "indices", {n.i64(), n.i32()})))
+    return failure();
+  int64_t axis = n.attrInt("axis", 0), normalized;
+  if (n.ctx.hasError() ||
+      failed(n.normalizeAxis(axis, rankOf(data), "axis", normalized)))
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::GatherOp>(elementTypeOf(data), data, indices,
+                                  n.builder().getI64IntegerAttr(axis)));
+}
+
+/// Shape: the input's dims as int64 (start/end from opset 15).
+LogicalResult convertShape(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  int64_t start = 0, end = std::numeric_limits<int64_t>::max();
+  if (n.opset() >= 15) {
+    start = n.attrInt("start", start);
+    end = n.attrInt("end", end);
+  }
+  if (n.ctx.hasError())
+    return failure();
+  OpBuilder &b = n.builder();
+  return n.setOutput(0, n.build<graph::ShapeOp>(n.i64(), x,
+                                                b.getI64IntegerAttr(start),
+                                                b.getI64IntegerAttr(end)));
+}
+
+/// Trilu (14+): keeps a triangle of the last two dims; k stays an operand.
+LogicalResult convertTrilu(NodeContext &n) {
+  Value x, k;
+  if (failed(n.input(0, x)) || failed(n.optionalInput(1, k)) ||
+      (k && failed(n.requireType(k, "k", {n.i64()}))))
+    return failure();
+  if (rankOf(x) < 2)
+    return n.fail("Trilu on a rank-" + std::to_string(rankOf(x)) + " input",
+                  "inputs of rank 2 or more");
+  int64_t upper = n.attrInt("upper", 1);
+  if (n.ctx.hasError())
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::TriluOp>(elementTypeOf(x), x, k,
+                                 n.builder().getI64IntegerAttr(upper != 0)));
+}
+
+} // namespace ingot::compiler::onnximport

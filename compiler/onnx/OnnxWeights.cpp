@@ -1,0 +1,314 @@
+//===- OnnxWeights.cpp - Tensor bytes of an ONNX model --------------------===//
+//
+// ONNX stores a tensor's data in one of three places: `raw_data` (little-
+// endian bytes), a typed repeated field (float_data, int64_data, int32_data
+// for int32 and bool) or an external file (data_location EXTERNAL with
+// location/offset/length entries). All three are streamed in bounded chunks
+// so a multi-GB external file is never held in memory at once.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxWeights.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace ingot::compiler::onnximport {
+namespace {
+
+namespace fs = std::filesystem;
+using onnx::TensorProto;
+
+/// Chunk size for streaming external files and converting typed fields.
+constexpr size_t kChunkBytes = size_t(4) << 20;
+
+/// Where an external tensor lives, from its external_data entries.
+struct ExternalRange {
+  std::string location;
+  fs::path path;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+std::string prefix(const std::string &file, const std::string &name) {
+  return file + ": tensor '" + name + "': ";
+}
+
+bool parseUnsigned(const std::string &text, uint64_t &out) {
+  if (text.empty() || text.size() > 20)
+    return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    uint64_t next = v * 10 + uint64_t(c - '0');
+    if (next / 10 != v)
+      return false;
+    v = next;
+  }
+  out = v;
+  return true;
+}
+
+/// Resolves and validates the external data range of `tensor`: the file
+/// must exist under the model's directory and hold [offset, offset+length).
+Status resolveExternal(const TensorProto &tensor, const std::string &name,
+                       const std::string &modelDir, const std::string &file,
+                       uint64_t expectedBytes, ExternalRange &range) {
+  bool hasLength = false;
+  for (const auto &entry : tensor.external_data()) {
+    const std::string &key = entry.key();
+    if (key == "location") {
+      range.location = entry.value();
+    } else if (key == "offset" || key == "length") {
+      uint64_t v;
+      if (!parseUnsigned(entry.value(), v))
+        return Status::error(prefix(file, name) + "invalid external data " +
+                             key + " '" + entry.value() + "'");
+      (key == "offset" ? range.offset : range.length) = v;
+      hasLength |= key == "length";
+    }
+    // "checksum" and unknown keys carry nothing we need.
+  }
+  if (range.location.empty())
+    return Status::error(prefix(file, name) +
+                         "external data has no 'location' entry");
+  fs::path rel(range.location);
+  // Like the ONNX checker, keep external files inside the model directory.
+  if (rel.is_absolute() ||
+      std::any_of(rel.begin(), rel.end(),
+                  [](const fs::path &part) { return part == ".."; }))
+    return Status::error(prefix(file, name) + "external data location '" +
+                         range.location +
+                         "' must be a relative path inside the model's "
+                         "directory");
+  range.path = fs::path(modelDir) / rel;
+  if (!hasLength)
+    range.length = expectedBytes;
+  if (range.length != expectedBytes)
+    return Status::error(prefix(file, name) + "external data length " +
+                         std::to_string(range.length) + " in '" +
+                         range.location + "' does not match the " +
+                         std::to_string(expectedBytes) +
+                         " bytes its dtype and shape need");
+  std::error_code ec;
+  if (!fs::is_regular_file(range.path, ec))
+    return Status::error(prefix(file, name) + "external data file '" +
+                         range.location + "' not found (looked for " +
+                         range.path.string() + ")");
+  uint64_t size = fs::file_size(range.path, ec);
+  if (ec)
+    return Status::error(prefix(file, name) + "cannot stat external data " +
+                         "file '" + range.path.string() + "': " + ec.message());
+  if (range.offset > size || range.length > size - range.offset)
+    return Status::error(prefix(file, name) + "external data range [" +
+                         std::to_string(range.offset) + ", " +
+                         std::to_string(range.offset + range.length) +
+                         ") exceeds the " + std::to_string(size) +
+                         " bytes of '" + range.path.string() + "'");
+  return Status::ok();
+}
+
+/// Emits a typed repeated field converted to `Out` elements, in chunks.
+template <typename Out, typename Field>
+void streamConverted(const Field &field, const ByteSink &sink) {
+  std::vector<Out> buffer;
+  buffer.reserve(std::min<size_t>(field.size(), kChunkBytes / sizeof(Out)));
+  for (const auto &v : field) {
+    buffer.push_back(static_cast<Out>(v));
+    if (buffer.size() * sizeof(Out) >= kChunkBytes) {
+      sink(buffer.data(), buffer.size() * sizeof(Out));
+      buffer.clear();
+    }
+  }
+  if (!buffer.empty())
+    sink(buffer.data(), buffer.size() * sizeof(Out));
+}
+
+/// Values held in the typed field of the tensor's dtype (int32_data also
+/// carries bool, one value per element).
+int64_t typedCount(const TensorProto &tensor) {
+  switch (tensor.data_type()) {
+  case TensorProto::FLOAT:
+    return tensor.float_data_size();
+  case TensorProto::INT64:
+    return tensor.int64_data_size();
+  default:
+    return tensor.int32_data_size();
+  }
+}
+
+/// Size checks shared by streaming and validation: dtype and byte count.
+Status expectedBytesOf(const TensorProto &tensor, const std::string &name,
+                       const std::string &file, uint64_t &bytes) {
+  std::optional<int64_t> elemSize = storedElementSize(tensor.data_type());
+  if (!elemSize)
+    return Status::error(prefix(file, name) + "dtype " +
+                         dtypeName(tensor.data_type()) +
+                         " is not supported — supported: " + kSupportedDtypes);
+  std::optional<int64_t> count = elementCount(tensor);
+  if (!count || *count > std::numeric_limits<int64_t>::max() / *elemSize)
+    return Status::error(prefix(file, name) + "invalid dims");
+  bytes = uint64_t(*count * *elemSize);
+  return Status::ok();
+}
+
+} // namespace
+
+std::string dtypeName(int32_t dataType) {
+  static const char *const names[] = {
+      "undefined",      "float32",      "uint8",          "int8",
+      "uint16",         "int16",        "int32",          "int64",
+      "string",         "bool",         "float16",        "float64",
+      "uint32",         "uint64",       "complex64",      "complex128",
+      "bfloat16",       "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+      "float8e5m2fnuz", "uint4",        "int4",           "float4e2m1"};
+  if (dataType >= 0 && size_t(dataType) < std::size(names))
+    return names[dataType];
+  return "dtype #" + std::to_string(dataType);
+}
+
+std::optional<int64_t> storedElementSize(int32_t dataType) {
+  switch (dataType) {
+  case TensorProto::FLOAT:
+  case TensorProto::INT32:
+    return 4;
+  case TensorProto::INT64:
+    return 8;
+  case TensorProto::BOOL:
+    return 1;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<int64_t> elementCount(const TensorProto &tensor) {
+  int64_t n = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0 || (d != 0 && n > std::numeric_limits<int64_t>::max() / d))
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+Status checkTensorData(const TensorProto &tensor, const std::string &name,
+                       const std::string &modelDir, const std::string &file) {
+  uint64_t bytes;
+  if (Status s = expectedBytesOf(tensor, name, file, bytes); !s)
+    return s;
+  if (tensor.data_location() == TensorProto::EXTERNAL) {
+    ExternalRange range;
+    return resolveExternal(tensor, name, modelDir, file, bytes, range);
+  }
+  if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != bytes)
+      return Status::error(prefix(file, name) + "raw_data holds " +
+                           std::to_string(tensor.raw_data().size()) +
+                           " bytes, expected " + std::to_string(bytes));
+    return Status::ok();
+  }
+  int64_t have = typedCount(tensor), count = *elementCount(tensor);
+  if (have != count)
+    return Status::error(prefix(file, name) + "holds " + std::to_string(have) +
+                         " values, expected " + std::to_string(count));
+  return Status::ok();
+}
+
+Status streamTensor(const TensorProto &tensor, const std::string &name,
+                    const std::string &modelDir, const std::string &file,
+                    const ByteSink &sink) {
+  uint64_t bytes;
+  if (Status s = expectedBytesOf(tensor, name, file, bytes); !s)
+    return s;
+  int64_t count = *elementCount(tensor);
+
+  if (tensor.data_location() == TensorProto::EXTERNAL) {
+    ExternalRange range;
+    if (Status s = resolveExternal(tensor, name, modelDir, file, bytes, range);
+        !s)
+      return s;
+    std::ifstream in(range.path, std::ios::binary);
+    if (!in || !in.seekg(std::streamoff(range.offset)))
+      return Status::error(prefix(file, name) + "cannot read external data " +
+                           "file '" + range.path.string() +
+                           "': " + std::strerror(errno));
+    std::vector<char> chunk(std::min<uint64_t>(range.length, kChunkBytes));
+    for (uint64_t left = range.length; left > 0;) {
+      size_t n = size_t(std::min<uint64_t>(left, chunk.size()));
+      if (!in.read(chunk.data(), std::streamsize(n)))
+        return Status::error(prefix(file, name) + "short read from '" +
+                             range.path.string() + "'");
+      sink(chunk.data(), n);
+      left -= n;
+    }
+    return Status::ok();
+  }
+
+  if (tensor.has_raw_data()) {
+    const std::string &raw = tensor.raw_data();
+    if (raw.size() != bytes)
+      return Status::error(prefix(file, name) + "raw_data holds " +
+                           std::to_string(raw.size()) + " bytes, expected " +
+                           std::to_string(bytes));
+    for (size_t at = 0; at < raw.size(); at += kChunkBytes)
+      sink(raw.data() + at, std::min(kChunkBytes, raw.size() - at));
+    return Status::ok();
+  }
+
+  int64_t have = typedCount(tensor);
+  if (have != count)
+    return Status::error(prefix(file, name) + "holds " + std::to_string(have) +
+                         " values, expected " + std::to_string(count));
+  switch (tensor.data_type()) {
+  case TensorProto::FLOAT:
+    streamConverted<float>(tensor.float_data(), sink);
+    break;
+  case TensorProto::INT64:
+    streamConverted<int64_t>(tensor.int64_data(), sink);
+    break;
+  case TensorProto::INT32:
+    streamConverted<int32_t>(tensor.int32_data(), sink);
+    break;
+  default: // BOOL
+    std::vector<uint8_t> b;
+    for (int32_t v : tensor.int32_data())
+      b.push_back(v != 0);
+    if (!b.empty())
+      sink(b.data(), b.size());
+    break;
+  }
+  return Status::ok();
+}
+
+Status readTensor(const TensorProto &tensor, const std::string &name,
+                  const std::string &modelDir, const std::string &file,
+                  std::vector<char> &bytes) {
+  bytes.clear();
+  return streamTensor(tensor, name, modelDir, file,
+                      [&](const void *data, size_t size) {
+                        const char *p = static_cast<const char *>(data);
+                        bytes.insert(bytes.end(), p, p + size);
+                      });
+}
+
+void OnnxWeightSource::addOwnedTensor(const std::string &name,
+                                      onnx::TensorProto tensor) {
+  auto owned = std::make_unique<onnx::TensorProto>(std::move(tensor));
+  tensors_[name] = owned.get();
+  owned_[name] = std::move(owned);
+}
+
+Status OnnxWeightSource::produce(const std::string &name,
+                                 const ByteSink &sink) {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end())
+    return Status::error(file_ + ": no tensor named '" + name +
+                         "' in the model");
+  return streamTensor(*it->second, name, modelDir_, file_, sink);
+}
+
+} // namespace ingot::compiler::onnximport

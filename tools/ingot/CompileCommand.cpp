@@ -1,0 +1,116 @@
+//===- CompileCommand.cpp - `ingot compile` -------------------------------===//
+#include "Commands.h"
+#include "compiler/Compiler.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace ingot::cli {
+namespace {
+
+void printCompileUsage() {
+  std::fprintf(
+      stderr,
+      "usage: ingot compile MODEL.onnx -o OUT.ingot [options]\n\n"
+      "  --target cpu            target to build for (repeatable; default cpu)\n"
+      "  --shape NAME=2x5x48     pin every dim of an input\n"
+      "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
+      "  --compile-to=PHASE      print the IR after PHASE, write no artifact\n"
+      "                          (phases: import, graph, plan)\n"
+      "  --dump-ir=DIR           write the IR of every phase to DIR\n");
+}
+
+/// Parses "2x5x48" into dims; false on anything else.
+bool parseDims(const std::string &text, std::vector<int64_t> *dims) {
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t x = text.find('x', pos);
+    std::string part = text.substr(pos, x == std::string::npos ? x : x - pos);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    dims->push_back(std::stoll(part));
+    if (x == std::string::npos)
+      return true;
+    pos = x + 1;
+  }
+  return false;
+}
+
+} // namespace
+
+int compileMain(int argc, char **argv) {
+  compiler::CompileOptions options;
+  options.targets.clear();
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    // Accept both "--flag=value" and "--flag value".
+    auto value = [&](const char *flag, std::string *out) {
+      size_t n = std::strlen(flag);
+      if (arg.compare(0, n, flag) != 0)
+        return false;
+      if (arg.size() > n && arg[n] == '=') {
+        *out = arg.substr(n + 1);
+        return true;
+      }
+      if (arg.size() == n && i + 1 < argc) {
+        *out = argv[++i];
+        return true;
+      }
+      return false;
+    };
+    std::string v;
+    if (arg == "--help" || arg == "-h") {
+      printCompileUsage();
+      return 0;
+    } else if (value("-o", &v) || value("--output", &v)) {
+      options.outputPath = v;
+    } else if (value("--target", &v)) {
+      options.targets.push_back(v);
+    } else if (value("--shape", &v)) {
+      size_t eq = v.find('=');
+      std::vector<int64_t> dims;
+      if (eq == std::string::npos || eq == 0 ||
+          !parseDims(v.substr(eq + 1), &dims)) {
+        std::fprintf(stderr, "error: bad --shape '%s': expected NAME=2x5x48\n",
+                     v.c_str());
+        return 2;
+      }
+      options.inputShapes[v.substr(0, eq)] = dims;
+    } else if (value("--max-dim", &v)) {
+      options.maxDims.push_back(v);
+    } else if (value("--compile-to", &v)) {
+      options.compileTo = v;
+    } else if (value("--dump-ir", &v)) {
+      options.dumpIrDir = v;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "error: unknown option '%s'\n\n", arg.c_str());
+      printCompileUsage();
+      return 2;
+    } else if (options.modelPath.empty()) {
+      options.modelPath = arg;
+    } else {
+      std::fprintf(stderr, "error: more than one model given ('%s', '%s')\n",
+                   options.modelPath.c_str(), arg.c_str());
+      return 2;
+    }
+  }
+  if (options.targets.empty())
+    options.targets.push_back("cpu");
+  if (options.modelPath.empty() ||
+      (options.outputPath.empty() && options.compileTo.empty())) {
+    printCompileUsage();
+    return 2;
+  }
+  Status status = compiler::compileModel(options, llvm::outs());
+  llvm::outs().flush();
+  if (!status) {
+    std::fprintf(stderr, "error: %s\n", status.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace ingot::cli
