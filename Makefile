@@ -30,7 +30,7 @@ test-fast: build build-runtime-only
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
 
 demo: build
-	@scripts/demo.sh
+	@BUILD=$(BUILD) scripts/demo.sh
 
 clean:
 	rm -rf $(BUILD)
