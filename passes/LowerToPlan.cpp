@@ -19,7 +19,7 @@ namespace {
 /// step of a kernel has the same arity.
 int64_t kernelArity(StringRef kernel) {
   static const llvm::StringMap<int64_t> arity = {
-      {"gemm", 3}, {"layer_norm", 3}, {"trilu", 2}};
+      {"gemm", 3}, {"layer_norm", 3}, {"trilu", 2}, {"linear", 3}};
   auto it = arity.find(kernel);
   return it == arity.end() ? -1 : it->second;
 }

@@ -22,7 +22,8 @@ bool isInPlaceKernel(StringRef kernel) {
   static const llvm::StringSet<> kernels = {
       "add",  "sub",     "mul",  "div",     "pow",     "sqrt",
       "neg",  "exp",     "erf",  "tanh",    "sigmoid", "relu",
-      "where", "softmax", "reshape", "squeeze", "unsqueeze"};
+      "where", "softmax", "reshape", "squeeze", "unsqueeze",
+      "silu_mul", "gelu", "rope"};
   return kernels.contains(kernel);
 }
 

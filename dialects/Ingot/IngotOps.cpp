@@ -207,5 +207,76 @@ LogicalResult TriluOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult LinearOp::verify() {
+  if (getWLayout() != "nk" && getWLayout() != "kn")
+    return emitOpError("w_layout must be \"nk\" or \"kn\", got \"")
+           << getWLayout() << "\"";
+  if (failed(verifyFloat(*this, getInput())))
+    return failure();
+  if (getBias()) {
+    auto w = getWeight().getType().getShape();
+    int64_t n = getWLayout() == "nk" ? w[0] : w[1];
+    auto b = getBias().getType().getShape();
+    if (b.size() != 1 || (!ShapedType::isDynamic(b[0]) &&
+                          !ShapedType::isDynamic(n) && b[0] != n))
+      return emitOpError("bias must be [") << n << "]";
+  }
+  return verifyShapeRule(*this);
+}
+
+LogicalResult RmsNormOp::verify() {
+  auto x = getInput().getType().getShape();
+  auto w = getWeight().getType().getShape();
+  if (x.empty() || w.size() != 1 ||
+      (!ShapedType::isDynamic(x.back()) && !ShapedType::isDynamic(w[0]) &&
+       x.back() != w[0]))
+    return emitOpError("weight must be 1-D and match the last dim");
+  if (failed(verifySameElementType(*this, {getInput()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult SiluMulOp::verify() {
+  if (getGate().getType() != getUp().getType() ||
+      getGate().getType().getShape() != getType().getShape())
+    return emitOpError("gate, up and result must have one shape");
+  return verifyFloat(*this, getGate());
+}
+
+/// x must be [tokens, heads * head_dim] with an even rotary_dim <= head_dim.
+LogicalResult RopeOp::verify() {
+  int64_t heads = static_cast<int64_t>(getNumHeads());
+  int64_t dim = static_cast<int64_t>(getHeadDim());
+  int64_t rotary = static_cast<int64_t>(getRotaryDim());
+  auto x = getInput().getType().getShape();
+  if (x.size() != 2 || (!ShapedType::isDynamic(x[1]) && x[1] != heads * dim))
+    return emitOpError("input must be [tokens, ") << heads * dim << "]";
+  if (rotary <= 0 || rotary > dim || rotary % 2)
+    return emitOpError("rotary_dim must be even and in (0, head_dim]");
+  if (getScaling() != "none" && getScaling() != "llama3")
+    return emitOpError("scaling must be \"none\" or \"llama3\"");
+  return verifyShapeRule(*this);
+}
+
+LogicalResult PagedAttentionOp::verify() {
+  int64_t heads = static_cast<int64_t>(getNumHeads());
+  int64_t kvHeads = static_cast<int64_t>(getNumKvHeads());
+  int64_t dim = static_cast<int64_t>(getHeadDim());
+  if (heads <= 0 || kvHeads <= 0 || heads % kvHeads)
+    return emitOpError("num_heads must be a positive multiple of num_kv_heads");
+  auto lastDim = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  auto q = lastDim(getQuery()), k = lastDim(getKey()), v = lastDim(getValue());
+  if (q.size() != 2 || k.size() != 2 || v.size() != 2)
+    return emitOpError("query, key and value must be [tokens, features]");
+  if ((!ShapedType::isDynamic(q[1]) && q[1] != heads * dim) ||
+      (!ShapedType::isDynamic(k[1]) && k[1] != kvHeads * dim) ||
+      (!ShapedType::isDynamic(v[1]) && v[1] != kvHeads * dim))
+    return emitOpError("features must be num_heads*head_dim (query) and "
+                       "num_kv_heads*head_dim (key, value)");
+  if (getBlockTables().getType().getRank() != 2)
+    return emitOpError("block_tables must be [seqs, blocks]");
+  return verifyShapeRule(*this);
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Ingot/IngotOps.cpp.inc"

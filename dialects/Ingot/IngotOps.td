@@ -249,5 +249,6 @@ def Ingot_ReduceMeanOp : Ingot_Op<"reduce_mean"> {
 }
 
 include "dialects/Ingot/IngotShapeOps.td"
+include "dialects/Ingot/IngotLlmOps.td"
 
 #endif // INGOT_OPS

@@ -172,7 +172,8 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
       return shape::broadcast(shapes, &out, &error);
     })
     .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
-          LayerNormOp, TriluOp>([&](Operation *) {
+          LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp, SiluMulOp,
+          PagedAttentionOp>([&](Operation *) {
       out = shapes[0];
       return true;
     })
@@ -180,6 +181,23 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
       out = shapes[0];
       if (isIntTensor(cast.getType()))
         values = ins[0].values;
+      return true;
+    })
+    .Case<LinearOp>([&](LinearOp l) {
+      const shape::Shape &x = shapes[0], &w = shapes[1];
+      if (x.empty() || w.size() != 2) {
+        error = "linear needs x of rank >= 1 and a 2-D weight";
+        return false;
+      }
+      bool nk = l.getWLayout() == "nk";
+      int64_t k = nk ? w[1] : w[0], n = nk ? w[0] : w[1];
+      if (x.back() != shape::kDynamic && k != shape::kDynamic && x.back() != k) {
+        error = "inner dims differ: x has " + std::to_string(x.back()) +
+                ", the weight " + std::to_string(k);
+        return false;
+      }
+      out = x;
+      out.back() = n;
       return true;
     })
     .Case<MatMulOp>([&](Operation *) {
