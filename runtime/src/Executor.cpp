@@ -63,6 +63,7 @@ std::string describeStep(const Step &s, size_t index) {
 struct Executor::Impl {
   const Artifact &artifact;
   ThreadPool &pool;
+  const KvCacheView *kvCache = nullptr; // handed to every kernel
   uint8_t *arena = nullptr;
   size_t arenaMapped = 0;
   Status planStatus; // plan problems, reported by run()
@@ -239,6 +240,7 @@ Status Executor::Impl::runStep(size_t index) {
   const Manifest &m = artifact.manifest();
   const Step &step = m.steps[index];
   cpu::KernelContext ctx(step.kernel, step.origin, &step.attrs, &pool);
+  ctx.setKvCache(kvCache);
   ctx.inputs.resize(step.inputs.size());
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     uint32_t id = step.inputs[i];
@@ -299,6 +301,8 @@ Executor::~Executor() {
   if (impl_->arena)
     munmap(impl_->arena, impl_->arenaMapped);
 }
+
+void Executor::setKvCache(const KvCacheView *view) { impl_->kvCache = view; }
 
 Status Executor::run(const std::vector<NamedTensor> &inputs,
                      std::vector<NamedTensor> *outputs) {

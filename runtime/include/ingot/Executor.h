@@ -12,6 +12,7 @@
 namespace ingot {
 
 class ThreadPool;
+struct KvCacheView;
 
 /// A host tensor owned by the caller: dense, row-major.
 struct HostTensor {
@@ -37,6 +38,9 @@ public:
   /// model expects.
   Status run(const std::vector<NamedTensor> &inputs,
              std::vector<NamedTensor> *outputs);
+  /// The KV cache that paged_attention steps read and write, or nullptr
+  /// (those steps then fail). Owned by the caller; must outlive the runs.
+  void setKvCache(const KvCacheView *view);
 
 private:
   struct Impl;

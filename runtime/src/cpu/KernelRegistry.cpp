@@ -47,6 +47,11 @@ std::vector<KernelInfo> buildTable() {
   addDataMovementKernels(table);
   addTransposeKernels(table);
   addConversionKernels(table);
+  addLinearKernels(table);
+  addLlmNormKernels(table);
+  addLlmActivationKernels(table);
+  addRopeKernels(table);
+  addPagedAttentionKernels(table);
   std::sort(table.begin(), table.end(),
             [](const KernelInfo &a, const KernelInfo &b) {
               return std::string_view(a.name) < std::string_view(b.name);

@@ -24,6 +24,7 @@
 
 namespace ingot {
 class ThreadPool;
+struct KvCacheView;
 } // namespace ingot
 
 namespace ingot::cpu {
@@ -72,6 +73,9 @@ public:
   const std::string &kernel() const { return kernel_; }
   const std::string &origin() const { return origin_; }
   ThreadPool *pool() const { return pool_; }
+  /// The KV cache of the run, or nullptr when the caller set none.
+  const KvCacheView *kvCache() const { return kvCache_; }
+  void setKvCache(const KvCacheView *view) { kvCache_ = view; }
 
   size_t numInputs() const { return inputs.size(); }
   bool hasInput(size_t i) const {
@@ -124,6 +128,7 @@ private:
   std::string origin_;
   const std::vector<Attr> *attrs_;
   ThreadPool *pool_;
+  const KvCacheView *kvCache_ = nullptr;
 };
 
 using KernelFn = Status (*)(KernelContext &);
@@ -149,5 +154,11 @@ void addReduceKernels(std::vector<KernelInfo> &table);
 void addDataMovementKernels(std::vector<KernelInfo> &table);
 void addTransposeKernels(std::vector<KernelInfo> &table);
 void addConversionKernels(std::vector<KernelInfo> &table);
+// Decoder-LLM kernels.
+void addLinearKernels(std::vector<KernelInfo> &table);
+void addLlmNormKernels(std::vector<KernelInfo> &table);
+void addLlmActivationKernels(std::vector<KernelInfo> &table);
+void addRopeKernels(std::vector<KernelInfo> &table);
+void addPagedAttentionKernels(std::vector<KernelInfo> &table);
 
 } // namespace ingot::cpu

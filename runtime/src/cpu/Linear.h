@@ -1,0 +1,105 @@
+//===- Linear.h - Decode (few-row) kernels of the linear op -----*- C++ -*-===//
+//
+// With a handful of activation rows, y = x·Wᵀ is bound by the bandwidth of
+// reading W, so these kernels stream every weight element exactly once for
+// all rows, widen f16/bf16 to f32 in registers, and accumulate in f32.
+// One implementation per ISA (LinearAvx2.cpp, LinearAvx512.cpp, generic in
+// LinearDecode.cpp), chosen once at run time from CPUID.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "cpu/KernelUtil.h"
+#include "ingot/DType.h"
+
+#include <cstdint>
+#include <xmmintrin.h>
+
+namespace ingot::cpu {
+
+/// Most activation rows the decode kernels take; more rows go to the
+/// blocked GEMM. The "nk" kernels keep each block of weight rows in L1
+/// while they go through the rows of x in tiles, so they beat the GEMM
+/// (which first packs, i.e. transposes, W) well past decode batch sizes;
+/// the "kn" kernels hold one accumulator row per row of x in L1.
+constexpr int64_t kLinearNkMaxRows = 32;
+constexpr int64_t kLinearKnMaxRows = 8;
+
+struct LinearDecodeArgs {
+  int64_t m = 0, n = 0, k = 0;
+  const float *x = nullptr;    // m x k, dense
+  const void *w = nullptr;     // [n, k] ("nk") or [k, n] ("kn"), dtype wType
+  DType wType = DType::F32;    // F32, F16 or BF16
+  const float *bias = nullptr; // n values or nullptr
+  float *y = nullptr;          // m x n, dense
+};
+
+/// Computes y[:, n0:n1) for all m rows.
+using LinearRangeFn = void (*)(const LinearDecodeArgs &args, int64_t n0,
+                               int64_t n1);
+/// dst[i] = float(src[i]) for `count` elements of dtype t (F32/F16/BF16).
+using WidenFn = void (*)(DType t, const void *src, int64_t count, float *dst);
+
+struct LinearKernelSet {
+  LinearRangeFn nk; // W is [n, k]: one dot product per output feature
+  LinearRangeFn kn; // W is [k, n]: rows of W scaled into accumulator rows
+  WidenFn widen;    // for the prefill path, which widens W panels first
+};
+
+const LinearKernelSet &genericLinearKernels();
+const LinearKernelSet &avx2LinearKernels();   // needs AVX2, FMA, F16C
+const LinearKernelSet &avx512LinearKernels(); // needs AVX-512F
+
+/// The best set this CPU supports (INGOT_GEMM_ISA caps it, as for GEMM).
+const LinearKernelSet &bestLinearKernels();
+
+/// Weight storage kinds, as template parameters of the ISA kernels.
+enum class WKind { F32, F16, BF16 };
+template <WKind K> struct WElem { using type = uint16_t; };
+template <> struct WElem<WKind::F32> { using type = float; };
+
+/// One weight element widened to f32 (tails and portable paths).
+template <WKind K> inline float widenOne(const typename WElem<K>::type *p) {
+  if constexpr (K == WKind::F32)
+    return *p;
+  else if constexpr (K == WKind::BF16)
+    return bf16ToFloat(*p);
+  else
+    return halfToFloat(*p);
+}
+
+/// Prefetches the cache line at `base` + `bytes` into L1. The address may lie
+/// past the weights (a prefetch never faults), hence integer arithmetic
+/// rather than an out-of-range pointer.
+inline void prefetchAt(const void *base, int64_t bytes) {
+  _mm_prefetch(reinterpret_cast<const char *>(
+                   reinterpret_cast<uintptr_t>(base) + uintptr_t(bytes)),
+               _MM_HINT_T0);
+}
+
+/// For the bf16 kernels: copies the m x k rows of x with every full run of
+/// `run` values reordered as its even-index values then its odd-index ones
+/// (the order in which a shift and a mask widen packed bf16 pairs); values
+/// past the last full run are left unset.
+inline void splitPairs(const float *x, int64_t m, int64_t k, int64_t run,
+                       float *out) {
+  const int64_t half = run / 2, end = k / run * run;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < end; c += run)
+      for (int64_t i = 0; i < half; ++i) {
+        out[r * k + c + i] = x[r * k + c + 2 * i];
+        out[r * k + c + half + i] = x[r * k + c + 2 * i + 1];
+      }
+}
+
+/// The "kn" kernels accumulate a chunk of columns for all m rows in this
+/// many f32 values (16 KiB, in L1). Fewer rows allow wider chunks, i.e.
+/// longer contiguous runs of each weight row.
+constexpr int64_t kLinearKnAccFloats = 4096;
+/// Widest column chunk for m rows: a multiple of 64 (whole cache lines).
+inline int64_t linearKnMaxWidth(int64_t m) {
+  const int64_t w = kLinearKnAccFloats / (m > 0 ? m : 1) / 64 * 64;
+  return w < 64 ? 64 : w;
+}
+
+} // namespace ingot::cpu
