@@ -2,7 +2,10 @@
 #include "ArtifactFormat.h"
 
 #include "Checksum.h"
+#include "tokenizer/ChatTemplate.h"
+#include "tokenizer/PreTokenizer.h"
 
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -68,6 +71,79 @@ bool shapeBytes(const std::vector<int64_t> &shape, size_t elementSize,
 bool validDType(DType t) { return isValidDType(uint32_t(t)); }
 
 Status fail(const std::string &msg) { return Status::error(msg); }
+
+/// The LLM parts of a manifest (hasLlm): KV geometry, tokenizer, defaults.
+Status validateLlm(const Manifest &m) {
+  const LlmConfig &l = m.llm;
+  const std::pair<const char *, int64_t> dims[] = {
+      {"num_layers", l.numLayers},
+      {"hidden_size", l.hiddenSize},
+      {"num_heads", l.numHeads},
+      {"num_kv_heads", l.numKvHeads},
+      {"head_dim", l.headDim},
+      {"vocab_size", l.vocabSize},
+      {"max_positions", l.maxPositions},
+      {"block_size", l.blockSize},
+      {"max_tokens_per_step", l.maxTokensPerStep},
+      {"max_seqs", l.maxSeqs},
+      {"max_blocks_per_seq", l.maxBlocksPerSeq}};
+  for (auto [name, v] : dims)
+    if (v <= 0)
+      return fail(std::string("LLM config: ") + name + " is " +
+                  std::to_string(v) + "; it must be positive");
+  if (l.numHeads % l.numKvHeads)
+    return fail("LLM config: num_heads " + std::to_string(l.numHeads) +
+                " is not a multiple of num_kv_heads " +
+                std::to_string(l.numKvHeads));
+  if (!validDType(l.kvDtype))
+    return fail("LLM config: invalid KV-cache dtype");
+
+  const TokenizerData &t = m.tokenizer;
+  const int64_t n = int64_t(t.vocab.size());
+  auto inVocab = [&](int64_t id) { return id >= 0 && id < n; };
+  if (n == 0 || n > l.vocabSize)
+    return fail("tokenizer: " + std::to_string(n) +
+                " token ids, but the model's vocabulary has " +
+                std::to_string(l.vocabSize) + " (must be 1 to that many)");
+  for (size_t i = 0; i < t.merges.size(); ++i)
+    if (!inVocab(t.merges[i].first) || !inVocab(t.merges[i].second))
+      return fail("tokenizer: merge " + std::to_string(i) + " (" +
+                  std::to_string(t.merges[i].first) + ", " +
+                  std::to_string(t.merges[i].second) +
+                  ") refers to an id outside the vocabulary of " +
+                  std::to_string(n));
+  for (const TokenizerData::AddedToken &a : t.addedTokens)
+    if (!inVocab(a.id) || a.content.empty())
+      return fail("tokenizer: added token " + std::to_string(a.id) + " " +
+                  quoted(a.content) +
+                  " is empty or outside the vocabulary of " +
+                  std::to_string(n));
+  for (int32_t id : {t.bosId, t.eosId})
+    if (id != -1 && !inVocab(id))
+      return fail("tokenizer: BOS/EOS id " + std::to_string(id) +
+                  " is outside the vocabulary of " + std::to_string(n));
+  tok::TokenizerOptions options;
+  std::string why;
+  if (!tok::parseTokenizerOptions(t.pretokenizer, &options, &why))
+    return fail("tokenizer: " + why);
+  if (!tok::isKnownChatTemplate(t.chatTemplate))
+    return fail("tokenizer: unknown chat template " + quoted(t.chatTemplate) +
+                " (supported: chatml, llama3)");
+
+  const GenerationDefaults &g = m.generation;
+  if (!std::isfinite(g.temperature) || g.temperature < 0 || g.topK < 0 ||
+      !(g.topP > 0 && g.topP <= 1) || g.maxNewTokens < 0)
+    return fail("generation defaults out of range: temperature " +
+                std::to_string(g.temperature) + ", top_k " +
+                std::to_string(g.topK) + ", top_p " + std::to_string(g.topP) +
+                ", max_new_tokens " + std::to_string(g.maxNewTokens));
+  for (int32_t id : g.eosIds)
+    if (id < 0 || id >= l.vocabSize)
+      return fail("generation: EOS id " + std::to_string(id) +
+                  " is outside the model's vocabulary of " +
+                  std::to_string(l.vocabSize));
+  return Status::ok();
+}
 
 } // namespace
 
@@ -315,7 +391,7 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                       " (must be >= 0, or -1 when dynamic)");
     }
   }
-  return Status::ok();
+  return m.hasLlm ? validateLlm(m) : Status::ok();
 }
 
 } // namespace ingot::format

@@ -6,6 +6,7 @@
 // ranges and enum values, and skips fields it does not know.
 //
 //===----------------------------------------------------------------------===//
+#include "ManifestLlmCodec.h"
 #include "ProtoWire.h"
 
 #include "ingot/Artifact.h"
@@ -16,6 +17,7 @@ namespace ingot {
 namespace {
 
 using namespace proto;
+using namespace llmcodec;
 
 bool sameBits(double a, double b) { return !std::memcmp(&a, &b, sizeof a); }
 
@@ -321,6 +323,21 @@ bool decodeMemory(Reader &r, MemorySummary *m, std::string *) {
   });
 }
 
+/// Decodes a singular nested message; on failure records `name` + where.
+template <typename T, typename Fn>
+bool decodeSingle(Reader &r, uint32_t type, T *msg, const char *name,
+                  std::string *where, Fn decode) {
+  Reader sub(nullptr, 0);
+  if (!readSub(r, type, &sub))
+    return false;
+  std::string inner;
+  if (!decode(sub, msg, &inner)) {
+    *where = name + inner;
+    return r.fail(sub.error());
+  }
+  return true;
+}
+
 bool decodeTop(Reader &r, Manifest *m, std::string *where) {
   return forEachField(r, [&](uint32_t field, uint32_t type) {
     Reader sub(nullptr, 0);
@@ -353,6 +370,16 @@ bool decodeTop(Reader &r, Manifest *m, std::string *where) {
         return r.fail(sub.error());
       }
       return true;
+    case 12:
+      return readBool(r, type, &m->hasLlm);
+    case 13:
+      return decodeSingle(r, type, &m->llm, "llm", where, decodeLlm);
+    case 14:
+      return decodeSingle(r, type, &m->tokenizer, "tokenizer", where,
+                          decodeTokenizer);
+    case 15:
+      return decodeSingle(r, type, &m->generation, "generation", where,
+                          decodeGeneration);
     default:
       return r.skip(type);
     }
@@ -392,6 +419,15 @@ std::vector<uint8_t> encodeManifest(const Manifest &m) {
   Writer mem = encodeMemory(m.memory);
   if (!mem.bytes().empty())
     w.messageField(11, mem);
+  if (m.hasLlm)
+    w.uintField(12, 1);
+  // Written whenever they differ from the defaults, so that decoding gives
+  // back exactly what was encoded whatever hasLlm says.
+  for (auto [field, sub] : {std::pair(13u, encodeLlm(m.llm)),
+                            std::pair(14u, encodeTokenizer(m.tokenizer)),
+                            std::pair(15u, encodeGeneration(m.generation))})
+    if (!sub.bytes().empty())
+      w.messageField(field, sub);
   return std::move(w.bytes());
 }
 

@@ -100,6 +100,58 @@ struct MemorySummary {
   uint64_t overheadBytes = 0;        // manifest + plan tables, estimated
 };
 
+/// Geometry of a decoder LLM's paged KV cache and the limits the step plan
+/// was compiled for. Present only for artifacts compiled from an LLM.
+struct LlmConfig {
+  std::string architecture; // e.g. "LlamaForCausalLM"
+  int64_t numLayers = 0;
+  int64_t hiddenSize = 0;
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;
+  int64_t headDim = 0;
+  int64_t vocabSize = 0;
+  int64_t maxPositions = 0;    // model context length
+  int64_t blockSize = 16;      // KV-cache tokens per block
+  int64_t maxTokensPerStep = 0; // bound of symbol "tokens"
+  int64_t maxSeqs = 0;          // bound of symbol "seqs"
+  int64_t maxBlocksPerSeq = 0;  // bound of symbol "blocks"
+  DType kvDtype = DType::F32;
+  std::string kvLayout = "block,token,head,dim"; // per layer, K and V apart
+};
+
+/// A byte-level BPE tokenizer (GPT-2 / Llama-3 / Qwen2 / SmolLM2 style).
+struct TokenizerData {
+  /// Token strings by id, in the byte-level alphabet of tokenizer.json
+  /// (bytes mapped to printable code points); "" for unused ids.
+  std::vector<std::string> vocab;
+  /// Merge rules in priority order, as pairs of token ids (left, right);
+  /// the merged token's id is looked up in the vocab.
+  std::vector<std::pair<int32_t, int32_t>> merges;
+  struct AddedToken {
+    int32_t id = 0;
+    std::string content; // literal text, not byte-level encoded
+    bool special = false;
+  };
+  std::vector<AddedToken> addedTokens;
+  /// gpt2|llama3|qwen2|gpt2-digits [+nfc][+ignore_merges] (PreTokenizer.h)
+  std::string pretokenizer = "gpt2";
+  int32_t bosId = -1;
+  int32_t eosId = -1;
+  bool addBos = false;
+  /// "chatml", "llama3" or "" (none recognised); "chatml:TEXT" is ChatML
+  /// whose template inserts TEXT as the system message when none is given.
+  std::string chatTemplate;
+};
+
+/// Sampling defaults from generation_config.json.
+struct GenerationDefaults {
+  double temperature = 1.0;
+  int64_t topK = 0; // 0 = off
+  double topP = 1.0;
+  std::vector<int32_t> eosIds; // all ids that stop generation
+  int64_t maxNewTokens = 256;
+};
+
 struct Manifest {
   uint32_t formatVersion = 1;
   std::string compilerVersion;
@@ -112,6 +164,11 @@ struct Manifest {
   std::vector<IoSpec> outputs;
   std::vector<SymbolBound> symbols;
   MemorySummary memory;
+  /// LLM artifacts only (hasLlm): KV cache geometry, tokenizer, defaults.
+  bool hasLlm = false;
+  LlmConfig llm;
+  TokenizerData tokenizer;
+  GenerationDefaults generation;
 };
 
 } // namespace ingot

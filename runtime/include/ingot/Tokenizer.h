@@ -1,0 +1,54 @@
+//===- Tokenizer.h - Byte-level BPE encode/decode ---------------*- C++ -*-===//
+//
+// Matches the Hugging Face `tokenizers` package exactly for byte-level BPE
+// models (GPT-2, Llama-3, Qwen2, SmolLM2): added/special tokens are split out
+// first, the rest is pre-tokenized with the model's split pattern, mapped to
+// the byte-level alphabet and merged by rank.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ingot/Manifest.h"
+#include "ingot/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ingot {
+
+struct ChatMessage {
+  std::string role; // "system", "user", "assistant"
+  std::string content;
+};
+
+class Tokenizer {
+public:
+  /// Validates the data (ids in range, merges resolvable); errors say what.
+  static Status create(const TokenizerData &data,
+                       std::unique_ptr<Tokenizer> *out);
+  ~Tokenizer();
+
+  std::vector<int32_t> encode(std::string_view text, bool addBos) const;
+  /// Concatenated bytes of the ids (ids without a string give "").
+  std::string decode(const std::vector<int32_t> &ids) const;
+  /// The raw bytes of one token; may be an incomplete UTF-8 sequence.
+  std::string tokenBytes(int32_t id) const;
+  int32_t vocabSize() const;
+  int32_t bosId() const;
+  int32_t eosId() const;
+  bool addBos() const;
+  /// Formats messages with the model's template ("chatml" or "llama3");
+  /// error if the model has none that ingot recognises.
+  Status applyChatTemplate(const std::vector<ChatMessage> &messages,
+                           bool addGenerationPrompt, std::string *out) const;
+
+private:
+  Tokenizer();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace ingot

@@ -1,0 +1,76 @@
+//===- ChatTemplate.cpp - The chat formats ingot renders natively ---------===//
+#include "ChatTemplate.h"
+
+#include "Unicode.h"
+
+namespace ingot::tok {
+namespace {
+
+constexpr std::string_view kChatmlWithSystem = "chatml:";
+
+/// Jinja's `trim` filter is Python's str.strip(): White_Space plus the four
+/// information separators U+001C-U+001F, which Python also counts as space.
+bool isPythonSpace(uint32_t cp) {
+  return isWhiteSpace(cp) || (cp >= 0x1c && cp <= 0x1f);
+}
+
+std::string_view trimPython(std::string_view s) {
+  size_t begin = s.size(), end = 0;
+  for (size_t pos = 0; pos < s.size();) {
+    size_t at = pos;
+    if (!isPythonSpace(nextChar(s, &pos))) {
+      begin = begin == s.size() ? at : begin;
+      end = pos;
+    }
+  }
+  return begin < end ? s.substr(begin, end - begin) : std::string_view();
+}
+
+} // namespace
+
+bool isKnownChatTemplate(std::string_view t) {
+  return t.empty() || t == "chatml" || t == "llama3" ||
+         t.substr(0, kChatmlWithSystem.size()) == kChatmlWithSystem;
+}
+
+Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
+                  const std::vector<ChatMessage> &messages,
+                  bool addGenerationPrompt, std::string *out) {
+  std::string s;
+  bool withSystem =
+      chatTemplate.substr(0, kChatmlWithSystem.size()) == kChatmlWithSystem;
+  if (chatTemplate == "chatml" || withSystem) {
+    // The default system message is emitted inside the template's message
+    // loop, so an empty conversation gets none.
+    if (withSystem && !messages.empty() && messages[0].role != "system") {
+      s += "<|im_start|>system\n";
+      s += chatTemplate.substr(kChatmlWithSystem.size());
+      s += "<|im_end|>\n";
+    }
+    for (const ChatMessage &m : messages)
+      s += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+    if (addGenerationPrompt)
+      s += "<|im_start|>assistant\n";
+  } else if (chatTemplate == "llama3") {
+    if (!messages.empty())
+      s += bosToken;
+    for (const ChatMessage &m : messages) {
+      s += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
+      s += trimPython(m.content);
+      s += "<|eot_id|>";
+    }
+    if (addGenerationPrompt)
+      s += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  } else if (chatTemplate.empty()) {
+    return Status::error("this model has no chat template that ingot "
+                         "recognises (supported: chatml, llama3); give the "
+                         "prompt as plain text instead");
+  } else {
+    return Status::error("unknown chat template '" +
+                         std::string(chatTemplate.substr(0, 40)) + "'");
+  }
+  *out = std::move(s);
+  return Status::ok();
+}
+
+} // namespace ingot::tok

@@ -1,0 +1,34 @@
+//===- ChatTemplate.h - The chat formats ingot renders natively -*- C++ -*-===//
+//
+// Models ship a Jinja chat template; ingot does not run Jinja, it recognises
+// the two families these models use at compile time and renders them here.
+// TokenizerData::chatTemplate holds:
+//   ""              none recognised (chat is an error)
+//   "chatml"        <|im_start|>{role}\n{content}<|im_end|>\n ...
+//   "chatml:" TEXT  chatml whose template inserts a default system message
+//                   TEXT when the conversation does not start with one
+//                   (SmolLM2, Qwen2)
+//   "llama3"        <|begin_of_text|><|start_header_id|>{role}
+//                   <|end_header_id|>\n\n{content, trimmed}<|eot_id|> ...
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ingot/Status.h"
+#include "ingot/Tokenizer.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ingot::tok {
+
+bool isKnownChatTemplate(std::string_view chatTemplate);
+
+/// Renders `messages` as the model's template would with the given
+/// add_generation_prompt; `bosToken` is the text of the BOS token (llama3).
+Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
+                  const std::vector<ChatMessage> &messages,
+                  bool addGenerationPrompt, std::string *out);
+
+} // namespace ingot::tok
