@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
 #include "compiler/PlanToManifest.h"
+#include "compiler/hf/HfImporter.h"
 #include "compiler/onnx/OnnxImporter.h"
 #include "passes/Passes.h"
 
@@ -34,9 +35,10 @@ void addGraphPasses(OpPassManager &pm) {
   fn.addPass(mlir::createCSEPass());
 }
 
-void addPlanPasses(OpPassManager &pm, const CompileOptions &options) {
+void addPlanPasses(OpPassManager &pm, const CompileOptions &options,
+                   const std::vector<std::string> &maxDims) {
   ComputeBoundsOptions bounds;
-  bounds.maxDims.assign(options.maxDims.begin(), options.maxDims.end());
+  bounds.maxDims.assign(maxDims.begin(), maxDims.end());
   bounds.defaultMaxDim = options.defaultMaxDim;
   pm.nest<func::FuncOp>().addPass(createComputeBounds(bounds));
   pm.addPass(createLowerToPlan());
@@ -116,11 +118,28 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
   std::unique_ptr<WeightSource> weights;
-  OnnxImportOptions importOptions;
-  importOptions.inputShapes = options.inputShapes;
-  if (Status s = importOnnx(options.modelPath, importOptions, *module, &weights);
-      !s)
-    return s;
+  // A directory is a Hugging Face model; a file is ONNX.
+  bool isHf = llvm::sys::fs::is_directory(options.modelPath);
+  HfModelInfo hfInfo;
+  std::vector<std::string> maxDims = options.maxDims;
+  if (isHf) {
+    HfImportOptions hf;
+    hf.blockSize = options.blockSize;
+    hf.maxTokensPerStep = options.maxTokensPerStep;
+    hf.maxSeqs = options.maxSeqs;
+    hf.maxContext = options.maxContext;
+    if (Status s = importHf(options.modelPath, hf, *module, &weights, &hfInfo);
+        !s)
+      return s;
+    maxDims.insert(maxDims.end(), hfInfo.maxDims.begin(), hfInfo.maxDims.end());
+  } else {
+    OnnxImportOptions importOptions;
+    importOptions.inputShapes = options.inputShapes;
+    if (Status s =
+            importOnnx(options.modelPath, importOptions, *module, &weights);
+        !s)
+      return s;
+  }
   if (failed(mlir::verify(*module)))
     return fail("import");
 
@@ -144,15 +163,23 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
     return s;
 
   PassManager planPm(&context);
-  addPlanPasses(planPm, options);
+  addPlanPasses(planPm, options, maxDims);
   if (failed(planPm.run(*module)))
     return fail("planning");
   if (Status s = finishPhase(3, "plan"); !s || options.compileTo == "plan")
     return s;
 
   ArtifactInfo info;
-  info.modelName = llvm::sys::path::stem(options.modelPath).str();
+  info.modelName = llvm::sys::path::stem(
+                       llvm::sys::path::remove_leading_dotslash(
+                           StringRef(options.modelPath).rtrim('/')))
+                       .str();
   info.targets = options.targets;
+  if (isHf) {
+    info.llm = &hfInfo.llm;
+    info.tokenizer = &hfInfo.tokenizer;
+    info.generation = &hfInfo.generation;
+  }
   if (options.compileTo == "artifact" || options.outputPath.empty())
     return options.compileTo == "artifact"
                ? Status::error("--compile-to=artifact: the artifact is a "

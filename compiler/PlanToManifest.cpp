@@ -240,6 +240,16 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
       n *= static_cast<uint64_t>(d);
     m.memory.weightsBytes += n;
   }
+  if (info.llm) {
+    m.hasLlm = true;
+    m.llm = *info.llm;
+    m.tokenizer = *info.tokenizer;
+    m.generation = *info.generation;
+    // One full-context sequence, the generator's default budget.
+    m.memory.kvCacheBytes = 2 * m.llm.numLayers * m.llm.maxBlocksPerSeq *
+                            m.llm.blockSize * m.llm.numKvHeads *
+                            m.llm.headDim * dtypeSize(m.llm.kvDtype);
+  }
   m.memory.overheadBytes = encodeManifest(m).size();
 
   ArtifactWriter writer(std::move(m));

@@ -14,6 +14,10 @@ namespace ingot::compiler {
 struct ArtifactInfo {
   std::string modelName;
   std::vector<std::string> targets;
+  /// LLM artifacts: KV-cache geometry, tokenizer and sampling defaults.
+  const LlmConfig *llm = nullptr;
+  const TokenizerData *tokenizer = nullptr;
+  const GenerationDefaults *generation = nullptr;
 };
 
 /// Writes the artifact for a module holding one planned `func.func @main`

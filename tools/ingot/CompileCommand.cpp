@@ -20,7 +20,12 @@ void printCompileUsage() {
       "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
       "  --compile-to=PHASE      print the IR after PHASE, write no artifact\n"
       "                          (phases: import, graph, plan)\n"
-      "  --dump-ir=DIR           write the IR of every phase to DIR\n");
+      "  --dump-ir=DIR           write the IR of every phase to DIR\n\n"
+      "Hugging Face directories (MODEL is a directory):\n"
+      "  --block-size N          KV-cache tokens per block (default 16)\n"
+      "  --max-tokens-per-step N tokens one engine step may process (default 256)\n"
+      "  --max-seqs N            sequences one step may hold (default 64)\n"
+      "  --max-context N         longest sequence (default: the model's)\n");
 }
 
 /// Parses "2x5x48" into dims; false on anything else.
@@ -85,6 +90,20 @@ int compileMain(int argc, char **argv) {
       options.compileTo = v;
     } else if (value("--dump-ir", &v)) {
       options.dumpIrDir = v;
+    } else if (value("--block-size", &v) || value("--max-tokens-per-step", &v) ||
+               value("--max-seqs", &v) || value("--max-context", &v)) {
+      int64_t n = 0;
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+          (n = std::stoll(v)) < 1) {
+        std::fprintf(stderr, "error: %s needs a positive integer, got '%s'\n",
+                     arg.substr(0, arg.find('=')).c_str(), v.c_str());
+        return 2;
+      }
+      std::string flag = arg.substr(0, arg.find('='));
+      (flag == "--block-size"           ? options.blockSize
+       : flag == "--max-tokens-per-step" ? options.maxTokensPerStep
+       : flag == "--max-seqs"            ? options.maxSeqs
+                                         : options.maxContext) = n;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "error: unknown option '%s'\n\n", arg.c_str());
       printCompileUsage();

@@ -1,0 +1,176 @@
+//===- HfGraph.cpp - State shared by the HF architecture builders ---------===//
+#include "compiler/hf/HfGraph.h"
+
+#include "dialects/Ingot/ShapeInference.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+
+namespace ingot::compiler::hf {
+
+void HfGraph::fail(std::string message) {
+  if (!error_)
+    error_ = std::move(message);
+}
+
+const SafetensorsTensor *HfGraph::weight(const std::string &key,
+                                         ArrayRef<int64_t> shape) {
+  if (failed())
+    return nullptr;
+  std::optional<HfTensorStore::Entry> entry = store_.find(key);
+  if (!entry) {
+    fail(store_.indexPath() + ": missing tensor '" + key + "' (expected " +
+         shapeString(shape) + ", as " + config_.path() + " implies)");
+    return nullptr;
+  }
+  const SafetensorsTensor &t = *entry->tensor;
+  const std::string &file = entry->file->path();
+  if (!t.dtype) {
+    fail(file + ": tensor '" + key + "' has dtype " + t.dtypeName +
+         ", which is not supported for weights — supported: F32, F16, BF16");
+    return nullptr;
+  }
+  if (ArrayRef<int64_t>(t.shape) != shape) {
+    fail(file + ": tensor '" + key + "' has shape " + shapeString(t.shape) +
+         ", expected " + shapeString(shape) + " from " + config_.path());
+    return nullptr;
+  }
+  return &t;
+}
+
+Value HfGraph::makeParam(const std::string &name, const SafetensorsTensor &t,
+                         ArrayRef<int64_t> shape) {
+  if (auto it = params_.find(name); it != params_.end())
+    return it->second;
+  Type elem;
+  switch (*t.dtype) {
+  case DType::F16:
+    elem = b_.getF16Type();
+    break;
+  case DType::BF16:
+    elem = b_.getBF16Type();
+    break;
+  default:
+    elem = b_.getF32Type();
+    break;
+  }
+  auto op =
+      graph::ParamOp::create(b_, loc(name), RankedTensorType::get(shape, elem),
+                             b_.getStringAttr(name));
+  params_[name] = op.getResult();
+  return op.getResult();
+}
+
+Value HfGraph::param(const std::string &key, ArrayRef<int64_t> shape) {
+  const SafetensorsTensor *t = weight(key, shape);
+  return t ? makeParam(key, *t, shape) : nullptr;
+}
+
+Value HfGraph::paramRows(const std::string &key, ArrayRef<int64_t> shape,
+                         int64_t begin, int64_t end) {
+  const SafetensorsTensor *t = weight(key, shape);
+  if (!t)
+    return nullptr;
+  if (shape.empty() || shape.size() > 2 || begin < 0 || begin >= end ||
+      end > shape[0]) {
+    fail("internal: rows " + std::to_string(begin) + ":" + std::to_string(end) +
+         " of '" + key + "' " + shapeString(shape));
+    return nullptr;
+  }
+  SmallVector<int64_t> slice(shape);
+  slice[0] = end - begin;
+  return makeParam(key + "#rows=" + std::to_string(begin) + ":" +
+                       std::to_string(end),
+                   *t, slice);
+}
+
+Value HfGraph::paramCols(const std::string &key, ArrayRef<int64_t> shape,
+                         int64_t begin, int64_t end) {
+  const SafetensorsTensor *t = weight(key, shape);
+  if (!t)
+    return nullptr;
+  if (shape.size() != 2 || begin < 0 || begin >= end || end > shape[1]) {
+    fail("internal: cols " + std::to_string(begin) + ":" + std::to_string(end) +
+         " of '" + key + "' " + shapeString(shape));
+    return nullptr;
+  }
+  return makeParam(key + "#cols=" + std::to_string(begin) + ":" +
+                       std::to_string(end),
+                   *t, {shape[0], end - begin});
+}
+
+Value HfGraph::finish(Operation *op, StringRef name) {
+  std::vector<graph::ValueInfo> ins, outs;
+  for (Value v : op->getOperands())
+    ins.push_back(graph::valueInfoFromIR(v));
+  std::string error;
+  if (mlir::failed(graph::inferValueInfo(op, ins, outs, error))) {
+    op->erase();
+    fail("internal: op '" + name.str() + "': " + error);
+    return nullptr;
+  }
+  Type elem =
+      cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  SmallVector<int64_t> dims;
+  for (int64_t d : outs[0].shape)
+    dims.push_back(d == shape::kDynamic ? ShapedType::kDynamic : d);
+  op->getResult(0).setType(RankedTensorType::get(dims, elem));
+  // Shapes come from a validated config and validated weights, so a
+  // verifier failure here is a bug in a builder, not in the model.
+  if (mlir::failed(mlir::verify(op))) {
+    op->erase();
+    fail("internal: op '" + name.str() +
+         "' does not verify: " + std::exchange(diagnostic_, std::string()));
+    return nullptr;
+  }
+  return op->getResult(0);
+}
+
+Value HfGraph::toF32(StringRef name, Value v) {
+  if (failed())
+    return nullptr;
+  if (cast<RankedTensorType>(v.getType()).getElementType().isF32())
+    return v;
+  return build<graph::CastOp>(name, f32(), v);
+}
+
+Value HfGraph::linear(StringRef name, Value x, Value w, Value bias,
+                      StringRef layout) {
+  return build<graph::LinearOp>(name, f32(), x, w, bias,
+                                b_.getStringAttr(layout));
+}
+
+Value HfGraph::rmsNorm(StringRef name, Value x, Value w, double epsilon) {
+  return build<graph::RmsNormOp>(name, f32(), x, w,
+                                 b_.getF32FloatAttr(float(epsilon)));
+}
+
+Value HfGraph::layerNorm(StringRef name, Value x, Value w, Value bias,
+                         double epsilon) {
+  Value w32 = toF32((name + ".weight.cast").str(), w);
+  Value b32 = bias ? toF32((name + ".bias.cast").str(), bias) : Value();
+  return build<graph::LayerNormOp>(name, f32(), x, w32, b32,
+                                   b_.getI64IntegerAttr(-1),
+                                   b_.getF32FloatAttr(float(epsilon)));
+}
+
+Value HfGraph::add(StringRef name, Value a, Value b) {
+  return build<graph::AddOp>(name, f32(), a, b);
+}
+
+Value HfGraph::gatherRows(StringRef name, Value x, Value indices) {
+  if (failed())
+    return nullptr;
+  Type elem = cast<RankedTensorType>(x.getType()).getElementType();
+  return build<graph::GatherOp>(name, elem, x, indices,
+                                b_.getI64IntegerAttr(0));
+}
+
+Value HfGraph::embed(StringRef name, Value table, Value indices) {
+  Value rows = gatherRows(name, table, indices);
+  return rows ? toF32((name + ".cast").str(), rows) : nullptr;
+}
+
+} // namespace ingot::compiler::hf
