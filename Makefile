@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 VENV := .venv
 
-.PHONY: all deps build build-runtime-only test test-fast demo clean
+.PHONY: all deps build build-runtime-only test test-fast demo demo-onnx clean
 
 all: build
 
@@ -31,6 +31,10 @@ test-fast: build build-runtime-only
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
+
+# The ONNX path: a transformer block compiled, run and compared with onnxruntime.
+demo-onnx: build
+	@BUILD=$(BUILD) scripts/demo_onnx.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make demo`: compile the fixture transformer block (test/fixtures/) with
+# `make demo-onnx`: compile the fixture transformer block (test/fixtures/) with
 # ingot, run it on random inputs, compare with onnxruntime, and print a short
 # report. Work files go to .cache/demo. Exits non-zero if anything fails or
 # the outputs disagree with onnxruntime.

@@ -12,5 +12,7 @@ namespace ingot::cli {
 int compileMain(int argc, char **argv); // CompileCommand.cpp (compiler builds)
 int runMain(int argc, char **argv);     // RunCommand.cpp
 int inspectMain(int argc, char **argv); // InspectCommand.cpp
+int generateMain(int argc, char **argv); // GenerateCommand.cpp
+int tokenizeMain(int argc, char **argv); // TokenizeCommand.cpp
 
 } // namespace ingot::cli

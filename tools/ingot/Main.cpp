@@ -10,9 +10,12 @@ void printUsage() {
   std::fprintf(stderr,
                "usage: ingot <command> [options]\n\n"
                "commands:\n"
-               "  compile MODEL -o OUT.ingot   compile an ONNX model\n"
+               "  compile MODEL -o OUT.ingot   compile an ONNX model or a Hugging\n"
+               "                               Face directory\n"
+               "  generate ART --prompt TEXT   generate text with an LLM artifact\n"
                "  run ART --input NAME=F.npy   run a compiled artifact\n"
-               "  inspect ART [--json]         describe a compiled artifact\n\n"
+               "  inspect ART [--json]         describe a compiled artifact\n"
+               "  tokenize ART --text TEXT     encode/decode with its tokenizer\n\n"
                "Run 'ingot <command> --help' for a command's options.\n");
 }
 
@@ -38,6 +41,10 @@ int main(int argc, char **argv) {
     return ingot::cli::runMain(argc - 1, argv + 1);
   if (!std::strcmp(cmd, "inspect"))
     return ingot::cli::inspectMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "generate"))
+    return ingot::cli::generateMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "tokenize"))
+    return ingot::cli::tokenizeMain(argc - 1, argv + 1);
   std::fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
   printUsage();
   return 2;

@@ -1,0 +1,235 @@
+//===- GenerateCommand.cpp - `ingot generate` -----------------------------===//
+#include "Commands.h"
+#include "JsonWriter.h"
+
+#include "ingot/Artifact.h"
+#include "ingot/Generator.h"
+#include "ingot/Npy.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace ingot::cli {
+namespace {
+
+void printGenerateUsage() {
+  std::fprintf(
+      stderr,
+      "usage: ingot generate ART.ingot (--prompt TEXT | --prompt-tokens 1,2,3)\n"
+      "         [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
+      "         [--seed S] [--chat] [--json] [--logits-out FILE.npy]\n"
+      "         [--threads N] [--kv-blocks N]\n\n"
+      "  --temperature 0 is greedy; defaults come from the model's\n"
+      "  generation_config.json. --prompt-tokens are used verbatim (no BOS).\n");
+}
+
+bool parseInt(const std::string &s, int64_t *out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end || errno)
+    return false;
+  *out = v;
+  return true;
+}
+
+bool parseDouble(const std::string &s, double *out) {
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end || !std::isfinite(v))
+    return false;
+  *out = v;
+  return true;
+}
+
+bool parseIdList(const std::string &s, std::vector<int32_t> *ids) {
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    int64_t v;
+    if (!parseInt(s.substr(pos, comma - pos), &v) || v < INT32_MIN ||
+        v > INT32_MAX)
+      return false;
+    ids->push_back(static_cast<int32_t>(v));
+    if (comma == std::string::npos)
+      return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+struct GenerateArgs {
+  std::string artifact, prompt, logitsOut;
+  std::vector<int32_t> promptTokens;
+  bool hasPrompt = false, hasTokens = false, chat = false, json = false;
+  int64_t maxNewTokens = -1, topK = -1, seed = 0, threads = 0, kvBlocks = 0;
+  double temperature = -1, topP = -1;
+};
+
+/// Returns 0 on success, else the exit code for a usage error.
+int parseArgs(int argc, char **argv, GenerateArgs *a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto next = [&](std::string *v) {
+      if (i + 1 >= argc)
+        return false;
+      *v = argv[++i];
+      return true;
+    };
+    std::string v;
+    bool ok = true;
+    if (arg == "--help" || arg == "-h") {
+      printGenerateUsage();
+      return -1;
+    } else if (arg == "--chat") {
+      a->chat = true;
+    } else if (arg == "--json") {
+      a->json = true;
+    } else if (arg == "--prompt") {
+      ok = next(&a->prompt);
+      a->hasPrompt = true;
+    } else if (arg == "--prompt-tokens") {
+      ok = next(&v) && parseIdList(v, &a->promptTokens);
+      a->hasTokens = true;
+    } else if (arg == "--max-new-tokens") {
+      ok = next(&v) && parseInt(v, &a->maxNewTokens) && a->maxNewTokens >= 0;
+    } else if (arg == "--temperature") {
+      ok = next(&v) && parseDouble(v, &a->temperature) && a->temperature >= 0;
+    } else if (arg == "--top-k") {
+      ok = next(&v) && parseInt(v, &a->topK) && a->topK >= 0;
+    } else if (arg == "--top-p") {
+      ok = next(&v) && parseDouble(v, &a->topP) && a->topP > 0 && a->topP <= 1;
+    } else if (arg == "--seed") {
+      ok = next(&v) && parseInt(v, &a->seed);
+    } else if (arg == "--threads") {
+      ok = next(&v) && parseInt(v, &a->threads) && a->threads >= 0;
+    } else if (arg == "--kv-blocks") {
+      ok = next(&v) && parseInt(v, &a->kvBlocks) && a->kvBlocks > 0;
+    } else if (arg == "--logits-out") {
+      ok = next(&a->logitsOut);
+    } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
+      a->artifact = arg;
+    } else {
+      std::fprintf(stderr, "error: unknown argument '%s'\n\n", arg.c_str());
+      printGenerateUsage();
+      return 2;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "error: bad or missing value for %s\n", arg.c_str());
+      return 2;
+    }
+  }
+  if (a->artifact.empty() || a->hasPrompt == a->hasTokens) {
+    std::fprintf(stderr, "error: give an artifact and exactly one of --prompt "
+                         "and --prompt-tokens\n\n");
+    printGenerateUsage();
+    return 2;
+  }
+  if (a->chat && a->hasTokens) {
+    std::fprintf(stderr, "error: --chat formats a --prompt text; it cannot "
+                         "wrap --prompt-tokens\n");
+    return 2;
+  }
+  return 0;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+} // namespace
+
+int generateMain(int argc, char **argv) {
+  GenerateArgs a;
+  if (int rc = parseArgs(argc, argv, &a))
+    return rc < 0 ? 0 : rc;
+  std::unique_ptr<Artifact> artifact;
+  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+    return fail(s.message());
+  std::unique_ptr<Generator> gen;
+  if (Status s = Generator::create(*artifact, static_cast<unsigned>(a.threads),
+                                   a.kvBlocks, &gen);
+      !s)
+    return fail(s.message());
+
+  const GenerationDefaults &defaults = artifact->manifest().generation;
+  std::vector<int32_t> prompt = a.promptTokens;
+  if (a.hasPrompt) {
+    std::string text = a.prompt;
+    if (a.chat) {
+      if (Status s = gen->tokenizer().applyChatTemplate(
+              {{"user", a.prompt}}, /*addGenerationPrompt=*/true, &text);
+          !s)
+        return fail(a.artifact + ": " + s.message());
+    }
+    // A chat template writes its own BOS; otherwise the tokenizer says.
+    prompt = gen->tokenizer().encode(text, !a.chat && gen->tokenizer().addBos());
+  }
+
+  GenerateOptions options;
+  options.maxNewTokens = a.maxNewTokens >= 0 ? a.maxNewTokens
+                                             : defaults.maxNewTokens;
+  options.sampling.temperature =
+      a.temperature >= 0 ? a.temperature : defaults.temperature;
+  options.sampling.topK = a.topK >= 0 ? a.topK : defaults.topK;
+  options.sampling.topP = a.topP > 0 ? a.topP : defaults.topP;
+  options.sampling.seed = static_cast<uint64_t>(a.seed);
+  if (!a.json)
+    options.onToken = [](int32_t, const std::string &text) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+    };
+
+  GenerateResult result;
+  if (Status s = gen->generate(prompt, options, &result); !s)
+    return fail(a.artifact + ": " + s.message());
+
+  if (!a.logitsOut.empty()) {
+    HostTensor t;
+    t.dtype = DType::F32;
+    t.shape = {static_cast<int64_t>(result.promptLogits.size())};
+    t.data.resize(result.promptLogits.size() * sizeof(float));
+    std::memcpy(t.data.data(), result.promptLogits.data(), t.data.size());
+    if (Status s = writeNpy(a.logitsOut, t); !s)
+      return fail(s.message());
+  }
+  size_t n = result.tokens.size();
+  double tokensPerSecond = result.tpotMs > 0 ? 1000.0 / result.tpotMs : 0;
+  if (a.json) {
+    std::string out;
+    json::Writer w(&out, 0);
+    w.beginObject();
+    w.key("prompt_tokens");
+    w.beginArray(true);
+    for (int32_t id : prompt)
+      w.value(static_cast<int64_t>(id));
+    w.endArray();
+    w.key("tokens");
+    w.beginArray(true);
+    for (int32_t id : result.tokens)
+      w.value(static_cast<int64_t>(id));
+    w.endArray();
+    w.field("text", result.text);
+    w.field("finish_reason", result.finishReason);
+    w.field("ttft_ms", result.ttftMs);
+    w.field("tpot_ms", result.tpotMs);
+    w.endObject();
+    std::printf("%s\n", out.c_str());
+  } else {
+    std::printf("\n");
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "[%zu prompt tokens, %zu generated (%s); TTFT %.1f ms, "
+                 "TPOT %.1f ms, %.1f tokens/s]\n",
+                 prompt.size(), n, result.finishReason.c_str(), result.ttftMs,
+                 result.tpotMs, tokensPerSecond);
+  }
+  return 0;
+}
+
+} // namespace ingot::cli
