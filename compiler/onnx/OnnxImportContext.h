@@ -200,6 +200,10 @@ struct OpConverter {
 };
 /// Every registered converter, in table order.
 llvm::ArrayRef<OpConverter> opConverters();
+/// Coverage tables: math/reduction/normalisation ops (OnnxMathOps.cpp) and
+/// tensor/data-movement/convolution ops (OnnxTensorOps.cpp).
+llvm::ArrayRef<OpConverter> mathOpConverters();
+llvm::ArrayRef<OpConverter> tensorOpConverters();
 /// The converter for an op type of the default domain, or null.
 const OpConverter *findOpConverter(llvm::StringRef opType);
 

@@ -52,14 +52,28 @@ const OpConverter kConverters[] = {
     {"ConstantOfShape", kMinOpset, kMaxOpset, convertConstantOfShape},
 };
 
+/// The foundation table above plus the coverage tables, which live beside
+/// their converters (OnnxMathOps.cpp, OnnxTensorOps.cpp).
+std::vector<OpConverter> buildTable() {
+  std::vector<OpConverter> all(std::begin(kConverters), std::end(kConverters));
+  for (llvm::ArrayRef<OpConverter> more :
+       {mathOpConverters(), tensorOpConverters()})
+    all.insert(all.end(), more.begin(), more.end());
+  return all;
+}
+
 } // namespace
 
-llvm::ArrayRef<OpConverter> opConverters() { return kConverters; }
+llvm::ArrayRef<OpConverter> opConverters() {
+  static const std::vector<OpConverter> table = buildTable();
+  return table;
+}
 
 const OpConverter *findOpConverter(llvm::StringRef opType) {
+  llvm::ArrayRef<OpConverter> table = opConverters();
   const OpConverter *it = llvm::find_if(
-      kConverters, [&](const OpConverter &c) { return opType == c.opType; });
-  return it == std::end(kConverters) ? nullptr : it;
+      table, [&](const OpConverter &c) { return opType == c.opType; });
+  return it == table.end() ? nullptr : it;
 }
 
 } // namespace onnximport

@@ -250,5 +250,7 @@ def Ingot_ReduceMeanOp : Ingot_Op<"reduce_mean"> {
 
 include "dialects/Ingot/IngotShapeOps.td"
 include "dialects/Ingot/IngotLlmOps.td"
+include "dialects/Ingot/IngotMathOps.td"
+include "dialects/Ingot/IngotTensorOps.td"
 
 #endif // INGOT_OPS

@@ -305,6 +305,10 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
       return true;
     })
     .Default([&](Operation *) {
+      // Coverage ops keep their rules beside their definitions.
+      for (auto rule : {inferMathOp, inferTensorOp})
+        if (std::optional<bool> handled = rule(op, ins, out, values, error))
+          return *handled;
       error = "no shape rule for '" + op->getName().getStringRef().str() + "'";
       return false;
     });

@@ -39,6 +39,21 @@ mlir::LogicalResult inferValueInfo(mlir::Operation *op,
                                    std::vector<ValueInfo> &results,
                                    std::string &error);
 
+/// Shape rules of the coverage ops (ShapeInferenceMath.cpp,
+/// ShapeInferenceTensor.cpp): nullopt if `op` is not theirs, else whether
+/// the rule succeeded. They set `out` and, for small integer results they
+/// can evaluate, `values`.
+std::optional<bool> inferMathOp(mlir::Operation *op,
+                                llvm::ArrayRef<ValueInfo> ins,
+                                shape::Shape &out,
+                                std::optional<std::vector<int64_t>> &values,
+                                std::string &error);
+std::optional<bool> inferTensorOp(mlir::Operation *op,
+                                  llvm::ArrayRef<ValueInfo> ins,
+                                  shape::Shape &out,
+                                  std::optional<std::vector<int64_t>> &values,
+                                  std::string &error);
+
 /// The info the IR states for `value`: its type's shape, and its values
 /// when it is produced by an integer `ingot.constant`.
 ValueInfo valueInfoFromIR(mlir::Value value);

@@ -52,6 +52,8 @@ std::vector<KernelInfo> buildTable() {
   addLlmActivationKernels(table);
   addRopeKernels(table);
   addPagedAttentionKernels(table);
+  addMathCoverageKernels(table);
+  addTensorCoverageKernels(table);
   std::sort(table.begin(), table.end(),
             [](const KernelInfo &a, const KernelInfo &b) {
               return std::string_view(a.name) < std::string_view(b.name);

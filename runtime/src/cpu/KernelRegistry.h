@@ -160,5 +160,9 @@ void addLlmNormKernels(std::vector<KernelInfo> &table);
 void addLlmActivationKernels(std::vector<KernelInfo> &table);
 void addRopeKernels(std::vector<KernelInfo> &table);
 void addPagedAttentionKernels(std::vector<KernelInfo> &table);
+// Coverage kernels for the wider ONNX op set (MathKernels.cpp,
+// TensorKernels.cpp and the files beside them).
+void addMathCoverageKernels(std::vector<KernelInfo> &table);
+void addTensorCoverageKernels(std::vector<KernelInfo> &table);
 
 } // namespace ingot::cpu

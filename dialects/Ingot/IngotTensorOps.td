@@ -1,0 +1,5 @@
+//===- IngotTensorOps.td - Coverage ops (tensor) -----------------*- tablegen -*-===//
+//
+// Included from IngotOps.td.
+//
+//===----------------------------------------------------------------------===//
