@@ -201,7 +201,8 @@ Status Generator::generate(const std::vector<int32_t> &prompt,
   double firstTokenMs = 0;
   result->finishReason = "length";
   for (int64_t n = 0; n < options.maxNewTokens; ++n) {
-    int32_t next = sampler.sample(logits.data(), vocab);
+    int32_t next =
+        sampler.sample(logits.data(), vocab, prompt, result->tokens);
     if (n == 0)
       firstTokenMs = result->ttftMs = msSince(start);
     if (std::find(eosIds_.begin(), eosIds_.end(), next) != eosIds_.end()) {

@@ -1,4 +1,5 @@
 //===- GenerateCommand.cpp - `ingot generate` -----------------------------===//
+#include "BatchGenerate.h"
 #include "Commands.h"
 #include "JsonWriter.h"
 
@@ -22,9 +23,21 @@ void printGenerateUsage() {
       "usage: ingot generate ART.ingot (--prompt TEXT | --prompt-tokens 1,2,3)\n"
       "         [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
       "         [--seed S] [--chat] [--json] [--logits-out FILE.npy]\n"
-      "         [--threads N] [--kv-blocks N]\n\n"
+      "         [--threads N] [--kv-blocks N]\n"
+      "       ingot generate ART.ingot --batch-file IN.jsonl\n"
+      "         --output OUT.jsonl [--kv-blocks N | --kv-cache-mb M]\n"
+      "         [--block-size B] [--max-tokens-per-step N] [--max-seqs N]\n"
+      "         [--stats-json FILE] [--threads N] [--no-prefix-caching]\n"
+      "         [sampling flags] [--chat]\n\n"
       "  --temperature 0 is greedy; defaults come from the model's\n"
-      "  generation_config.json. --prompt-tokens are used verbatim (no BOS).\n");
+      "  generation_config.json. --prompt-tokens are used verbatim (no BOS).\n"
+      "  Each line of IN.jsonl is one request, with the keys \"prompt\" or\n"
+      "  \"prompt_tokens\", and optionally \"max_new_tokens\",\n"
+      "  \"temperature\", \"top_k\", \"top_p\", \"min_p\",\n"
+      "  \"repetition_penalty\", \"presence_penalty\",\n"
+      "  \"frequency_penalty\", \"seed\", \"stop\", \"stop_token_ids\",\n"
+      "  \"ignore_eos\"; the sampling flags give the defaults. OUT.jsonl has\n"
+      "  one line per request, in input order.\n");
 }
 
 bool parseInt(const std::string &s, int64_t *out) {
@@ -62,13 +75,24 @@ bool parseIdList(const std::string &s, std::vector<int32_t> *ids) {
   return false;
 }
 
-struct GenerateArgs {
-  std::string artifact, prompt, logitsOut;
-  std::vector<int32_t> promptTokens;
-  bool hasPrompt = false, hasTokens = false, chat = false, json = false;
-  int64_t maxNewTokens = -1, topK = -1, seed = 0, threads = 0, kvBlocks = 0;
-  double temperature = -1, topP = -1;
-};
+int checkBatchArgs(const GenerateArgs &a) {
+  const char *problem = nullptr;
+  if (a.artifact.empty())
+    problem = "give an artifact";
+  else if (a.hasPrompt || a.hasTokens)
+    problem = "--batch-file replaces --prompt and --prompt-tokens";
+  else if (a.output.empty())
+    problem = "--batch-file needs --output FILE (- for stdout)";
+  else if (a.kvBlocks && a.kvCacheMb)
+    problem = "give at most one of --kv-blocks and --kv-cache-mb";
+  else if (a.json || !a.logitsOut.empty())
+    problem = "--json and --logits-out are for a single prompt";
+  if (!problem)
+    return 0;
+  std::fprintf(stderr, "error: %s\n\n", problem);
+  printGenerateUsage();
+  return 2;
+}
 
 /// Returns 0 on success, else the exit code for a usage error.
 int parseArgs(int argc, char **argv, GenerateArgs *a) {
@@ -109,6 +133,23 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
       ok = next(&v) && parseInt(v, &a->threads) && a->threads >= 0;
     } else if (arg == "--kv-blocks") {
       ok = next(&v) && parseInt(v, &a->kvBlocks) && a->kvBlocks > 0;
+    } else if (arg == "--kv-cache-mb") {
+      ok = next(&v) && parseInt(v, &a->kvCacheMb) && a->kvCacheMb > 0;
+    } else if (arg == "--block-size") {
+      ok = next(&v) && parseInt(v, &a->blockSize) && a->blockSize > 0;
+    } else if (arg == "--max-tokens-per-step") {
+      ok = next(&v) && parseInt(v, &a->maxTokensPerStep) &&
+           a->maxTokensPerStep > 0;
+    } else if (arg == "--max-seqs") {
+      ok = next(&v) && parseInt(v, &a->maxSeqs) && a->maxSeqs > 0;
+    } else if (arg == "--batch-file") {
+      ok = next(&a->batchFile);
+    } else if (arg == "--output") {
+      ok = next(&a->output);
+    } else if (arg == "--stats-json") {
+      ok = next(&a->statsJson);
+    } else if (arg == "--no-prefix-caching") {
+      a->prefixCaching = false;
     } else if (arg == "--logits-out") {
       ok = next(&a->logitsOut);
     } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
@@ -122,6 +163,17 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
       std::fprintf(stderr, "error: bad or missing value for %s\n", arg.c_str());
       return 2;
     }
+  }
+  if (!a->batchFile.empty())
+    return checkBatchArgs(*a);
+  bool batchOnly = !a->output.empty() || !a->statsJson.empty() ||
+                   a->kvCacheMb || a->blockSize || a->maxTokensPerStep ||
+                   a->maxSeqs || !a->prefixCaching;
+  if (batchOnly) {
+    std::fprintf(stderr, "error: --output, --stats-json, --kv-cache-mb, "
+                         "--block-size, --max-tokens-per-step, --max-seqs "
+                         "and --no-prefix-caching need --batch-file\n");
+    return 2;
   }
   if (a->artifact.empty() || a->hasPrompt == a->hasTokens) {
     std::fprintf(stderr, "error: give an artifact and exactly one of --prompt "
@@ -148,6 +200,8 @@ int generateMain(int argc, char **argv) {
   GenerateArgs a;
   if (int rc = parseArgs(argc, argv, &a))
     return rc < 0 ? 0 : rc;
+  if (!a.batchFile.empty())
+    return batchGenerateMain(a);
   std::unique_ptr<Artifact> artifact;
   if (Status s = Artifact::open(a.artifact, &artifact); !s)
     return fail(s.message());

@@ -1,0 +1,151 @@
+//===- EngineSupport.cpp - The engine's model-free helpers ----------------===//
+#include "engine/EngineSupport.h"
+
+#include "ingot/KvCache.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace ingot::engine {
+namespace {
+
+/// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
+uint64_t memAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:")
+      return kb * 1024;
+  }
+  return 0;
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+} // namespace
+
+int64_t contextLength(const LlmConfig &c) {
+  int64_t blocks = c.maxBlocksPerSeq * c.blockSize;
+  return c.maxPositions > 0 ? std::min(c.maxPositions, blocks) : blocks;
+}
+
+Status resolveLimits(const LlmConfig &c, const EngineOptions &o,
+                     StepLimits *limits) {
+  if (c.maxTokensPerStep <= 0 || c.maxSeqs <= 0 || c.maxBlocksPerSeq <= 0 ||
+      c.blockSize <= 0)
+    return Status::error("the artifact's step bounds are not set (tokens " +
+                         std::to_string(c.maxTokensPerStep) + ", seqs " +
+                         std::to_string(c.maxSeqs) + ", blocks " +
+                         std::to_string(c.maxBlocksPerSeq) + ")");
+  if (o.maxTokensPerStep < 0 || o.maxSeqs < 0 || o.kvBlocks < 0 ||
+      o.kvCacheMb < 0)
+    return Status::error("engine options must not be negative");
+  if (o.maxTokensPerStep > c.maxTokensPerStep)
+    return Status::error(
+        "max tokens per step " + std::to_string(o.maxTokensPerStep) +
+        " exceeds the compiled bound " + std::to_string(c.maxTokensPerStep));
+  if (o.maxSeqs > c.maxSeqs)
+    return Status::error("max seqs " + std::to_string(o.maxSeqs) +
+                         " exceeds the compiled bound " +
+                         std::to_string(c.maxSeqs));
+  limits->maxTokensPerStep =
+      o.maxTokensPerStep ? o.maxTokensPerStep : c.maxTokensPerStep;
+  // Every running sequence must be able to decode each step.
+  limits->maxSeqs =
+      std::min(o.maxSeqs ? o.maxSeqs : c.maxSeqs, limits->maxTokensPerStep);
+  uint64_t perBlock = KvCacheStorage::bytesFor(c, 1);
+  if (perBlock == 0)
+    return Status::error("invalid KV cache geometry in the artifact");
+  int64_t blocks = o.kvBlocks;
+  if (!blocks && o.kvCacheMb)
+    blocks = int64_t((uint64_t(o.kvCacheMb) << 20) / perBlock);
+  if (!blocks) {
+    // The default must let any single request run to the full context.
+    blocks = int64_t(memAvailable() / 4 / perBlock);
+    blocks = std::min(blocks, limits->maxSeqs * c.maxBlocksPerSeq);
+    blocks = std::max(blocks, c.maxBlocksPerSeq);
+  }
+  // An explicit budget is honoured even when smaller: a request that then
+  // cannot fit even alone ends with an error instead of looping.
+  limits->kvBlocks = std::max<int64_t>(blocks, 1);
+  return Status::ok();
+}
+
+std::string describeBudget(const LlmConfig &c, int64_t kvBlocks) {
+  double mib = double(KvCacheStorage::bytesFor(c, kvBlocks)) / (1 << 20);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", mib);
+  return std::to_string(kvBlocks) + " blocks \u00d7 " +
+         std::to_string(c.blockSize) +
+         " tokens = " + std::to_string(kvBlocks * c.blockSize) + " tokens, " +
+         buf + " MiB";
+}
+
+Status validateRequest(const RequestParams &r,
+                       const std::vector<int32_t> &prompt, const LlmConfig &c) {
+  const SamplingParams &s = r.sampling;
+  auto bad = [](const std::string &what) {
+    return Status::error("invalid request: " + what);
+  };
+  if (prompt.empty())
+    return bad("the prompt is empty");
+  for (int32_t id : prompt)
+    if (id < 0 || id >= c.vocabSize)
+      return bad("prompt token " + std::to_string(id) +
+                 " is outside the vocabulary [0, " +
+                 std::to_string(c.vocabSize) + ")");
+  int64_t context = contextLength(c);
+  if (int64_t(prompt.size()) >= context)
+    return bad("the prompt has " + std::to_string(prompt.size()) +
+               " tokens; the compiled context holds " +
+               std::to_string(context) + " (prompt and output together)");
+  if (!std::isfinite(s.temperature) || s.temperature < 0)
+    return bad("temperature " + fmt(s.temperature) + " must be >= 0");
+  if (s.topK < 0)
+    return bad("top_k " + std::to_string(s.topK) + " must be >= 0 (0 = off)");
+  if (!(s.topP > 0 && s.topP <= 1))
+    return bad("top_p " + fmt(s.topP) + " must be in (0, 1]");
+  if (!(s.minP >= 0 && s.minP <= 1))
+    return bad("min_p " + fmt(s.minP) + " must be in [0, 1]");
+  if (!std::isfinite(s.repetitionPenalty) || s.repetitionPenalty <= 0)
+    return bad("repetition_penalty " + fmt(s.repetitionPenalty) +
+               " must be > 0 (1 = off)");
+  if (!(s.presencePenalty >= -2 && s.presencePenalty <= 2))
+    return bad("presence_penalty " + fmt(s.presencePenalty) +
+               " must be in [-2, 2]");
+  if (!(s.frequencyPenalty >= -2 && s.frequencyPenalty <= 2))
+    return bad("frequency_penalty " + fmt(s.frequencyPenalty) +
+               " must be in [-2, 2]");
+  if (r.maxNewTokens < 0)
+    return bad("max_new_tokens " + std::to_string(r.maxNewTokens) +
+               " must be >= 0");
+  for (int32_t id : r.stopTokenIds)
+    if (id < 0 || id >= c.vocabSize)
+      return bad("stop token id " + std::to_string(id) +
+                 " is outside the vocabulary");
+  for (const std::string &stop : r.stopStrings)
+    if (stop.empty())
+      return bad("a stop string is empty");
+  return Status::ok();
+}
+
+StepBatch buildStep(const Scheduler &scheduler, const KvBlockManager &blocks,
+                    const std::vector<ScheduledChunk> &plan) {
+  StepBatch batch;
+  for (const ScheduledChunk &c : plan)
+    batch.addSequence(scheduler.tokens(c.seq).data() + c.first, c.count,
+                      c.first, blocks.table(c.seq), blocks.blockSize());
+  return batch;
+}
+
+} // namespace ingot::engine

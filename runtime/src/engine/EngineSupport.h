@@ -1,0 +1,64 @@
+//===- EngineSupport.h - The engine's model-free helpers --------*- C++ -*-===//
+//
+// Budget arithmetic, request validation and step assembly, kept apart from
+// the step thread so that each is testable without a model.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "engine/KvBlockManager.h"
+#include "engine/Scheduler.h"
+#include "ingot/Engine.h"
+#include "ingot/Generator.h"
+#include "ingot/Manifest.h"
+#include "ingot/Sampler.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ingot::engine {
+
+struct StepLimits {
+  int64_t kvBlocks = 0;
+  int64_t maxTokensPerStep = 0;
+  int64_t maxSeqs = 0;
+};
+
+/// Tokens one sequence may hold: the model's positions and its block table.
+int64_t contextLength(const LlmConfig &config);
+
+/// The step budgets (options capped by the compiled bounds) and the KV
+/// budget: kvBlocks, else kvCacheMb, else a quarter of MemAvailable (capped
+/// at what maxSeqs full-context sequences could use, and never fewer blocks
+/// than one full-context sequence needs). An explicit budget is kept as
+/// given (at least one block).
+Status resolveLimits(const LlmConfig &config, const EngineOptions &options,
+                     StepLimits *limits);
+
+/// "N blocks × B tokens = T tokens, M MiB".
+std::string describeBudget(const LlmConfig &config, int64_t kvBlocks);
+
+/// Checks a request whose prompt ids are `prompt`; the error names the
+/// offending field and value.
+Status validateRequest(const RequestParams &request,
+                       const std::vector<int32_t> &prompt,
+                       const LlmConfig &config);
+
+/// The step inputs for a plan; row i of the logits belongs to plan[i].
+StepBatch buildStep(const Scheduler &scheduler, const KvBlockManager &blocks,
+                    const std::vector<ScheduledChunk> &plan);
+
+/// Calls the sampler with the request's history when its interface takes
+/// it (penalties), else with the logits alone.
+template <typename S>
+int32_t sampleNext(S &sampler, const float *logits, int64_t vocab,
+                   const std::vector<int32_t> &prompt,
+                   const std::vector<int32_t> &generated) {
+  if constexpr (requires { sampler.sample(logits, vocab, prompt, generated); })
+    return sampler.sample(logits, vocab, prompt, generated);
+  else
+    return sampler.sample(logits, vocab);
+}
+
+} // namespace ingot::engine
