@@ -1,18 +1,27 @@
-//===- Linear.cpp - The linear kernel: y = x·Wᵀ + b
-//------------------------===//
+//===- Linear.cpp - The linear kernel: y = x W^T + b ----------------------===//
 //
-// Two regimes. Decode (few rows of x; Linear.h has the limits) is bound by
-// the bandwidth of reading W: the decode kernels stream W once for all
-// rows, split over output features across the pool. Prefill is
-// compute-bound and goes to the blocked sgemm: f32 weights directly ("nk"
-// as a transposed B), f16/bf16 weights a column slice at a time, widened
-// to f32 in a scratch panel that the GEMM then packs; widening costs O(NK)
-// against the GEMM's O(MNK).
+// Batch invariance: a row's output must be bitwise the same whatever the
+// other rows of the step are, how many there are, and how many threads
+// run, so that a request's greedy tokens do not change when the serving
+// engine batches it with others. Every row therefore goes through the same
+// per-output-element kernel, the "nk"/"kn" kernels of Linear.h, for any
+// number of rows: each output element is one dot product whose summation
+// order depends only on K ("nk": fixed vector lanes over K, a fixed lane
+// reduction, a scalar K tail; "kn": FMAs in K order, with the columns past
+// N rounded down to a vector step done scalar), never on M, the row's
+// place or the split over threads. Hence column chunks start at multiples
+// of 64, and the "kn" register-tiled kernel for many rows (knMany) repeats
+// the plain kernel's operations exactly. The blocked sgemm, whose order
+// depends on its M blocking, is no longer used here.
+//
+// Decode (few rows) is bound by reading W: the kernels stream it once for
+// all rows. With many rows (prefill) the same kernels run on tiles that
+// keep a panel of weight rows in L2 while row groups of x pass over it;
+// the tiling changes only which loop is outer, not any element's sum.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Linear.h"
-#include "cpu/Gemm.h"
 #include "cpu/KernelUtil.h"
 
 #include "ingot/ThreadPool.h"
@@ -23,33 +32,72 @@
 namespace ingot::cpu {
 namespace {
 
-/// Floats of widened weights per prefill slice (4 MiB, within L3).
-constexpr int64_t kPrefillSliceFloats = int64_t(1) << 20;
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Grown-only scratch for the widened weight slice of the prefill path.
-thread_local std::vector<float> tlsWidened;
+/// Rows of x per call of the "nk" kernel when there are many: the kernels
+/// re-read a weight block from L1 for every 4 rows, and 32 rows of x (at
+/// most a few hundred KiB) stay in L2 across the panel.
+constexpr int64_t kNkRowGroup = kLinearNkMaxRows;
+/// Bytes of weights per "nk" panel: read from memory once, then from L2 by
+/// every row group.
+constexpr int64_t kNkPanelBytes = 256 * 1024;
 
-void runDecode(const KernelContext &ctx, const LinearDecodeArgs &a, bool nk,
-               const LinearKernelSet &ks) {
-  const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
-  if (nk) {
-    // Blocks of 8 output features keep the kernels' NB-row tiles whole;
-    // a chunk should hold at least ~64 KiB of weights to be worth a thread.
-    constexpr int64_t kBlock = 8;
-    const int64_t rowBytes = std::max<int64_t>(1, a.k * dtypeSize(a.wType));
-    const int64_t grain =
-        std::max<int64_t>(1, ceilDiv(65536, rowBytes * kBlock));
+/// Bytes of weights per "kn" column chunk when several row groups pass
+/// over it.
+constexpr int64_t kKnPanelBytes = 256 * 1024;
+
+/// Rows [r0, r0 + rows) of `a` as a call of their own.
+LinearDecodeArgs rowSlice(const LinearDecodeArgs &a, int64_t r0, int64_t rows) {
+  LinearDecodeArgs s = a;
+  s.m = rows;
+  s.x = a.x + r0 * a.k;
+  s.y = a.y + r0 * a.n;
+  return s;
+}
+
+void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
+           const LinearKernelSet &ks) {
+  // Blocks of 8 output features keep the kernels' NB-row tiles whole;
+  // a chunk should hold at least ~64 KiB of weights to be worth a thread.
+  constexpr int64_t kBlock = 8;
+  const int64_t rowBytes = std::max<int64_t>(1, a.k * dtypeSize(a.wType));
+  const int64_t grain = std::max<int64_t>(1, ceilDiv(65536, rowBytes * kBlock));
+  if (a.m <= kLinearNkMaxRows) {
     ctx.parallelFor(ceilDiv(a.n, kBlock), grain, [&](int64_t b, int64_t e) {
       ks.nk(a, b * kBlock, std::min(a.n, e * kBlock));
     });
     return;
   }
-  // Column chunks: multiples of 64 so every row segment is whole cache
-  // lines, at most what the L1 accumulators hold, and the same number per
-  // thread (the longest thread sets the time).
-  const int64_t maxWidth = linearKnMaxWidth(a.m);
+  const int64_t panel =
+      std::max<int64_t>(1, kNkPanelBytes / (rowBytes * kBlock)) * kBlock;
+  ctx.parallelFor(ceilDiv(a.n, kBlock), grain, [&](int64_t b, int64_t e) {
+    const int64_t n1 = std::min(a.n, e * kBlock);
+    for (int64_t j = b * kBlock; j < n1; j += panel)
+      for (int64_t r = 0; r < a.m; r += kNkRowGroup)
+        ks.nk(rowSlice(a, r, std::min(kNkRowGroup, a.m - r)), j,
+              std::min(n1, j + panel));
+  });
+}
+
+void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
+           const LinearKernelSet &ks) {
+  const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
+  // `kn` takes at most kLinearKnMaxRows rows, more go in groups; `knMany`
+  // takes them all.
+  const bool many = a.m > kLinearKnMaxRows && ks.knMany;
+  const int64_t groupRows = std::min(a.m, kLinearKnMaxRows);
+  // Column chunks: multiples of 64 starting at multiples of 64, which
+  // keeps every column's vector-or-tail treatment (and so its sum) fixed;
+  // at most what the L1 accumulators hold, and the same number per thread
+  // (the longest thread sets the time).
+  int64_t maxWidth = linearKnMaxWidth(groupRows);
+  // With several row groups, each re-reads its chunk of W: narrow enough
+  // to stay in L2 between them.
+  if (a.m > groupRows)
+    maxWidth = std::clamp<int64_t>(
+        kKnPanelBytes / std::max<int64_t>(1, a.k * dtypeSize(a.wType)) / 64 *
+            64,
+        64, maxWidth);
   const int64_t rounds = ceilDiv(ceilDiv(a.n, threads), maxWidth);
   const int64_t width = std::clamp<int64_t>(
       ceilDiv(ceilDiv(a.n, threads * rounds), 64) * 64, 64, maxWidth);
@@ -57,62 +105,14 @@ void runDecode(const KernelContext &ctx, const LinearDecodeArgs &a, bool nk,
   const int64_t grain = std::max<int64_t>(
       1, 65536 / std::max<int64_t>(1, a.k * width * dtypeSize(a.wType)));
   ctx.parallelFor(chunks, grain, [&](int64_t b, int64_t e) {
-    ks.kn(a, b * width, std::min(a.n, e * width));
+    for (int64_t c = b; c < e; ++c)
+      if (many)
+        ks.knMany(a, c * width, std::min(a.n, (c + 1) * width));
+      else
+        for (int64_t r = 0; r < a.m; r += groupRows)
+          ks.kn(rowSlice(a, r, std::min(groupRows, a.m - r)), c * width,
+                std::min(a.n, (c + 1) * width));
   });
-}
-
-void runPrefill(const KernelContext &ctx, const LinearDecodeArgs &a, bool nk,
-                const LinearKernelSet &ks) {
-  const int64_t m = a.m, n = a.n, k = a.k;
-  if (a.bias)
-    for (int64_t r = 0; r < m; ++r)
-      std::copy(a.bias, a.bias + n, a.y + r * n);
-  GemmArgs g;
-  g.m = m;
-  g.k = k;
-  g.a = a.x;
-  g.lda = k;
-  g.ldc = n;
-  g.beta = a.bias ? 1.0f : 0.0f;
-  if (a.wType == DType::F32) {
-    g.n = n;
-    g.b = static_cast<const float *>(a.w);
-    g.ldb = nk ? k : n;
-    g.transB = nk;
-    g.c = a.y;
-    sgemm(g, ctx.pool());
-    return;
-  }
-  const int64_t slice = std::clamp<int64_t>(
-      kPrefillSliceFloats / std::max<int64_t>(k, 1) / 64 * 64, 64, n);
-  std::vector<float> &buf = tlsWidened;
-  buf.resize(size_t(slice * k));
-  const auto *w = static_cast<const uint8_t *>(a.w);
-  const size_t esz = dtypeSize(a.wType);
-  for (int64_t j0 = 0; j0 < n; j0 += slice) {
-    const int64_t nc = std::min(slice, n - j0);
-    float *dst = buf.data();
-    if (nk) {
-      // Rows [j0, j0 + nc) of W are contiguous: widen them as one run.
-      ctx.parallelFor(nc, std::max<int64_t>(1, 16384 / std::max<int64_t>(k, 1)),
-                      [&](int64_t b, int64_t e) {
-                        ks.widen(a.wType, w + (j0 + b) * k * esz, (e - b) * k,
-                                 dst + b * k);
-                      });
-    } else {
-      ctx.parallelFor(
-          k, std::max<int64_t>(1, 16384 / nc), [&](int64_t b, int64_t e) {
-            for (int64_t kk = b; kk < e; ++kk)
-              ks.widen(a.wType, w + (kk * n + j0) * esz, nc, dst + kk * nc);
-          });
-    }
-    g.n = nc;
-    g.b = dst;
-    g.ldb = nk ? k : nc;
-    g.transB = nk;
-    g.c = a.y + j0;
-    sgemm(g, ctx.pool());
-  }
 }
 
 Status linearKernel(KernelContext &ctx) {
@@ -184,10 +184,10 @@ Status linearKernel(KernelContext &ctx) {
         y[r * n + j] = a.bias ? a.bias[j] : 0.0f;
     return Status::ok();
   }
-  if (m <= (nk ? kLinearNkMaxRows : kLinearKnMaxRows))
-    runDecode(ctx, a, nk, ks);
+  if (nk)
+    runNk(ctx, a, ks);
   else
-    runPrefill(ctx, a, nk, ks);
+    runKn(ctx, a, ks);
   return Status::ok();
 }
 

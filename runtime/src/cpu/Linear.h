@@ -4,7 +4,9 @@
 // reading W, so these kernels stream every weight element exactly once for
 // all rows, widen f16/bf16 to f32 in registers, and accumulate in f32.
 // One implementation per ISA (LinearAvx2.cpp, LinearAvx512.cpp, generic in
-// LinearDecode.cpp), chosen once at run time from CPUID.
+// LinearDecode.cpp), chosen once at run time from CPUID. Linear.cpp runs
+// them for every row count, prefill included, so that no row's sums depend
+// on the batch (see there).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -17,11 +19,11 @@
 
 namespace ingot::cpu {
 
-/// Most activation rows the decode kernels take; more rows go to the
-/// blocked GEMM. The "nk" kernels keep each block of weight rows in L1
-/// while they go through the rows of x in tiles, so they beat the GEMM
-/// (which first packs, i.e. transposes, W) well past decode batch sizes;
-/// the "kn" kernels hold one accumulator row per row of x in L1.
+/// Most activation rows one call of the "nk"/"kn" kernels takes; Linear.cpp
+/// passes more in groups (every row's sums are independent of the others,
+/// which keeps linear batch invariant). The "nk" kernels keep each block of
+/// weight rows in L1 while they go through the rows of x in tiles; the
+/// "kn" kernels hold one accumulator row per row of x in L1.
 constexpr int64_t kLinearNkMaxRows = 32;
 constexpr int64_t kLinearKnMaxRows = 8;
 
@@ -43,7 +45,10 @@ using WidenFn = void (*)(DType t, const void *src, int64_t count, float *dst);
 struct LinearKernelSet {
   LinearRangeFn nk; // W is [n, k]: one dot product per output feature
   LinearRangeFn kn; // W is [k, n]: rows of W scaled into accumulator rows
-  WidenFn widen;    // for the prefill path, which widens W panels first
+  WidenFn widen;    // f32 copies of f16/bf16 vectors (bias, norm weights)
+  /// "kn" for any number of rows, bitwise equal to `kn` on every row;
+  /// null where the ISA has none (rows then go to `kn` in groups).
+  LinearRangeFn knMany;
 };
 
 const LinearKernelSet &genericLinearKernels();

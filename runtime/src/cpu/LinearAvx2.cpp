@@ -293,7 +293,7 @@ void widenAny(DType t, const void *src, int64_t count, float *dst) {
 } // namespace
 
 const LinearKernelSet &avx2LinearKernels() {
-  static const LinearKernelSet set{nkAny, knAny, widenAny};
+  static const LinearKernelSet set{nkAny, knAny, widenAny, nullptr};
   return set;
 }
 

@@ -11,7 +11,9 @@
 //
 // "kn": each weight row segment is loaded once and scaled into m f32
 // accumulator rows held in L1, four k rows per pass to amortise their
-// load/store; rows further ahead are prefetched.
+// load/store; rows further ahead are prefetched. With many rows (prefill)
+// register tiles replace the L1 accumulators, with the same per-element
+// operations (see knTile).
 //
 //===----------------------------------------------------------------------===//
 
@@ -273,6 +275,91 @@ INGOT_AVX512 void knRange(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
     knChunk<K>(a, j, std::min(width, n1 - j));
 }
 
+/// The "kn" kernel for many rows (prefill): MR rows by STEPS widening steps
+/// of columns held in registers for all of K, so each weight vector feeds
+/// MR FMAs and no accumulator goes through memory. Every accumulator takes
+/// exactly knChunk's operations on a vector column (FMAs from zero, k
+/// ascending, then the bias), so a row's bits do not depend on which of the
+/// two ran it. `x` and `y` point at the tile's first row.
+template <WKind K, int MR, int STEPS>
+INGOT_AVX512 void knTile(const LinearDecodeArgs &a, const float *x, float *y,
+                         int64_t c) {
+  using E = typename WElem<K>::type;
+  constexpr int NV = kStepVecs<K>;
+  constexpr int64_t S = 16 * NV;
+  __m512 acc[MR][STEPS][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int s = 0; s < STEPS; ++s)
+      for (int u = 0; u < NV; ++u)
+        acc[r][s][u] = _mm512_setzero_ps();
+  const E *w = static_cast<const E *>(a.w) + c;
+  for (int64_t kk = 0; kk < a.k; ++kk) {
+    __m512 b[STEPS][NV];
+    for (int s = 0; s < STEPS; ++s)
+      widenStep<K>(w + kk * a.n + s * S, b[s]);
+    for (int r = 0; r < MR; ++r) {
+      const __m512 xv = _mm512_set1_ps(x[r * a.k + kk]);
+      for (int s = 0; s < STEPS; ++s)
+        for (int u = 0; u < NV; ++u)
+          acc[r][s][u] = _mm512_fmadd_ps(xv, b[s][u], acc[r][s][u]);
+    }
+  }
+  alignas(64) float out[16];
+  for (int r = 0; r < MR; ++r)
+    for (int s = 0; s < STEPS; ++s)
+      for (int u = 0; u < NV; ++u) {
+        _mm512_store_ps(out, acc[r][s][u]);
+        for (int64_t i = 0; i < 16; ++i) {
+          const int64_t col = c + s * S + (NV == 2 ? 2 * i + u : i);
+          y[r * a.n + col] = a.bias ? out[i] + a.bias[col] : out[i];
+        }
+      }
+}
+
+/// knTile over all rows of x for the columns at `c`.
+template <WKind K, int STEPS>
+INGOT_AVX512 void knTileRows(const LinearDecodeArgs &a, int64_t c) {
+  int64_t r = 0;
+  for (; r + 8 <= a.m; r += 8)
+    knTile<K, 8, STEPS>(a, a.x + r * a.k, a.y + r * a.n, c);
+  for (; r + 4 <= a.m; r += 4)
+    knTile<K, 4, STEPS>(a, a.x + r * a.k, a.y + r * a.n, c);
+  for (; r < a.m; ++r)
+    knTile<K, 1, STEPS>(a, a.x + r * a.k, a.y + r * a.n, c);
+}
+
+/// "kn" for any number of rows: register tiles on the columns that knChunk
+/// treats as vectors (below n rounded down to a step), knChunk on groups
+/// of rows for the tail columns, so every column keeps its treatment.
+template <WKind K>
+INGOT_AVX512 void knManyRange(const LinearDecodeArgs &a, int64_t n0,
+                              int64_t n1) {
+  constexpr int64_t S = 16 * kStepVecs<K>;
+  constexpr int STEPS = S == 16 ? 2 : 1; // 32 columns a tile
+  const int64_t vEnd = std::clamp(a.n / S * S, n0, n1);
+  int64_t c = n0;
+  for (; c + STEPS * S <= vEnd; c += STEPS * S)
+    knTileRows<K, STEPS>(a, c);
+  for (; c < vEnd; c += S)
+    knTileRows<K, 1>(a, c);
+  for (int64_t r = 0; r < a.m && vEnd < n1; r += kLinearKnMaxRows) {
+    LinearDecodeArgs g = a;
+    g.m = std::min(kLinearKnMaxRows, a.m - r);
+    g.x = a.x + r * a.k;
+    g.y = a.y + r * a.n;
+    knChunk<K>(g, vEnd, n1 - vEnd);
+  }
+}
+
+void knManyAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
+  if (a.wType == DType::BF16)
+    knManyRange<WKind::BF16>(a, n0, n1);
+  else if (a.wType == DType::F16)
+    knManyRange<WKind::F16>(a, n0, n1);
+  else
+    knManyRange<WKind::F32>(a, n0, n1);
+}
+
 void nkAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
   if (a.wType == DType::BF16)
     nkRange<WKind::BF16>(a, n0, n1);
@@ -313,7 +400,7 @@ void widenAny(DType t, const void *src, int64_t count, float *dst) {
 } // namespace
 
 const LinearKernelSet &avx512LinearKernels() {
-  static const LinearKernelSet set{nkAny, knAny, widenAny};
+  static const LinearKernelSet set{nkAny, knAny, widenAny, knManyAny};
   return set;
 }
 

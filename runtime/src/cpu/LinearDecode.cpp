@@ -91,7 +91,7 @@ void knGeneric(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
 } // namespace
 
 const LinearKernelSet &genericLinearKernels() {
-  static const LinearKernelSet set{nkGeneric, knGeneric, widenGeneric};
+  static const LinearKernelSet set{nkGeneric, knGeneric, widenGeneric, nullptr};
   return set;
 }
 

@@ -6,13 +6,18 @@
 // it writes the K/V rows of all its tokens into the cache, serially (two
 // tokens may name the same slot; the later one wins), and attends.
 //
-// Work items are (token, KV head, slice of the window): the query heads
-// sharing a KV head read each K/V row once between them, and when there are
-// few tokens (decode) the window is cut into slices whose partial softmax
-// results are merged afterwards (split-K), so all threads stream the cache.
-// Per item: scores = scale·q·Kᵀ, a max-subtracted softmax, then a weighted
-// sum of V rows, all accumulated in f32 (the softmax sums in double).
-// Scores and accumulators live in grown-only per-thread scratch.
+// Batch invariance: a token's output must be bitwise the same whatever
+// else is in the step and however many threads run. So its window is
+// always cut at the same places, multiples of kChunk absolute positions,
+// and each chunk's partial softmax (max score, sum of exps, unnormalised
+// weighted V sum) is merged in chunk order by combineChunks; only which
+// thread computes which chunk varies. Work items are (token, KV head) -
+// the query heads sharing a KV head read each K/V row once between them -
+// whose chunks run in order on one thread, or, when there are few items
+// (decode), (token, KV head, chunk) so that all threads stream the cache.
+// Per chunk: scores = scale·q·Kᵀ, a max-subtracted softmax, a weighted sum
+// of V rows, all in f32 (the softmax sum in double). Scores and partials
+// live in grown-only per-thread scratch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +62,7 @@ struct Plan {
 };
 
 struct Scratch {
-  std::vector<float> scores, acc;
+  std::vector<float> scores, partials;
   std::vector<double> sums; // per head: max score, then sum of exps
 };
 thread_local Scratch tlsScratch;
@@ -204,26 +209,39 @@ Status checkTables(const KernelContext &ctx, const Plan &pl,
   return Status::ok();
 }
 
-/// Minimum positions per slice when one token's window is split.
-constexpr int64_t kMinSlice = 128;
+/// Window positions per chunk. Chunks start at multiples of this absolute
+/// position (or at the window start), so where a window is cut depends only
+/// on the token's own position and the sliding window.
+constexpr int64_t kChunk = 256;
 
-/// The query heads of KV head `kvh` for token `tok` over positions [j0, j1]
-/// of its window. With `partial` null the result is final and goes to the
-/// output; otherwise the slice's per-head max score, sum of exp(score -
-/// max) and unnormalised weighted V sum go to partial ([G] maxes, [G] sums,
-/// [G, d] sums) for combineSlices.
-void attend(const Plan &pl, const AttentionOps &ops, int64_t tok, int64_t kvh,
-            int64_t j0, int64_t j1, Scratch &sc, float *partial) {
+int64_t firstChunk(const Plan &pl, int64_t tok) {
+  return pl.windowStart(pl.positions[tok]) / kChunk;
+}
+int64_t chunkCount(const Plan &pl, int64_t tok) {
+  return pl.positions[tok] / kChunk - firstChunk(pl, tok) + 1;
+}
+
+/// Floats of one chunk's partial result: [G] maxes, [G] sums, [G, d] sums.
+int64_t partialFloats(const Geometry &g) {
+  return g.heads / g.kvHeads * (g.headDim + 2);
+}
+
+/// Chunk `c` (counted from the token's first) of the window of token `tok`,
+/// for the query heads of KV head `kvh`: the per-head max score, sum of
+/// exp(score - max) and unnormalised weighted V sum go to `partial`.
+void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
+                 int64_t kvh, int64_t c, Scratch &sc, float *partial) {
   const int64_t d = pl.g.headDim, slotFloats = pl.g.kvHeads * d;
   const int64_t ng = pl.g.heads / pl.g.kvHeads, h0 = kvh * ng;
+  const int64_t p = pl.positions[tok], cs = (firstChunk(pl, tok) + c) * kChunk;
+  const int64_t j0 = std::max(pl.windowStart(p), cs);
+  const int64_t j1 = std::min(p, cs + kChunk - 1);
   const int64_t s = pl.seqOf[tok], len = j1 - j0 + 1;
   const float scale = float(pl.g.scale);
   if (sc.scores.size() < size_t(ng * len))
     sc.scores.resize(size_t(ng * len));
-  if (sc.acc.size() < size_t(ng * d))
-    sc.acc.resize(size_t(ng * d));
   float *scores = sc.scores.data();
-  float *acc = partial ? partial + 2 * ng : sc.acc.data();
+  float *acc = partial + 2 * ng;
   const float *q = pl.q + (tok * pl.g.heads + h0) * d;
   const int64_t bs = pl.blockSize;
   // Visits positions [j0, j1] as runs of consecutive rows within one block.
@@ -250,33 +268,25 @@ void attend(const Plan &pl, const AttentionOps &ops, int64_t tok, int64_t kvh,
   forEachRun(pl.values, [&](int64_t i, const float *rows, int64_t count) {
     ops.accumulate(ng, d, scores + i, len, rows, count, slotFloats, acc);
   });
-  if (partial) {
-    for (int64_t h = 0; h < 2 * ng; ++h)
-      partial[h] = float(sc.sums[h]);
-    return;
-  }
-  float *out = pl.out + (tok * pl.g.heads + h0) * d;
-  for (int64_t h = 0; h < ng; ++h) {
-    const float r = float(1.0 / sc.sums[ng + h]);
-    for (int64_t i = 0; i < d; ++i)
-      out[h * d + i] = acc[h * d + i] * r;
-  }
+  for (int64_t h = 0; h < 2 * ng; ++h)
+    partial[h] = float(sc.sums[h]);
 }
 
-/// Merges the `slices` partial results of one (token, KV head) window:
-/// each slice's sums are rescaled by exp(its max - the overall max).
-void combineSlices(const Plan &pl, int64_t tok, int64_t kvh,
-                   const float *partials, int64_t slices) {
+/// Merges the `chunks` partial results of one (token, KV head) window in
+/// chunk order into the output: each chunk's sums are rescaled by
+/// exp(its max - the overall max).
+void combineChunks(const Plan &pl, int64_t tok, int64_t kvh,
+                   const float *partials, int64_t chunks) {
   const int64_t d = pl.g.headDim, ng = pl.g.heads / pl.g.kvHeads;
-  const int64_t stride = ng * (d + 2);
+  const int64_t stride = partialFloats(pl.g);
   float *out = pl.out + (tok * pl.g.heads + kvh * ng) * d;
   for (int64_t h = 0; h < ng; ++h) {
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < slices; ++c)
+    for (int64_t c = 0; c < chunks; ++c)
       mx = std::max(mx, partials[c * stride + h]);
     double total = 0;
     std::fill(out + h * d, out + (h + 1) * d, 0.0f);
-    for (int64_t c = 0; c < slices; ++c) {
+    for (int64_t c = 0; c < chunks; ++c) {
       const float *part = partials + c * stride;
       const double w = std::exp(double(part[h]) - mx);
       total += w * part[ng + h];
@@ -328,43 +338,48 @@ Status pagedAttentionKernel(KernelContext &ctx) {
               values + pl.slots[tok] * slotFloats);
   }
 
-  // With fewer (token, KV head) pairs than threads (decode), each window
-  // is cut into slices of >= kMinSlice positions that run in parallel and
-  // are merged after; slices past a short window are empty.
+  // Few (token, KV head) pairs (decode): one item per chunk, so a long
+  // window is spread over all threads; the merge runs after. Otherwise
+  // one item per pair. Both give the same bits (same chunks, same merge).
   const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
-  const int64_t pairs = t * g.kvHeads, group = g.heads / g.kvHeads;
-  const int64_t slices =
-      pairs >= 2 * threads ? 1 : (2 * threads + pairs - 1) / pairs;
-  std::vector<float> partials;
-  if (slices > 1)
-    partials.resize(size_t(pairs * slices * group * (d + 2)));
-  auto sliceCount = [&](int64_t tok) {
-    const int64_t p = pl.positions[tok];
-    const int64_t len = p - pl.windowStart(p) + 1;
-    return std::clamp<int64_t>(len / kMinSlice, 1, slices);
-  };
+  const int64_t pairs = t * g.kvHeads, pf = partialFloats(g);
+  int64_t maxChunks = 1;
+  for (int64_t tok = 0; tok < t; ++tok)
+    maxChunks = std::max(maxChunks, chunkCount(pl, tok));
   const AttentionOps &ops = bestAttentionOps();
-  ctx.parallelFor(pairs * slices, 1, [&](int64_t b, int64_t e) {
+  if (pairs < 2 * threads && maxChunks > 1) {
+    std::vector<float> partials(size_t(pairs * maxChunks * pf));
+    ctx.parallelFor(pairs * maxChunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t item = b; item < e; ++item) {
+        const int64_t pair = item / maxChunks, c = item % maxChunks;
+        const int64_t tok = pair / g.kvHeads;
+        if (c < chunkCount(pl, tok))
+          attendChunk(pl, ops, tok, pair % g.kvHeads, c, tlsScratch,
+                      partials.data() + item * pf);
+      }
+    });
+    ctx.parallelFor(pairs, 1, [&](int64_t b, int64_t e) {
+      for (int64_t pair = b; pair < e; ++pair) {
+        const int64_t tok = pair / g.kvHeads;
+        combineChunks(pl, tok, pair % g.kvHeads,
+                      partials.data() + pair * maxChunks * pf,
+                      chunkCount(pl, tok));
+      }
+    });
+    return Status::ok();
+  }
+  ctx.parallelFor(pairs, 1, [&](int64_t b, int64_t e) {
     Scratch &sc = tlsScratch;
-    for (int64_t item = b; item < e; ++item) {
-      const int64_t pair = item / slices, c = item % slices;
-      const int64_t tok = pair / g.kvHeads, kvh = pair % g.kvHeads;
-      const int64_t n = sliceCount(tok);
-      if (c >= n)
-        continue;
-      const int64_t p = pl.positions[tok], lo = pl.windowStart(p);
-      const int64_t len = p - lo + 1;
-      attend(pl, ops, tok, kvh, lo + len * c / n, lo + len * (c + 1) / n - 1,
-             sc, n > 1 ? partials.data() + item * group * (d + 2) : nullptr);
+    for (int64_t pair = b; pair < e; ++pair) {
+      const int64_t tok = pair / g.kvHeads, n = chunkCount(pl, tok);
+      if (sc.partials.size() < size_t(n * pf))
+        sc.partials.resize(size_t(n * pf));
+      for (int64_t c = 0; c < n; ++c)
+        attendChunk(pl, ops, tok, pair % g.kvHeads, c, sc,
+                    sc.partials.data() + c * pf);
+      combineChunks(pl, tok, pair % g.kvHeads, sc.partials.data(), n);
     }
   });
-  if (slices > 1)
-    for (int64_t pair = 0; pair < pairs; ++pair) {
-      const int64_t tok = pair / g.kvHeads;
-      if (const int64_t n = sliceCount(tok); n > 1)
-        combineSlices(pl, tok, pair % g.kvHeads,
-                      partials.data() + pair * slices * group * (d + 2), n);
-    }
   return Status::ok();
 }
 
