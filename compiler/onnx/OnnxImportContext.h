@@ -192,11 +192,15 @@ private:
 using ConvertFn = mlir::LogicalResult (*)(NodeContext &);
 
 /// One registry entry: an ONNX op type and the opsets it is handled for.
+/// `domain` is "" for the default ONNX domain (also spelt "ai.onnx"); other
+/// domains (e.g. "com.microsoft") name the domain the node must declare.
+/// Opsets are those of the default domain the model imports.
 struct OpConverter {
   const char *opType;
   int64_t minOpset;
   int64_t maxOpset;
   ConvertFn convert;
+  const char *domain = "";
 };
 /// Every registered converter, in table order.
 llvm::ArrayRef<OpConverter> opConverters();
@@ -204,8 +208,12 @@ llvm::ArrayRef<OpConverter> opConverters();
 /// tensor/data-movement/convolution ops (OnnxTensorOps.cpp).
 llvm::ArrayRef<OpConverter> mathOpConverters();
 llvm::ArrayRef<OpConverter> tensorOpConverters();
-/// The converter for an op type of the default domain, or null.
-const OpConverter *findOpConverter(llvm::StringRef opType);
+/// The converter for an op type of `domain` ("" or "ai.onnx" for the
+/// default one), or null.
+const OpConverter *findOpConverter(llvm::StringRef opType,
+                                   llvm::StringRef domain = "");
+/// The non-default domains some converter is registered for, comma-separated.
+std::string knownOpDomains();
 
 // Converters, by family (OnnxElementwise.cpp, OnnxNnOps.cpp,
 // OnnxShapeOps.cpp, OnnxConstantOps.cpp).

@@ -210,18 +210,22 @@ Status GraphImporter::convertNode(int index) {
                          ? node.op_type() + "_" + std::to_string(index)
                          : node.name();
   NodeContext n(ctx, node, name);
-  if (!isDefaultDomain(node.domain())) {
+  const OpConverter *converter =
+      findOpConverter(node.op_type(), node.domain());
+  if (!converter && !isDefaultDomain(node.domain())) {
     int64_t version = 0;
     for (const auto &imp : model.opset_import())
       if (imp.domain() == node.domain())
         version = imp.version();
+    std::string known = knownOpDomains();
     return Status::error(ctx.file() + ": node '" + name + "' (" +
-                         node.op_type() + ", opset " + std::to_string(version) +
-                         "): ops of domain '" + node.domain() +
-                         "' are not supported yet — supported: the default "
-                         "ONNX domain; see docs/supported-ops.md");
+                         node.op_type() + ", domain '" + node.domain() +
+                         "', opset " + std::to_string(version) +
+                         "): unsupported op of a non-default domain — "
+                         "supported: the default ONNX domain" +
+                         (known.empty() ? "" : " and some ops of " + known) +
+                         "; see docs/supported-ops.md");
   }
-  const OpConverter *converter = findOpConverter(node.op_type());
   if (!converter) {
     bool nested = llvm::any_of(node.attribute(), [](const auto &a) {
       return a.type() == onnx::AttributeProto::GRAPH ||

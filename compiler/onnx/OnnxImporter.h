@@ -37,11 +37,12 @@ Status importOnnx(const std::string &path, const OnnxImportOptions &options,
                   std::unique_ptr<WeightSource> *weights);
 
 /// The ops the importer handles, with the opset range of each, for the
-/// generated support table: {op type, first opset, last opset}.
+/// generated support table: {op type, first opset, last opset, domain}.
 struct SupportedOnnxOp {
   std::string opType;
   int64_t minOpset;
   int64_t maxOpset;
+  std::string domain; // "" for the default ONNX domain
 };
 std::vector<SupportedOnnxOp> supportedOnnxOps();
 

@@ -1,7 +1,8 @@
 //===- OnnxRegistry.cpp - The table of supported ONNX ops -----------------===//
 //
-// One entry per op type of the default domain: the opsets it is converted
-// for and its converter. Converters that span a since_version change inside
+// One entry per (domain, op type): the opsets (of the default domain) it is
+// converted for and its converter; entries of other domains, such as
+// com.microsoft, name their domain. Converters that span a since_version change inside
 // the range (ReduceMean 18, Shape 15, Reshape 14) branch on the opset
 // themselves. `supportedOnnxOps()` and the generated docs read this table.
 //
@@ -10,6 +11,7 @@
 #include "compiler/onnx/OnnxImporter.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace ingot::compiler {
 namespace onnximport {
@@ -69,11 +71,23 @@ llvm::ArrayRef<OpConverter> opConverters() {
   return table;
 }
 
-const OpConverter *findOpConverter(llvm::StringRef opType) {
+const OpConverter *findOpConverter(llvm::StringRef opType,
+                                   llvm::StringRef domain) {
+  if (domain == "ai.onnx")
+    domain = "";
   llvm::ArrayRef<OpConverter> table = opConverters();
-  const OpConverter *it = llvm::find_if(
-      table, [&](const OpConverter &c) { return opType == c.opType; });
+  const OpConverter *it = llvm::find_if(table, [&](const OpConverter &c) {
+    return opType == c.opType && domain == c.domain;
+  });
   return it == table.end() ? nullptr : it;
+}
+
+std::string knownOpDomains() {
+  std::vector<std::string> domains;
+  for (const OpConverter &c : opConverters())
+    if (*c.domain && !llvm::is_contained(domains, c.domain))
+      domains.push_back(c.domain);
+  return llvm::join(domains, ", ");
 }
 
 } // namespace onnximport
@@ -81,7 +95,7 @@ const OpConverter *findOpConverter(llvm::StringRef opType) {
 std::vector<SupportedOnnxOp> supportedOnnxOps() {
   std::vector<SupportedOnnxOp> ops;
   for (const onnximport::OpConverter &c : onnximport::opConverters())
-    ops.push_back({c.opType, c.minOpset, c.maxOpset});
+    ops.push_back({c.opType, c.minOpset, c.maxOpset, c.domain});
   return ops;
 }
 

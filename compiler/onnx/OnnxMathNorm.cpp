@@ -1,0 +1,215 @@
+//===- OnnxMathNorm.cpp - Normalisations composed of ingot ops ------------===//
+//
+// BatchNormalization (inference), InstanceNormalization, RMSNormalization
+// and the com.microsoft SkipLayerNormalization / SimplifiedLayerNormalization
+// exporters emit. Each is a short chain of existing ops (reduce_mean, sub,
+// mul, sqrt, div, layer_norm), so they need no kernels of their own; all
+// are float32. Statistics are two-pass (mean, then mean of squared
+// deviations), which keeps the error at f32 rounding level.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxMathConverters.h"
+
+using namespace mlir;
+
+namespace ingot::compiler::onnximport {
+namespace {
+
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+
+Value scalarF32(NodeContext &n, float value) {
+  auto type = RankedTensorType::get({}, n.f32());
+  return graph::ConstantOp::create(n.builder(), n.loc(), type,
+                                   DenseElementsAttr::get(type, llvm::ArrayRef<float>(value)));
+}
+
+/// A small builder over NodeContext that stops at the first failure.
+struct Chain {
+  NodeContext &n;
+  bool ok = true;
+
+  template <typename OpTy> Value binary(Value a, Value b) {
+    if (!ok)
+      return nullptr;
+    FailureOr<Value> r = n.build<OpTy>(n.f32(), a, b);
+    ok = succeeded(r);
+    return ok ? *r : nullptr;
+  }
+  Value add(Value a, Value b) { return binary<graph::AddOp>(a, b); }
+  Value sub(Value a, Value b) { return binary<graph::SubOp>(a, b); }
+  Value mul(Value a, Value b) { return binary<graph::MulOp>(a, b); }
+  Value div(Value a, Value b) { return binary<graph::DivOp>(a, b); }
+  Value sqrt(Value a) {
+    if (!ok)
+      return nullptr;
+    FailureOr<Value> r = n.build<graph::SqrtOp>(n.f32(), a);
+    ok = succeeded(r);
+    return ok ? *r : nullptr;
+  }
+  Value mean(Value a, ArrayRef<int64_t> axes) {
+    if (!ok)
+      return nullptr;
+    OpBuilder &b = n.builder();
+    FailureOr<Value> r = n.build<graph::ReduceMeanOp>(
+        n.f32(), a, b.getDenseI64ArrayAttr(axes), b.getI64IntegerAttr(1));
+    ok = succeeded(r);
+    return ok ? *r : nullptr;
+  }
+  /// [C] -> [C, 1, ..., 1] so it broadcasts over the channel dim (axis 1)
+  /// of a rank-`rank` input.
+  Value perChannel(Value v, int64_t rank) {
+    if (!ok || rank <= 2)
+      return v;
+    SmallVector<int64_t> axes;
+    for (int64_t i = 1; i <= rank - 2; ++i)
+      axes.push_back(i);
+    FailureOr<Value> r = n.build<graph::UnsqueezeOp>(
+        n.f32(), v, n.builder().getDenseI64ArrayAttr(axes));
+    ok = succeeded(r);
+    return ok ? *r : nullptr;
+  }
+};
+
+LogicalResult requireF32(NodeContext &n, ArrayRef<Value> values) {
+  for (Value v : values)
+    if (v && failed(n.requireType(v, "input", {n.f32()})))
+      return failure();
+  return success();
+}
+
+LogicalResult requireStashF32(NodeContext &n) {
+  int64_t stash = n.attrInt("stash_type", onnx::TensorProto::FLOAT);
+  if (n.ctx.hasError())
+    return failure();
+  if (stash != onnx::TensorProto::FLOAT)
+    return n.fail("stash_type " + std::to_string(stash) + " (" +
+                      dtypeName(int32_t(stash)) + ")",
+                  "1 (float32)");
+  return success();
+}
+
+/// y = x / sqrt(mean(x², dims [axis, rank)) + eps) · scale.
+LogicalResult rmsNorm(NodeContext &n) {
+  Value x, scale;
+  if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
+      failed(requireF32(n, {x, scale})) || failed(requireStashF32(n)))
+    return failure();
+  int64_t rank = rankOf(x), axis = n.attrInt("axis", -1), normalized;
+  float epsilon = n.attrFloat("epsilon", 1e-5f);
+  if (n.ctx.hasError() || failed(n.normalizeAxis(axis, rank, "axis", normalized)))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t i = normalized; i < rank; ++i)
+    axes.push_back(i);
+  Chain c{n};
+  Value ms = c.mean(c.mul(x, x), axes);
+  Value y = c.mul(c.div(x, c.sqrt(c.add(ms, scalarF32(n, epsilon)))), scale);
+  if (!c.ok)
+    return failure();
+  return n.setOutput(0, y);
+}
+
+} // namespace
+
+/// BatchNormalization, inference form: (x − mean) · scale / sqrt(var + eps)
+/// + B, per channel (axis 1). training_mode=1 is rejected.
+LogicalResult convertBatchNormalization(NodeContext &n) {
+  Value x, scale, bias, mean, var;
+  if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
+      failed(n.input(2, bias)) || failed(n.input(3, mean)) ||
+      failed(n.input(4, var)) ||
+      failed(requireF32(n, {x, scale, bias, mean, var})))
+    return failure();
+  int64_t training = n.attrInt("training_mode", 0);
+  float epsilon = n.attrFloat("epsilon", 1e-5f);
+  if (n.ctx.hasError())
+    return failure();
+  if (training != 0)
+    return n.fail("training_mode = " + std::to_string(training),
+                  "training_mode = 0 (inference)");
+  if (failed(n.requireUnused(1, "running_mean")) ||
+      failed(n.requireUnused(2, "running_var")))
+    return failure();
+  int64_t rank = rankOf(x);
+  if (rank < 2)
+    return n.fail("input of rank " + std::to_string(rank), "rank >= 2 (N, C, ...)");
+  Chain c{n};
+  Value factor = c.div(scale, c.sqrt(c.add(var, scalarF32(n, epsilon))));
+  Value y = c.add(c.mul(c.sub(x, c.perChannel(mean, rank)),
+                        c.perChannel(factor, rank)),
+                  c.perChannel(bias, rank));
+  if (!c.ok)
+    return failure();
+  return n.setOutput(0, y);
+}
+
+/// InstanceNormalization: normalise each (n, c) over the spatial dims.
+LogicalResult convertInstanceNormalization(NodeContext &n) {
+  Value x, scale, bias;
+  if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
+      failed(n.input(2, bias)) || failed(requireF32(n, {x, scale, bias})))
+    return failure();
+  float epsilon = n.attrFloat("epsilon", 1e-5f);
+  if (n.ctx.hasError())
+    return failure();
+  int64_t rank = rankOf(x);
+  if (rank < 3)
+    return n.fail("input of rank " + std::to_string(rank),
+                  "rank >= 3 (N, C, D1, ...)");
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  Chain c{n};
+  Value centered = c.sub(x, c.mean(x, axes));
+  Value var = c.mean(c.mul(centered, centered), axes);
+  Value normalized = c.div(centered, c.sqrt(c.add(var, scalarF32(n, epsilon))));
+  Value y = c.add(c.mul(normalized, c.perChannel(scale, rank)),
+                  c.perChannel(bias, rank));
+  if (!c.ok)
+    return failure();
+  return n.setOutput(0, y);
+}
+
+/// RMSNormalization (23): over dims [axis, rank), scale broadcasts.
+LogicalResult convertRMSNormalization(NodeContext &n) { return rmsNorm(n); }
+
+/// com.microsoft SimplifiedLayerNormalization: RMS norm; the optional
+/// inv_std_var output must be unused.
+LogicalResult convertSimplifiedLayerNormalization(NodeContext &n) {
+  if (failed(n.requireUnused(1, "inv_std_var")))
+    return failure();
+  return rmsNorm(n);
+}
+
+/// com.microsoft SkipLayerNormalization: s = input + skip (+ bias), then
+/// layer norm over the last dim with gamma (and beta). Output 3 is s.
+LogicalResult convertSkipLayerNormalization(NodeContext &n) {
+  Value x, skip, gamma, beta, bias;
+  if (failed(n.input(0, x)) || failed(n.input(1, skip)) ||
+      failed(n.input(2, gamma)) || failed(n.optionalInput(3, beta)) ||
+      failed(n.optionalInput(4, bias)) ||
+      failed(requireF32(n, {x, skip, gamma, beta, bias})) ||
+      failed(n.requireUnused(1, "mean")) ||
+      failed(n.requireUnused(2, "inv_std_var")))
+    return failure();
+  float epsilon = n.attrFloat("epsilon", 1e-12f);
+  if (n.ctx.hasError())
+    return failure();
+  Chain c{n};
+  Value sum = c.add(x, skip);
+  if (bias)
+    sum = c.add(sum, bias);
+  if (!c.ok)
+    return failure();
+  OpBuilder &b = n.builder();
+  FailureOr<Value> y = n.build<graph::LayerNormOp>(
+      n.f32(), sum, gamma, beta, b.getI64IntegerAttr(-1),
+      b.getF32FloatAttr(epsilon));
+  if (failed(n.setOutput(0, y)))
+    return failure();
+  if (n.node.output_size() > 3 && !n.node.output(3).empty())
+    return n.setOutput(3, sum);
+  return success();
+}
+
+} // namespace ingot::compiler::onnximport

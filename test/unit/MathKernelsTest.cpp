@@ -1,0 +1,355 @@
+//===- MathKernelsTest.cpp - The math coverage kernels vs naive loops -----===//
+//
+// Each kernel of docs/kernels-math.md against a double-precision reference
+// written as the plainest loop over multi-indices, on shapes with
+// broadcasting, non-trailing and negative axes.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+
+#include <functional>
+
+using namespace ingot;
+using namespace ingot::test;
+
+namespace {
+
+Attr strAttr(const std::string &n, const std::string &v) {
+  Attr a;
+  a.name = n;
+  a.kind = Attr::Kind::Str;
+  a.s = v;
+  return a;
+}
+
+std::vector<double> toDouble(const Tensor &t) {
+  std::vector<double> v(count(t.shape));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = ptr<float>(t)[i];
+  return v;
+}
+
+double softplus(double x) { return std::log1p(std::exp(x)); }
+
+TEST(MathKernels, UnaryFloatKinds) {
+  Rng rng(1);
+  Tensor x = rng.uniform({3, 7, 5}, -4, 4);
+  std::vector<std::pair<std::string, std::function<double(double)>>> kinds = {
+      {"reciprocal", [](double v) { return 1 / v; }},
+      {"abs", [](double v) { return std::fabs(v); }},
+      {"softplus", softplus},
+      {"mish", [](double v) { return v * std::tanh(softplus(v)); }},
+      {"sin", [](double v) { return std::sin(v); }},
+      {"cos", [](double v) { return std::cos(v); }},
+      {"floor", [](double v) { return std::floor(v); }},
+      {"ceil", [](double v) { return std::ceil(v); }},
+      {"sign", [](double v) { return double((v > 0) - (v < 0)); }}};
+  for (auto &[kind, fn] : kinds) {
+    Tensor y = runOk(Call("unary_math", {&x}, {strAttr("kind", kind)}));
+    std::vector<double> ref;
+    for (double v : toDouble(x))
+      ref.push_back(fn(v));
+    SCOPED_TRACE(kind);
+    expectClose(y, x.shape, ref, 1e-6, 1e-7);
+  }
+  Tensor pos = rng.uniform({40}, 0.01, 9);
+  Tensor y = runOk(Call("unary_math", {&pos}, {strAttr("kind", "log")}));
+  std::vector<double> ref;
+  for (double v : toDouble(pos))
+    ref.push_back(std::log(v));
+  expectClose(y, pos.shape, ref, 1e-6, 1e-7);
+}
+
+TEST(MathKernels, UnaryParameterisedKinds) {
+  Rng rng(2);
+  Tensor x = rng.uniform({4, 9}, -3, 3);
+  auto run = [&](const std::string &kind, std::vector<Attr> extra,
+                 std::function<double(double)> fn) {
+    extra.push_back(strAttr("kind", kind));
+    Tensor y = runOk(Call("unary_math", {&x}, extra));
+    std::vector<double> ref;
+    for (double v : toDouble(x))
+      ref.push_back(fn(v));
+    SCOPED_TRACE(kind);
+    expectClose(y, x.shape, ref, 1e-6, 1e-7);
+  };
+  run("hard_sigmoid", {floatAttr("alpha", 0.2), floatAttr("beta", 0.5)},
+      [](double v) { return std::max(0.0, std::min(1.0, 0.2 * v + 0.5)); });
+  run("leaky_relu", {floatAttr("alpha", 0.1)},
+      [](double v) { return v < 0 ? 0.1 * v : v; });
+  run("elu", {floatAttr("alpha", 1.5)},
+      [](double v) { return v < 0 ? 1.5 * (std::exp(v) - 1) : v; });
+}
+
+TEST(MathKernels, RoundHalfToEvenAndIntKinds) {
+  Tensor x = f32({6}, {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f});
+  Tensor y = runOk(Call("unary_math", {&x}, {strAttr("kind", "round")}));
+  expectClose(y, {6}, {0, 2, 2, 0, -2, 2}, 0, 0);
+  Tensor xi = i64({4}, {-3, 0, 5, INT64_MIN + 1});
+  Tensor a = runOk(Call("unary_math", {&xi}, {strAttr("kind", "abs")}, {DType::I64}));
+  EXPECT_EQ(ptr<int64_t>(a)[0], 3);
+  EXPECT_EQ(ptr<int64_t>(a)[3], INT64_MAX);
+  Tensor s = runOk(Call("unary_math", {&xi}, {strAttr("kind", "sign")}, {DType::I64}));
+  EXPECT_EQ(ptr<int64_t>(s)[0], -1);
+  EXPECT_EQ(ptr<int64_t>(s)[1], 0);
+  EXPECT_EQ(ptr<int64_t>(s)[2], 1);
+  Tensor b = make<uint8_t>(DType::Bool, {3}, {0, 1, 0});
+  Tensor n = runOk(Call("unary_math", {&b}, {strAttr("kind", "not")}, {DType::Bool}));
+  EXPECT_EQ(ptr<uint8_t>(n)[0], 1);
+  EXPECT_EQ(ptr<uint8_t>(n)[1], 0);
+}
+
+/// Binary kernels over a broadcast pair vs naive index arithmetic.
+template <typename T, typename R>
+void checkBinary(const std::string &kernel, const std::string &kind,
+                 const Tensor &a, const Tensor &b, DType outType,
+                 std::function<R(T, T)> fn) {
+  Tensor y = runOk(Call(kernel, {&a, &b}, {strAttr("kind", kind)}, {outType}));
+  Shape out = broadcastShape(a.shape, b.shape);
+  ASSERT_EQ(y.shape, out);
+  for (int64_t i = 0; i < count(out); ++i) {
+    auto idx = unravel(i, out);
+    R want = fn(ptr<T>(a)[broadcastIndex(idx, a.shape)],
+                ptr<T>(b)[broadcastIndex(idx, b.shape)]);
+    ASSERT_EQ(ptr<R>(y)[i], want) << kernel << " " << kind << " at " << i;
+  }
+}
+
+TEST(MathKernels, BinaryMathBroadcast) {
+  Rng rng(3);
+  Tensor a = rng.uniform({2, 1, 5}), b = rng.uniform({3, 1});
+  checkBinary<float, float>("binary_math", "max", a, b, DType::F32,
+                            [](float x, float y) { return std::max(x, y); });
+  checkBinary<float, float>("binary_math", "min", a, b, DType::F32,
+                            [](float x, float y) { return std::min(x, y); });
+  Tensor ia = rng.ints<int32_t>(DType::I32, {4, 3}, -5, 5);
+  Tensor ib = rng.ints<int32_t>(DType::I32, {3}, -5, 5);
+  checkBinary<int32_t, int32_t>("binary_math", "max", ia, ib, DType::I32,
+                                [](int32_t x, int32_t y) { return std::max(x, y); });
+  Tensor ba = rng.bools({2, 3, 4}), bb = rng.bools({4});
+  checkBinary<uint8_t, uint8_t>("binary_math", "and", ba, bb, DType::Bool,
+                                [](uint8_t x, uint8_t y) { return uint8_t(x && y); });
+  checkBinary<uint8_t, uint8_t>("binary_math", "or", ba, bb, DType::Bool,
+                                [](uint8_t x, uint8_t y) { return uint8_t(x || y); });
+}
+
+TEST(MathKernels, CompareBroadcast) {
+  Rng rng(4);
+  Tensor a = rng.ints<int64_t>(DType::I64, {3, 1, 4}, -2, 2);
+  Tensor b = rng.ints<int64_t>(DType::I64, {5, 1}, -2, 2);
+  using F = std::function<uint8_t(int64_t, int64_t)>;
+  std::vector<std::pair<std::string, F>> kinds = {
+      {"equal", [](int64_t x, int64_t y) { return uint8_t(x == y); }},
+      {"less", [](int64_t x, int64_t y) { return uint8_t(x < y); }},
+      {"less_equal", [](int64_t x, int64_t y) { return uint8_t(x <= y); }},
+      {"greater", [](int64_t x, int64_t y) { return uint8_t(x > y); }},
+      {"greater_equal", [](int64_t x, int64_t y) { return uint8_t(x >= y); }}};
+  for (auto &[kind, fn] : kinds)
+    checkBinary<int64_t, uint8_t>("compare", kind, a, b, DType::Bool, fn);
+  Tensor fa = rng.uniform({6}), fb = rng.uniform({1});
+  checkBinary<float, uint8_t>("compare", "less", fa, fb, DType::Bool,
+                              [](float x, float y) { return uint8_t(x < y); });
+}
+
+/// Naive reduction: for each output multi-index, loop over all inputs.
+std::vector<double> naiveReduce(const Tensor &x, std::vector<int64_t> axes,
+                                const std::string &kind, Shape *kept) {
+  int64_t r = x.shape.size();
+  for (int64_t &a : axes)
+    a = a < 0 ? a + r : a;
+  if (axes.empty())
+    for (int64_t i = 0; i < r; ++i)
+      axes.push_back(i);
+  *kept = x.shape;
+  for (int64_t a : axes)
+    (*kept)[a] = 1;
+  std::vector<std::vector<double>> groups(count(*kept));
+  for (int64_t i = 0; i < count(x.shape); ++i) {
+    auto idx = unravel(i, x.shape);
+    groups[broadcastIndex(idx, *kept)].push_back(ptr<float>(x)[i]);
+  }
+  std::vector<double> out;
+  for (auto &g : groups) {
+    double acc = kind == "prod" ? 1 : kind == "max" ? -INFINITY
+                                 : kind == "min"   ? INFINITY
+                                                   : 0;
+    for (double v : g) {
+      if (kind == "sum") acc += v;
+      else if (kind == "prod") acc *= v;
+      else if (kind == "max") acc = std::max(acc, v);
+      else if (kind == "min") acc = std::min(acc, v);
+      else if (kind == "sum_square" || kind == "l2") acc += v * v;
+      else acc += std::exp(v);
+    }
+    if (kind == "l2") acc = std::sqrt(acc);
+    if (kind == "log_sum_exp") acc = std::log(acc);
+    out.push_back(acc);
+  }
+  return out;
+}
+
+TEST(MathKernels, ReduceKindsAndAxes) {
+  Rng rng(5);
+  Tensor x = rng.uniform({3, 4, 5}, 0.5, 1.5);
+  for (std::string kind :
+       {"sum", "max", "min", "prod", "l2", "sum_square", "log_sum_exp"})
+    for (std::vector<int64_t> axes : std::vector<std::vector<int64_t>>{
+             {}, {1}, {-1}, {0, 2}, {0}, {0, 1, 2}})
+      for (int64_t keep : {0, 1}) {
+        Shape kept;
+        std::vector<double> ref = naiveReduce(x, axes, kind, &kept);
+        Shape out;
+        shape::reduce(x.shape, axes, keep != 0, &out, nullptr);
+        Tensor y = runOk(Call("reduce", {&x},
+                              {strAttr("kind", kind), intsAttr("axes", axes),
+                               intAttr("keepdims", keep)}));
+        SCOPED_TRACE(kind + " keep " + std::to_string(keep));
+        expectClose(y, out, ref, 1e-6);
+      }
+  Tensor xi = rng.ints<int64_t>(DType::I64, {2, 3}, -4, 4);
+  Tensor s = runOk(Call("reduce", {&xi},
+                        {strAttr("kind", "sum"), intsAttr("axes", {0}),
+                         intAttr("keepdims", 0)},
+                        {DType::I64}));
+  for (int j = 0; j < 3; ++j)
+    EXPECT_EQ(ptr<int64_t>(s)[j], ptr<int64_t>(xi)[j] + ptr<int64_t>(xi)[3 + j]);
+}
+
+TEST(MathKernels, ReduceAxesFromInput) {
+  Rng rng(9);
+  Tensor x = rng.uniform({2, 3, 4});
+  Tensor axes = i64({1}, {-2});
+  Shape kept;
+  std::vector<double> ref = naiveReduce(x, {1}, "sum", &kept);
+  Tensor y = runOk(Call("reduce", {&x, &axes},
+                        {strAttr("kind", "sum"), intsAttr("axes", {}),
+                         intAttr("keepdims", 0)}));
+  expectClose(y, {2, 4}, ref, 1e-6);
+  // An empty axes input: every axis, or an identity with noop_with_empty_axes.
+  Tensor none = i64({0}, {});
+  Tensor all = runOk(Call("reduce", {&x, &none},
+                          {strAttr("kind", "max"), intsAttr("axes", {}),
+                           intAttr("keepdims", 0)}));
+  expectClose(all, {}, naiveReduce(x, {}, "max", &kept), 0);
+  Tensor same = runOk(Call("reduce", {&x, &none},
+                           {strAttr("kind", "max"), intsAttr("axes", {}),
+                            intAttr("keepdims", 1),
+                            intAttr("noop_with_empty_axes", 1)}));
+  expectClose(same, x.shape, toDouble(x), 0);
+}
+
+TEST(MathKernels, ReduceBoolIsAnyAll) {
+  Tensor b = make<uint8_t>(DType::Bool, {2, 3}, {0, 1, 0, 1, 1, 1});
+  auto run = [&](const char *kind) {
+    return runOk(Call("reduce", {&b},
+                      {strAttr("kind", kind), intsAttr("axes", {1}),
+                       intAttr("keepdims", 0)},
+                      {DType::Bool}));
+  };
+  Tensor any = run("max"), all = run("min");
+  EXPECT_EQ(ptr<uint8_t>(any)[0], 1);
+  EXPECT_EQ(ptr<uint8_t>(any)[1], 1);
+  EXPECT_EQ(ptr<uint8_t>(all)[0], 0);
+  EXPECT_EQ(ptr<uint8_t>(all)[1], 1);
+}
+
+TEST(MathKernels, ArgReduceFirstAndLastIndex) {
+  Tensor x = f32({2, 4}, {1, 3, 3, 0, 2, 2, -1, 2});
+  auto run = [&](const std::string &kind, int64_t last) {
+    return runOk(Call("arg_reduce", {&x},
+                      {strAttr("kind", kind), intAttr("axis", -1),
+                       intAttr("keepdims", 0), intAttr("select_last_index", last)},
+                      {DType::I64}));
+  };
+  Tensor a = run("max", 0), b = run("max", 1), c = run("min", 0);
+  EXPECT_EQ(a.shape, Shape({2}));
+  EXPECT_EQ(ptr<int64_t>(a)[0], 1);
+  EXPECT_EQ(ptr<int64_t>(a)[1], 0);
+  EXPECT_EQ(ptr<int64_t>(b)[0], 2);
+  EXPECT_EQ(ptr<int64_t>(b)[1], 3);
+  EXPECT_EQ(ptr<int64_t>(c)[0], 3);
+  EXPECT_EQ(ptr<int64_t>(c)[1], 2);
+  Rng rng(6);
+  Tensor y = rng.uniform({3, 5, 2});
+  Tensor r = runOk(Call("arg_reduce", {&y},
+                        {strAttr("kind", "max"), intAttr("axis", 1),
+                         intAttr("keepdims", 1), intAttr("select_last_index", 0)},
+                        {DType::I64}));
+  EXPECT_EQ(r.shape, Shape({3, 1, 2}));
+  for (int o = 0; o < 3; ++o)
+    for (int i = 0; i < 2; ++i) {
+      int best = 0;
+      for (int k = 1; k < 5; ++k)
+        if (ptr<float>(y)[o * 10 + k * 2 + i] > ptr<float>(y)[o * 10 + best * 2 + i])
+          best = k;
+      EXPECT_EQ(ptr<int64_t>(r)[o * 2 + i], best);
+    }
+}
+
+TEST(MathKernels, LogSoftmaxMiddleAxis) {
+  Rng rng(7);
+  Tensor x = rng.uniform({2, 6, 3}, -30, 30);
+  Tensor y = runOk(Call("log_softmax", {&x}, {intAttr("axis", -2)}));
+  std::vector<double> ref(count(x.shape));
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 3; ++i) {
+      double sum = 0;
+      for (int k = 0; k < 6; ++k)
+        sum += std::exp(double(ptr<float>(x)[o * 18 + k * 3 + i]));
+      for (int k = 0; k < 6; ++k)
+        ref[o * 18 + k * 3 + i] = ptr<float>(x)[o * 18 + k * 3 + i] - std::log(sum);
+    }
+  expectClose(y, x.shape, ref, 1e-6, 1e-5);
+}
+
+TEST(MathKernels, CumSumExclusiveReverse) {
+  Rng rng(8);
+  Tensor x = rng.uniform({3, 4});
+  for (int64_t ex : {0, 1})
+    for (int64_t rev : {0, 1}) {
+      Tensor y = runOk(Call("cumsum", {&x},
+                            {intAttr("axis", 1), intAttr("exclusive", ex),
+                             intAttr("reverse", rev)}));
+      std::vector<double> ref(12);
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 4; ++j) {
+          double s = 0;
+          for (int k = 0; k < 4; ++k) {
+            bool in = rev ? (ex ? k > j : k >= j) : (ex ? k < j : k <= j);
+            if (in)
+              s += ptr<float>(x)[r * 4 + k];
+          }
+          ref[r * 4 + j] = s;
+        }
+      SCOPED_TRACE("exclusive " + std::to_string(ex) + " reverse " +
+                   std::to_string(rev));
+      expectClose(y, x.shape, ref, 1e-6, 1e-6);
+    }
+  // The axis as a run-time input (i32 scalar), negative.
+  Tensor axis = i32({}, {-1});
+  Tensor y = runOk(Call("cumsum", {&x, &axis},
+                        {intAttr("exclusive", 0), intAttr("reverse", 0)}));
+  std::vector<double> ref(12);
+  for (int r = 0; r < 3; ++r) {
+    double s = 0;
+    for (int j = 0; j < 4; ++j)
+      ref[r * 4 + j] = s += ptr<float>(x)[r * 4 + j];
+  }
+  expectClose(y, x.shape, ref, 1e-6, 1e-6);
+  Tensor xi = i32({4}, {1, 2, 3, 4});
+  Tensor yi = runOk(Call("cumsum", {&xi},
+                         {intAttr("axis", 0), intAttr("exclusive", 0),
+                          intAttr("reverse", 0)},
+                         {DType::I32}));
+  EXPECT_EQ(ptr<int32_t>(yi)[3], 10);
+}
+
+TEST(MathKernels, UnknownKindIsAnError) {
+  Tensor x = f32({2}, {1, 2});
+  std::vector<Tensor> outs;
+  Status s = runKernel(Call("unary_math", {&x}, {strAttr("kind", "tan")}), &outs);
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("unknown kind"), std::string::npos);
+}
+
+} // namespace
