@@ -1,8 +1,377 @@
 //===- OnnxTensorOps.cpp - Data movement and convolution converters -------===//
-#include "compiler/onnx/OnnxImportContext.h"
+//
+// Flatten, Split, Slice, Expand, Tile, Range, Pad, GatherElements,
+// ScatterND, DepthToSpace, OneHot and NonZero, and the table of the whole
+// tensor family (Conv, pooling, Resize and TopK are in OnnxTensorNnOps.cpp).
+// Multi-output ONNX ops become one single-result ingot op per output.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxTensorOps.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
 
 namespace ingot::compiler::onnximport {
 
-llvm::ArrayRef<OpConverter> tensorOpConverters() { return {}; }
+Value tensorI64Constant(NodeContext &n, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, n.i64());
+  return graph::ConstantOp::create(n.builder(), n.loc(), type,
+                                   DenseIntElementsAttr::get(type, values));
+}
+
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
+namespace {
+
+LogicalResult convertFlatten(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  int64_t axis = n.attrInt("axis", 1), rank = rankOf(x);
+  if (n.ctx.hasError())
+    return failure();
+  if (axis < -rank || axis > rank)
+    return n.fail("axis " + std::to_string(axis) + " is out of range",
+                  "values in [" + std::to_string(-rank) + ", " +
+                      std::to_string(rank) + "]");
+  if (axis < 0)
+    axis += rank;
+  return n.setOutput(
+      0, n.build<graph::FlattenOp>(elementTypeOf(x), x,
+                                   n.builder().getI64IntegerAttr(axis)));
+}
+
+/// Equal parts of a dynamic dim: the chunk (ceil(d / parts) from 18, d /
+/// parts before) is computed from the run-time dim with shape arithmetic,
+/// which folds wherever the dim becomes known (bounds included).
+LogicalResult splitDynamicDim(NodeContext &n, Value x, int64_t axis,
+                              int64_t parts) {
+  OpBuilder &b = n.builder();
+  Type i64 = n.i64();
+  FailureOr<Value> dim = n.build<graph::ShapeOp>(
+      i64, x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(axis + 1));
+  if (failed(dim))
+    return failure();
+  Value chunk = *dim;
+  if (n.opset() >= 18) {
+    FailureOr<Value> up =
+        n.build<graph::AddOp>(i64, chunk, tensorI64Constant(n, {parts - 1}));
+    if (failed(up))
+      return failure();
+    chunk = *up;
+  }
+  FailureOr<Value> divided =
+      n.build<graph::DivOp>(i64, chunk, tensorI64Constant(n, {parts}));
+  if (failed(divided))
+    return failure();
+  Value axes = tensorI64Constant(n, {axis}), steps = tensorI64Constant(n, {1});
+  for (int64_t i = 0; i < parts; ++i) {
+    FailureOr<Value> starts =
+        n.build<graph::MulOp>(i64, *divided, tensorI64Constant(n, {i}));
+    FailureOr<Value> ends =
+        n.build<graph::MulOp>(i64, *divided, tensorI64Constant(n, {i + 1}));
+    if (failed(starts) || failed(ends) ||
+        failed(
+            n.setOutput(i, n.build<graph::SliceOp>(elementTypeOf(x), x, *starts,
+                                                   *ends, axes, steps))))
+      return failure();
+  }
+  return success();
+}
+
+/// Split: one slice per output; sizes from the `split` input (13+), else
+/// `num_outputs` (18+, the last chunk may be smaller) or the output count
+/// (equal parts); a dynamic dim is split with run-time arithmetic.
+LogicalResult convertSplit(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  int64_t rank = rankOf(x), axis;
+  if (failed(n.normalizeAxis(n.attrInt("axis", 0), rank, "axis", axis)))
+    return failure();
+  int64_t outputs = n.node.output_size();
+  std::vector<int64_t> sizes;
+  if (n.hasInput(1)) {
+    if (failed(n.constantInts(1, "split", sizes)))
+      return failure();
+    if (int64_t(sizes.size()) != outputs)
+      return n.fail("split has " + std::to_string(sizes.size()) +
+                    " entries for " + std::to_string(outputs) + " outputs");
+  } else {
+    int64_t parts =
+        n.opset() >= 18 ? n.attrInt("num_outputs", outputs) : outputs;
+    if (n.ctx.hasError())
+      return failure();
+    if (parts != outputs || parts < 1)
+      return n.fail("num_outputs " + std::to_string(parts) + " but " +
+                    std::to_string(outputs) + " outputs");
+    int64_t dim = cast<RankedTensorType>(x.getType()).getDimSize(axis);
+    if (ShapedType::isDynamic(dim))
+      return splitDynamicDim(n, x, axis, parts);
+    int64_t chunk = n.opset() >= 18 ? (dim + parts - 1) / parts : dim / parts;
+    if (n.opset() < 18 && dim % parts != 0)
+      return n.fail("dim " + std::to_string(dim) + " does not split into " +
+                    std::to_string(parts) + " equal parts");
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  }
+  Value axes = tensorI64Constant(n, {axis}), steps = tensorI64Constant(n, {1});
+  int64_t begin = 0;
+  for (int64_t i = 0; i < outputs; ++i) {
+    Value starts = tensorI64Constant(n, {begin});
+    Value ends = tensorI64Constant(n, {begin + sizes[i]});
+    begin += sizes[i];
+    if (failed(
+            n.setOutput(i, n.build<graph::SliceOp>(elementTypeOf(x), x, starts,
+                                                   ends, axes, steps))))
+      return failure();
+  }
+  return success();
+}
+
+/// Slice (13+): absent axes are [0, n), absent steps are 1s; all may be
+/// run-time values.
+LogicalResult convertSlice(NodeContext &n) {
+  Value x, starts, ends, axes, steps;
+  if (failed(n.input(0, x)) || failed(n.input(1, starts)) ||
+      failed(n.input(2, ends)) || failed(n.optionalInput(3, axes)) ||
+      failed(n.optionalInput(4, steps)))
+    return failure();
+  for (Value v : {starts, ends, axes, steps})
+    if (v &&
+        failed(n.requireType(v, "starts/ends/axes/steps", {n.i64(), n.i32()})))
+      return failure();
+  int64_t count = cast<RankedTensorType>(starts.getType()).getDimSize(0);
+  if ((!axes || !steps) && ShapedType::isDynamic(count))
+    return n.fail("starts of dynamic length without axes and steps",
+                  "starts of static length");
+  if (!axes) {
+    std::vector<int64_t> all(count);
+    for (int64_t i = 0; i < count; ++i)
+      all[i] = i;
+    axes = tensorI64Constant(n, all);
+  }
+  if (!steps)
+    steps = tensorI64Constant(n, std::vector<int64_t>(count, 1));
+  return n.setOutput(0, n.build<graph::SliceOp>(elementTypeOf(x), x, starts,
+                                                ends, axes, steps));
+}
+
+LogicalResult convertExpand(NodeContext &n) {
+  Value x, shape;
+  if (failed(n.input(0, x)) || failed(n.input(1, shape)) ||
+      failed(n.requireType(shape, "shape", {n.i64()})))
+    return failure();
+  return n.setOutput(0, n.build<graph::ExpandOp>(elementTypeOf(x), x, shape));
+}
+
+LogicalResult convertTile(NodeContext &n) {
+  Value x, repeats;
+  if (failed(n.input(0, x)) || failed(n.input(1, repeats)) ||
+      failed(n.requireType(repeats, "repeats", {n.i64()})))
+    return failure();
+  return n.setOutput(0, n.build<graph::TileOp>(elementTypeOf(x), x, repeats));
+}
+
+/// A compile-time scalar as double (float or integer constant).
+std::optional<double> constantScalar(NodeContext &n, Value v) {
+  if (auto ints = n.ctx.constantInts(v); ints && ints->size() == 1)
+    return double((*ints)[0]);
+  DenseFPElementsAttr attr;
+  if (matchPattern(v, m_Constant(&attr)) && attr.getNumElements() == 1)
+    return (*attr.getValues<APFloat>().begin()).convertToDouble();
+  return std::nullopt;
+}
+
+/// Range: constant inputs fix the length at import; run-time ones leave it
+/// dynamic (bound computation then asks for --shape).
+LogicalResult convertRange(NodeContext &n) {
+  Value start, limit, delta;
+  if (failed(n.input(0, start)) || failed(n.input(1, limit)) ||
+      failed(n.input(2, delta)) ||
+      failed(n.requireType(start, "start", {n.f32(), n.i64(), n.i32()})))
+    return failure();
+  for (Value v : {limit, delta})
+    if (failed(n.requireType(v, "limit/delta", {elementTypeOf(start)})))
+      return failure();
+  int64_t count = -1;
+  auto a = constantScalar(n, start), b = constantScalar(n, limit),
+       d = constantScalar(n, delta);
+  if (a && b && d) {
+    if (*d == 0)
+      return n.fail("delta is 0");
+    // The difference is taken in the input type, as onnxruntime does.
+    double diff =
+        elementTypeOf(start).isF32() ? double(float(*b) - float(*a)) : *b - *a;
+    count = std::max<int64_t>(0, int64_t(std::ceil(diff / *d)));
+  }
+  return n.setOutput(
+      0, n.build<graph::RangeOp>(elementTypeOf(start), start, limit, delta,
+                                 n.builder().getI64IntegerAttr(count)));
+}
+
+/// Pad (13+; axes from 18): pads over all dims; a zero of the input's type
+/// stands in for an absent constant_value.
+LogicalResult convertPad(NodeContext &n) {
+  Value x, pads, value;
+  if (failed(n.input(0, x)) || failed(n.input(1, pads)) ||
+      failed(n.requireType(pads, "pads", {n.i64()})) ||
+      failed(n.optionalInput(2, value)))
+    return failure();
+  std::string mode = "constant";
+  if (const auto *a = n.attr("mode", onnx::AttributeProto::STRING))
+    mode = a->s();
+  if (n.ctx.hasError())
+    return failure();
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    return n.fail("mode '" + mode + "'", "constant, edge, reflect");
+  int64_t rank = rankOf(x);
+  if (n.opset() >= 18 && n.hasInput(3)) {
+    std::vector<int64_t> axes, given;
+    if (failed(n.constantInts(3, "axes", axes)) ||
+        failed(n.constantInts(1, "pads (with axes)", given)))
+      return failure();
+    if (given.size() != 2 * axes.size())
+      return n.fail("pads must have 2 entries per axis");
+    std::vector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a;
+      if (failed(n.normalizeAxis(axes[i], rank, "axes entry", a)))
+        return failure();
+      full[a] = given[i];
+      full[a + rank] = given[i + axes.size()];
+    }
+    pads = tensorI64Constant(n, full);
+  }
+  Type elem = elementTypeOf(x);
+  if (value) {
+    if (failed(n.requireType(value, "constant_value", {elem})))
+      return failure();
+  } else {
+    auto type = RankedTensorType::get({}, elem);
+    Attribute zero = isa<FloatType>(elem)
+                         ? Attribute(FloatAttr::get(elem, 0.0))
+                         : Attribute(IntegerAttr::get(elem, 0));
+    value = graph::ConstantOp::create(n.builder(), n.loc(), type,
+                                      DenseElementsAttr::get(type, zero));
+  }
+  return n.setOutput(0, n.build<graph::PadOp>(elem, x, pads, value,
+                                              n.builder().getStringAttr(mode)));
+}
+
+LogicalResult convertGatherElements(NodeContext &n) {
+  Value data, indices;
+  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
+      failed(n.requireType(indices, "indices", {n.i64(), n.i32()})))
+    return failure();
+  int64_t axis;
+  if (failed(n.normalizeAxis(n.attrInt("axis", 0), rankOf(data), "axis", axis)))
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::GatherElementsOp>(elementTypeOf(data), data, indices,
+                                          n.builder().getI64IntegerAttr(axis)));
+}
+
+LogicalResult convertScatterND(NodeContext &n) {
+  Value data, indices, updates;
+  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
+      failed(n.input(2, updates)) ||
+      failed(n.requireType(indices, "indices", {n.i64()})) ||
+      failed(n.requireType(updates, "updates", {elementTypeOf(data)})))
+    return failure();
+  std::string reduction = "none";
+  if (const auto *a = n.attr("reduction", onnx::AttributeProto::STRING))
+    reduction = a->s();
+  if (n.ctx.hasError())
+    return failure();
+  bool minMax = n.opset() >= 18 && (reduction == "max" || reduction == "min");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      !minMax)
+    return n.fail("reduction '" + reduction + "'",
+                  "none, add, mul; max, min from opset 18");
+  return n.setOutput(0, n.build<graph::ScatterNDOp>(
+                            elementTypeOf(data), data, indices, updates,
+                            n.builder().getStringAttr(reduction)));
+}
+
+LogicalResult convertDepthToSpace(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  const auto *bs = n.attr("blocksize", onnx::AttributeProto::INT);
+  std::string mode = "DCR";
+  if (const auto *a = n.attr("mode", onnx::AttributeProto::STRING))
+    mode = a->s();
+  if (n.ctx.hasError())
+    return failure();
+  if (!bs)
+    return n.fail("missing attribute 'blocksize'");
+  if (mode != "DCR" && mode != "CRD")
+    return n.fail("mode '" + mode + "'", "DCR, CRD");
+  return n.setOutput(
+      0, n.build<graph::DepthToSpaceOp>(elementTypeOf(x), x,
+                                        n.builder().getI64IntegerAttr(bs->i()),
+                                        n.builder().getStringAttr(mode)));
+}
+
+/// OneHot: depth must be a compile-time constant (it sizes the result).
+LogicalResult convertOneHot(NodeContext &n) {
+  Value indices, depth, values;
+  if (failed(n.input(0, indices)) || failed(n.input(1, depth)) ||
+      failed(n.input(2, values)) ||
+      failed(n.requireType(indices, "indices", {n.i64(), n.i32(), n.f32()})))
+    return failure();
+  std::optional<double> d = constantScalar(n, depth);
+  if (!d)
+    return n.fail("depth must be known at compile time",
+                  "an initializer or Constant depth");
+  int64_t rank = rankOf(indices), axis = n.attrInt("axis", -1);
+  if (n.ctx.hasError())
+    return failure();
+  if (axis < -rank - 1 || axis > rank)
+    return n.fail("axis " + std::to_string(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank + 1;
+  OpBuilder &b = n.builder();
+  return n.setOutput(
+      0, n.build<graph::OneHotOp>(elementTypeOf(values), indices, values,
+                                  b.getI64IntegerAttr(int64_t(*d)),
+                                  b.getI64IntegerAttr(axis)));
+}
+
+LogicalResult convertNonZero(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  return n.setOutput(0, n.build<graph::NonZeroOp>(n.i64(), x));
+}
+
+const OpConverter kTensorConverters[] = {
+    {"Flatten", kMinOpset, kMaxOpset, convertFlatten},
+    {"Split", kMinOpset, kMaxOpset, convertSplit},
+    {"Slice", kMinOpset, kMaxOpset, convertSlice},
+    {"Expand", kMinOpset, kMaxOpset, convertExpand},
+    {"Tile", kMinOpset, kMaxOpset, convertTile},
+    {"Range", kMinOpset, kMaxOpset, convertRange},
+    {"Pad", kMinOpset, kMaxOpset, convertPad},
+    {"GatherElements", kMinOpset, kMaxOpset, convertGatherElements},
+    {"ScatterND", kMinOpset, kMaxOpset, convertScatterND},
+    {"DepthToSpace", kMinOpset, kMaxOpset, convertDepthToSpace},
+    {"OneHot", kMinOpset, kMaxOpset, convertOneHot},
+    {"NonZero", kMinOpset, kMaxOpset, convertNonZero},
+    {"TopK", kMinOpset, kMaxOpset, convertTopK},
+    {"Conv", kMinOpset, kMaxOpset, convertConv},
+    {"MaxPool", kMinOpset, kMaxOpset, convertMaxPool},
+    {"AveragePool", kMinOpset, kMaxOpset, convertAveragePool},
+    {"GlobalAveragePool", kMinOpset, kMaxOpset, convertGlobalAveragePool},
+    {"Resize", kMinOpset, kMaxOpset, convertResize},
+};
+
+} // namespace
+
+llvm::ArrayRef<OpConverter> tensorOpConverters() { return kTensorConverters; }
 
 } // namespace ingot::compiler::onnximport

@@ -1,5 +1,283 @@
 //===- IngotTensorOps.td - Coverage ops (tensor) -----------------*- tablegen -*-===//
 //
-// Included from IngotOps.td.
+// Included from IngotOps.td. Data movement, indexing, convolution, pooling
+// and resizing ops of the wider ONNX set. Each has one result (the plan
+// lowering maps one op to one kernel step): multi-output ONNX ops become
+// several of these at import (Split -> slices, TopK -> values + indices).
+// Kernel contracts: docs/kernels-tensor.md.
 //
 //===----------------------------------------------------------------------===//
+
+class Ingot_TensorOp<string mnemonic, list<Trait> traits = []>
+    : Ingot_Op<mnemonic, traits> {
+  let results = (outs Ingot_Tensor:$result);
+  let hasVerifier = 1;
+}
+
+def Ingot_FlattenOp : Ingot_TensorOp<"flatten"> {
+  let summary = "collapse to 2-D around an axis";
+  let description = [{
+    ONNX `Flatten`: dims [0, axis) and [axis, rank) each multiply into one;
+    `axis` is normalised to [0, rank].
+
+    ```mlir
+    %f = ingot.flatten %x {axis = 1 : i64} : tensor<?x3x4xf32> -> tensor<?x12xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, I64Attr:$axis);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ingot_SliceOp : Ingot_TensorOp<"slice"> {
+  let summary = "strided slice with run-time starts/ends/axes/steps";
+  let description = [{
+    ONNX `Slice` (opset 13): negative starts/ends count from the end, are
+    clamped, and steps may be negative. The importer always supplies `axes`
+    and `steps`. Dims of a slice whose parameters are not known at compile
+    time are dynamic.
+
+    ```mlir
+    %s = ingot.slice %x, %st, %en, %ax, %sp : (tensor<8x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3x6xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_IntTensor:$starts,
+                   Ingot_IntTensor:$ends, Ingot_IntTensor:$axes,
+                   Ingot_IntTensor:$steps);
+  let assemblyFormat = "$input `,` $starts `,` $ends `,` $axes `,` $steps "
+                       "attr-dict `:` functional-type(operands, results)";
+}
+
+def Ingot_ExpandOp : Ingot_TensorOp<"expand"> {
+  let summary = "broadcast to a run-time shape";
+  let description = [{
+    ONNX `Expand`: the result is the numpy broadcast of the input's shape
+    and `shape`.
+
+    ```mlir
+    %e = ingot.expand %x, %s : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_I64Tensor:$shape);
+  let assemblyFormat = "$input `,` $shape attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_TileOp : Ingot_TensorOp<"tile"> {
+  let summary = "repeat the input along each dim";
+  let description = [{
+    ONNX `Tile`: dim i of the result is input dim i times `repeats[i]`.
+
+    ```mlir
+    %t = ingot.tile %x, %r : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_I64Tensor:$repeats);
+  let assemblyFormat = "$input `,` $repeats attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_RangeOp : Ingot_TensorOp<"range"> {
+  let summary = "arithmetic sequence from scalar start, limit, delta";
+  let description = [{
+    ONNX `Range`: max(ceil((limit − start) / delta), 0) elements. `count`
+    is that length when the importer could evaluate it (constant inputs),
+    else −1; then integer inputs whose values are tracked still fix it.
+
+    ```mlir
+    %r = ingot.range %a, %b, %c {count = 5 : i64} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<5xi64>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$start, Ingot_Tensor:$limit,
+                   Ingot_Tensor:$delta, I64Attr:$count);
+  let assemblyFormat = "$start `,` $limit `,` $delta attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_PadOp : Ingot_TensorOp<"pad"> {
+  let summary = "pad every dim (constant, edge or reflect)";
+  let description = [{
+    ONNX `Pad`: `pads` holds the r begin pads then the r end pads
+    over all dims (the importer expands `axes`); negative pads crop.
+    `value` is a scalar of the input's type used by `constant` mode.
+
+    ```mlir
+    %p = ingot.pad %x, %pads, %v {mode = "reflect"} : (tensor<3x4xf32>, tensor<4xi64>, tensor<f32>) -> tensor<5x8xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_I64Tensor:$pads,
+                   Ingot_Tensor:$value, StrAttr:$mode);
+  let assemblyFormat = "$input `,` $pads `,` $value attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_GatherElementsOp : Ingot_TensorOp<"gather_elements"> {
+  let summary = "pick elements along an axis by an index tensor";
+  let description = [{
+    ONNX `GatherElements`; the result has the indices' shape.
+
+    ```mlir
+    %g = ingot.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$data, Ingot_IntTensor:$indices,
+                   I64Attr:$axis);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_ScatterNDOp : Ingot_TensorOp<"scatter_nd"> {
+  let summary = "write slices of `updates` at index tuples";
+  let description = [{
+    ONNX `ScatterND`; `reduction` is `none`, `add`, `mul`, `max` or `min`.
+
+    ```mlir
+    %s = ingot.scatter_nd %d, %i, %u {reduction = "none"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$data, Ingot_I64Tensor:$indices,
+                   Ingot_Tensor:$updates, StrAttr:$reduction);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_TopKOp : Ingot_TensorOp<"topk"> {
+  let summary = "the k largest or smallest along an axis";
+  let description = [{
+    ONNX `TopK`; `select` picks the output: 0 = values (input's type),
+    1 = indices (i64). Ties keep the lower index first. The importer emits
+    one op per used output.
+
+    ```mlir
+    %v = ingot.topk %x, %k {axis = 1 : i64, largest = 1 : i64, sorted = 1 : i64, select = 0 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_I64Tensor:$k, I64Attr:$axis,
+                   I64Attr:$largest, I64Attr:$sorted, I64Attr:$select);
+  let assemblyFormat = "$input `,` $k attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
+  let summary = "1-D/2-D/3-D grouped convolution (NC[D]HW)";
+  let description = [{
+    ONNX `Conv`: x is [N, C, spatial…], w is [M, C/group, k…]. `pads` holds
+    begins then ends; `auto_pad` is `NOTSET`, `VALID`, `SAME_UPPER` or
+    `SAME_LOWER` (then `pads` is ignored and computed from the input).
+
+    ```mlir
+    %y = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
+                   Optional<Ingot_Tensor>:$bias, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   I64Attr:$group, StrAttr:$auto_pad);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+class Ingot_PoolOp<string mnemonic, string onnx> : Ingot_TensorOp<mnemonic> {
+  let summary = "ONNX " # onnx # " over 1-D/2-D/3-D windows (NC[D]HW)";
+  let description = [{
+    ONNX `}] # onnx # [{`; `pads` holds begins then ends, `auto_pad` as for
+    `ingot.conv`; `ceil_mode` rounds the output size up (windows that
+    start in the end padding are dropped). `select` 1 or 2 (max_pool only)
+    returns the i64 argmax as a flat input index instead of the values
+    (ONNX MaxPool's `Indices`; 2: spatial dims in column-major order,
+    storage_order 1).
+
+    ```mlir
+    %y = ingot.}] # mnemonic # [{ %x {auto_pad = "NOTSET", ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, StrAttr:$auto_pad,
+                   I64Attr:$ceil_mode, I64Attr:$count_include_pad,
+                   DefaultValuedAttr<I64Attr, "0">:$select);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ingot_MaxPoolOp : Ingot_PoolOp<"max_pool", "MaxPool">;
+def Ingot_AveragePoolOp : Ingot_PoolOp<"average_pool", "AveragePool">;
+
+def Ingot_GlobalAveragePoolOp : Ingot_TensorOp<"global_average_pool"> {
+  let summary = "mean over all spatial dims";
+  let description = [{
+    ONNX `GlobalAveragePool`: [N, C, d…] -> [N, C, 1…].
+
+    ```mlir
+    %y = ingot.global_average_pool %x : tensor<?x3x8x8xf32> -> tensor<?x3x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ingot_ResizeOp : Ingot_TensorOp<"resize"> {
+  let summary = "nearest or linear resize by scales or sizes";
+  let description = [{
+    ONNX `Resize` with compile-time scales or sizes, one per dim (`sizes`
+    empty: dim i is floor(in_i · scales[i]); a `sizes` entry −1 keeps the
+    input dim; both given, as keep_aspect_ratio_policy makes them: sizes
+    fix the output, scales the coordinate mapping). `mode` is `nearest` or
+    `linear`; `coordinate_transformation_mode` is `half_pixel`,
+    `pytorch_half_pixel`, `align_corners`, `asymmetric` or
+    `half_pixel_symmetric`; `nearest_mode`
+    is `round_prefer_floor`, `round_prefer_ceil`, `floor` or `ceil`.
+
+    ```mlir
+    %y = ingot.resize %x {coordinate_transformation_mode = "asymmetric", mode = "nearest", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, DenseF64ArrayAttr:$scales,
+                   DenseI64ArrayAttr:$sizes, StrAttr:$mode,
+                   StrAttr:$coordinate_transformation_mode,
+                   StrAttr:$nearest_mode);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ingot_DepthToSpaceOp : Ingot_TensorOp<"depth_to_space"> {
+  let summary = "move channel blocks into spatial blocks";
+  let description = [{
+    ONNX `DepthToSpace` on [N, C, H, W]; `mode` is `DCR` or `CRD`.
+
+    ```mlir
+    %y = ingot.depth_to_space %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x8x2x3xf32> -> tensor<1x2x4x6xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, I64Attr:$blocksize, StrAttr:$mode);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ingot_OneHotOp : Ingot_TensorOp<"one_hot"> {
+  let summary = "one-hot encoding with a compile-time depth";
+  let description = [{
+    ONNX `OneHot`: a new dim of size `depth` is inserted at `axis`
+    (normalised to [0, rank]); `values` is [off, on]. Indices in
+    [−depth, depth) select (negative ones count from the end), others
+    give all-off rows.
+
+    ```mlir
+    %y = ingot.one_hot %i, %v {axis = 1 : i64, depth = 5 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x5xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$indices, Ingot_Tensor:$values,
+                   I64Attr:$depth, I64Attr:$axis);
+  let assemblyFormat = "$indices `,` $values attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Ingot_NonZeroOp : Ingot_TensorOp<"non_zero"> {
+  let summary = "indices of the non-zero elements";
+  let description = [{
+    ONNX `NonZero`: [rank, n] i64 in row-major order; n depends on the data
+    and is at most the input's element count.
+
+    ```mlir
+    %y = ingot.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}

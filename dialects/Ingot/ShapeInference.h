@@ -54,6 +54,13 @@ std::optional<bool> inferTensorOp(mlir::Operation *op,
                                   std::optional<std::vector<int64_t>> &values,
                                   std::string &error);
 
+/// An upper bound for a coverage op whose result dims depend on run-time
+/// data (NonZero's count <= numel; a run-time Slice/TopK dim <= the input
+/// dim), given its operands at the symbols' maxima; nullopt if none exists.
+std::optional<shape::Shape> boundTensorResult(mlir::Operation *op,
+                                              llvm::ArrayRef<ValueInfo> ins,
+                                              const shape::Shape &inferred);
+
 /// The info the IR states for `value`: its type's shape, and its values
 /// when it is produced by an integer `ingot.constant`.
 ValueInfo valueInfoFromIR(mlir::Value value);

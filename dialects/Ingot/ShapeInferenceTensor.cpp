@@ -1,15 +1,493 @@
-//===- ShapeInferenceTensor.cpp - Shape rules of the coverage ops ------------===//
+//===- ShapeInferenceTensor.cpp - Shape rules of the coverage ops
+//------------===//
+//
+// Rules for the tensor family (IngotTensorOps.td). Ops that take shape-like
+// operands (Slice, Expand, Tile, Pad, TopK's k, Range) use their tracked
+// values; entries not known make the dims they control dynamic. When those
+// ops act on small integer vectors with known values they also produce
+// values, so shape arithmetic written with them still folds.
+//
+//===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 
 namespace ingot::graph {
+namespace {
+
+constexpr int64_t kDyn = shape::kDynamic;
+
+bool known(const std::optional<std::vector<int64_t>> &v) {
+  if (!v)
+    return false;
+  for (int64_t x : *v)
+    if (x == kUnknownValue)
+      return false;
+  return true;
+}
+
+int64_t mulDims(int64_t a, int64_t b) {
+  return a == kDyn || b == kDyn ? kDyn : a * b;
+}
+
+/// Length of ONNX Slice along a dim of size `dim`; clamps as the spec says.
+int64_t sliceLength(int64_t dim, int64_t start, int64_t end, int64_t step,
+                    int64_t *first) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    *first = start;
+    return end > start ? (end - start + step - 1) / step : 0;
+  }
+  start = std::clamp<int64_t>(start, -1, dim - 1);
+  end = std::clamp<int64_t>(end, -1, dim - 1);
+  *first = start;
+  return start > end ? (start - end - step - 1) / -step : 0;
+}
+
+/// Output size of one spatial dim of a convolution or pooling window.
+int64_t windowOut(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                  int64_t padBegin, int64_t padEnd, StringRef autoPad,
+                  bool ceilMode) {
+  if (in == kDyn)
+    return kDyn;
+  int64_t ek = (k - 1) * dilation + 1;
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+    return (in + stride - 1) / stride;
+  if (autoPad == "VALID")
+    padBegin = padEnd = 0;
+  int64_t span = in + padBegin + padEnd - ek;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // A last window that would start inside the end padding is dropped.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+bool inferSlice(SliceOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
+                std::optional<std::vector<int64_t>> &values,
+                std::string &error) {
+  const shape::Shape &in = ins[0].shape;
+  out = in;
+  int64_t rank = in.size();
+  for (int i = 1; i < 5; ++i)
+    if (ins[i].shape.size() != 1) {
+      error = "starts, ends, axes and steps must be 1-D";
+      return false;
+    }
+  if (!known(ins[3].values)) {
+    out.assign(rank, kDyn); // any dim may be sliced
+    return true;
+  }
+  const std::vector<int64_t> &axes = *ins[3].values;
+  size_t n = axes.size();
+  for (int i = 1; i < 5; ++i)
+    if (ins[i].shape[0] != kDyn && ins[i].shape[0] != int64_t(n)) {
+      error = "starts, ends, axes and steps must have the same length";
+      return false;
+    }
+  std::vector<int64_t> firsts(rank, 0), steps(rank, 1);
+  bool exact = true;
+  for (size_t j = 0; j < n; ++j) {
+    int64_t axis;
+    if (!shape::normalizeAxis(axes[j], rank, &axis)) {
+      error = "slice axis " + std::to_string(axes[j]) +
+              " is out of range for rank " + std::to_string(rank);
+      return false;
+    }
+    auto at = [&](int k) {
+      return ins[k].values ? (*ins[k].values)[j] : kUnknownValue;
+    };
+    int64_t start = at(1), end = at(2), step = at(4);
+    if (step == 0) {
+      error = "slice step must not be 0";
+      return false;
+    }
+    if (start == kUnknownValue || end == kUnknownValue ||
+        step == kUnknownValue || in[axis] == kDyn) {
+      out[axis] = kDyn;
+      exact = false;
+      continue;
+    }
+    out[axis] = sliceLength(in[axis], start, end, step, &firsts[axis]);
+    steps[axis] = step;
+  }
+  // Slicing a shape vector with known entries.
+  if (exact && rank == 1 && ins[0].values && out[0] >= 0) {
+    std::vector<int64_t> picked;
+    for (int64_t i = 0; i < out[0]; ++i)
+      picked.push_back((*ins[0].values)[firsts[0] + i * steps[0]]);
+    values = std::move(picked);
+  }
+  return true;
+}
+
+bool inferExpand(Operation *op, ArrayRef<ValueInfo> ins, shape::Shape &out,
+                 std::optional<std::vector<int64_t>> &values,
+                 std::string &error) {
+  const shape::Shape &in = ins[0].shape;
+  if (ins[1].shape.size() != 1 || ins[1].shape[0] == kDyn) {
+    error = "shape operand must be a 1-D tensor of static length";
+    return false;
+  }
+  shape::Shape target(ins[1].shape[0], kDyn);
+  if (ins[1].values)
+    for (size_t i = 0; i < target.size(); ++i)
+      if (int64_t v = (*ins[1].values)[i]; v != kUnknownValue)
+        target[i] = v;
+  // Numpy broadcasting, except that two different static dims are not an
+  // error: bound computation sets every symbol to its maximum, so an input
+  // dim that is 1 or t at run time may read 512 there. The result type's
+  // static dim (from t at import) is then the answer, else the larger is a
+  // safe bound. The verifier rejects real mismatches in the IR types.
+  auto declared = cast<RankedTensorType>(op->getResult(0).getType());
+  size_t rank = std::max(in.size(), target.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t a = i + in.size() >= rank ? in[i + in.size() - rank] : 1;
+    int64_t t =
+        i + target.size() >= rank ? target[i + target.size() - rank] : 1;
+    if (t != kDyn && t < 0) {
+      error = "expand shape has negative entry " + std::to_string(t);
+      return false;
+    }
+    if (a == 1 || a == t)
+      out[i] = t;
+    else if (t == 1)
+      out[i] = a;
+    else if (a == kDyn || t == kDyn)
+      out[i] = a == kDyn ? t : a;
+    else if (declared.getRank() == int64_t(rank) && !declared.isDynamicDim(i))
+      out[i] = declared.getDimSize(i);
+    else
+      out[i] = std::max(a, t);
+  }
+  // Expanding a shape vector (or a scalar) with known entries.
+  if (ins[0].values && known(ins[1].values) && in.size() <= 1 &&
+      out.size() == 1 && out[0] != kDyn) {
+    const auto &v = *ins[0].values;
+    values =
+        v.size() == size_t(out[0]) ? v : std::vector<int64_t>(out[0], v[0]);
+  }
+  return true;
+}
+
+bool inferPool(Operation *op, ArrayRef<int64_t> kernel,
+               ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+               ArrayRef<int64_t> dilations, StringRef autoPad, bool ceilMode,
+               const shape::Shape &in, shape::Shape &out, std::string &error) {
+  size_t nd = kernel.size();
+  if (in.size() != nd + 2 || nd < 1 || nd > 3) {
+    error = "expects a rank-3 to rank-5 input with one kernel dim per "
+            "spatial dim, got rank " +
+            std::to_string(in.size()) + " and " + std::to_string(nd) +
+            " kernel dims";
+    return false;
+  }
+  if (strides.size() != nd || dilations.size() != nd || pads.size() != 2 * nd) {
+    error = "strides and dilations need one entry per spatial dim and pads "
+            "two";
+    return false;
+  }
+  out = {in[0], in[1]};
+  for (size_t i = 0; i < nd; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1) {
+      error = "kernel, strides and dilations must be positive";
+      return false;
+    }
+    out.push_back(windowOut(in[i + 2], kernel[i], strides[i], dilations[i],
+                            pads[i], pads[i + nd], autoPad, ceilMode));
+  }
+  return true;
+}
+
+bool inferConv(ConvOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
+               std::string &error) {
+  const shape::Shape &x = ins[0].shape, &w = ins[1].shape;
+  if (w.size() != x.size()) {
+    error = "weight rank " + std::to_string(w.size()) +
+            " differs from the input rank " + std::to_string(x.size());
+    return false;
+  }
+  // The input channels are checked by the verifier on the IR types, not
+  // here: at the symbols' maxima a dynamic channel dim reads as the maximum.
+  int64_t group = op.getGroup();
+  if (group < 1 || (w[0] != kDyn && w[0] % group != 0)) {
+    error = "weight dim 0 " + std::to_string(w[0]) +
+            " is not a multiple of group " + std::to_string(group);
+    return false;
+  }
+  shape::Shape kernel(w.begin() + std::min<size_t>(2, w.size()), w.end());
+  for (int64_t k : kernel)
+    if (k == kDyn) {
+      error = "kernel dims must be static";
+      return false;
+    }
+  if (!inferPool(op, kernel, op.getStrides(), op.getPads(), op.getDilations(),
+                 op.getAutoPad(), false, x, out, error))
+    return false;
+  out[1] = w[0];
+  return true;
+}
+
+bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
+                 std::string &error) {
+  ArrayRef<int64_t> sizes = op.getSizes();
+  ArrayRef<double> scales = op.getScales();
+  if (!sizes.empty()) {
+    if (sizes.size() != in.size()) {
+      error = "sizes need one entry per dim";
+      return false;
+    }
+    // -1 keeps the input dim (axes not resized, of unknown size).
+    out.clear();
+    for (size_t i = 0; i < in.size(); ++i)
+      out.push_back(sizes[i] < 0 ? in[i] : sizes[i]);
+    return true;
+  }
+  if (scales.size() != in.size()) {
+    error = "scales need one entry per dim";
+    return false;
+  }
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i)
+    // f32 product, as onnxruntime computes it.
+    out.push_back(in[i] == kDyn
+                      ? kDyn
+                      : int64_t(std::floor(float(in[i]) * float(scales[i]))));
+  return true;
+}
+
+} // namespace
 
 std::optional<bool> inferTensorOp(Operation *op, ArrayRef<ValueInfo> ins,
-                                shape::Shape &out,
-                                std::optional<std::vector<int64_t>> &values,
-                                std::string &error) {
+                                  shape::Shape &out,
+                                  std::optional<std::vector<int64_t>> &values,
+                                  std::string &error) {
+  auto in = [&](size_t i) -> const shape::Shape & { return ins[i].shape; };
+  return llvm::TypeSwitch<Operation *, std::optional<bool>>(op)
+      .Case<FlattenOp>([&](FlattenOp f) -> std::optional<bool> {
+        int64_t rank = in(0).size(), axis = f.getAxis();
+        if (axis < 0)
+          axis += rank;
+        if (axis < 0 || axis > rank) {
+          error = "flatten axis " + std::to_string(f.getAxis()) +
+                  " is out of range for rank " + std::to_string(rank);
+          return false;
+        }
+        int64_t a = 1, b = 1;
+        for (int64_t i = 0; i < rank; ++i)
+          (i < axis ? a : b) = mulDims(i < axis ? a : b, in(0)[i]);
+        out = {a, b};
+        values = ins[0].values;
+        return true;
+      })
+      .Case<SliceOp>([&](SliceOp s) -> std::optional<bool> {
+        return inferSlice(s, ins, out, values, error);
+      })
+      .Case<ExpandOp>([&](ExpandOp e) -> std::optional<bool> {
+        return inferExpand(e, ins, out, values, error);
+      })
+      .Case<TileOp>([&](TileOp) -> std::optional<bool> {
+        if (in(1).size() != 1 || in(1)[0] != int64_t(in(0).size())) {
+          error = "repeats must be 1-D with one entry per input dim";
+          return false;
+        }
+        out = in(0);
+        for (size_t i = 0; i < out.size(); ++i) {
+          int64_t r = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
+          if (r != kUnknownValue && r < 0) {
+            error = "negative repeat " + std::to_string(r);
+            return false;
+          }
+          out[i] = r == kUnknownValue ? kDyn : mulDims(out[i], r);
+        }
+        if (ins[0].values && out.size() == 1 && out[0] != kDyn) {
+          std::vector<int64_t> v;
+          for (int64_t i = 0; i < out[0]; ++i)
+            v.push_back((*ins[0].values)[i % ins[0].values->size()]);
+          values = std::move(v);
+        }
+        return true;
+      })
+      .Case<RangeOp>([&](RangeOp r) -> std::optional<bool> {
+        for (size_t i = 0; i < 3; ++i)
+          if (!in(i).empty()) {
+            error = "start, limit and delta must be scalars";
+            return false;
+          }
+        int64_t count = r.getCount();
+        bool ints = known(ins[0].values) && known(ins[1].values) &&
+                    known(ins[2].values);
+        if (ints) {
+          int64_t a = (*ins[0].values)[0], b = (*ins[1].values)[0],
+                  d = (*ins[2].values)[0];
+          if (d == 0) {
+            error = "range delta must not be 0";
+            return false;
+          }
+          int64_t n = (b - a + d + (d > 0 ? -1 : 1)) / d;
+          count = std::max<int64_t>(n, 0);
+          if (count <= kMaxTrackedValues) {
+            std::vector<int64_t> v;
+            for (int64_t i = 0; i < count; ++i)
+              v.push_back(a + i * d);
+            values = std::move(v);
+          }
+        }
+        out = {count >= 0 ? count : kDyn};
+        return true;
+      })
+      .Case<PadOp>([&](PadOp p) -> std::optional<bool> {
+        size_t rank = in(0).size();
+        if (in(1).size() != 1 || in(1)[0] != int64_t(2 * rank)) {
+          error = "pads must hold 2 * rank = " + std::to_string(2 * rank) +
+                  " entries";
+          return false;
+        }
+        if (!in(2).empty() && shape::numElements(in(2)) != 1) {
+          error = "the pad value must be a scalar";
+          return false;
+        }
+        out = in(0);
+        for (size_t i = 0; i < rank; ++i) {
+          int64_t b = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
+          int64_t e =
+              ins[1].values ? (*ins[1].values)[i + rank] : kUnknownValue;
+          if (b == kUnknownValue || e == kUnknownValue || out[i] == kDyn)
+            out[i] = kDyn;
+          else
+            out[i] += b + e;
+          if (out[i] != kDyn && out[i] < 0) {
+            error = "pads crop dim " + std::to_string(i) + " below zero";
+            return false;
+          }
+        }
+        return true;
+      })
+      .Case<GatherElementsOp>([&](GatherElementsOp g) -> std::optional<bool> {
+        int64_t axis;
+        if (in(0).size() != in(1).size() ||
+            !shape::normalizeAxis(g.getAxis(), in(0).size(), &axis)) {
+          error = "data and indices must have the same rank and axis must "
+                  "be in range";
+          return false;
+        }
+        out = in(1);
+        return true;
+      })
+      .Case<ScatterNDOp>([&](ScatterNDOp) -> std::optional<bool> {
+        out = in(0);
+        return true;
+      })
+      .Case<TopKOp>([&](TopKOp t) -> std::optional<bool> {
+        int64_t axis;
+        if (!shape::normalizeAxis(t.getAxis(), in(0).size(), &axis)) {
+          error = "topk axis is out of range";
+          return false;
+        }
+        out = in(0);
+        int64_t k = known(ins[1].values) && ins[1].values->size() == 1
+                        ? (*ins[1].values)[0]
+                        : kDyn;
+        if (k != kDyn && (k < 0 || (out[axis] != kDyn && k > out[axis]))) {
+          error = "k = " + std::to_string(k) +
+                  " is out of range for axis "
+                  "size " +
+                  std::to_string(out[axis]);
+          return false;
+        }
+        out[axis] = k;
+        return true;
+      })
+      .Case<ConvOp>([&](ConvOp c) -> std::optional<bool> {
+        return inferConv(c, ins, out, error);
+      })
+      .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> std::optional<bool> {
+        return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
+                         p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,
+                         in(0), out, error);
+      })
+      .Case<GlobalAveragePoolOp>(
+          [&](GlobalAveragePoolOp) -> std::optional<bool> {
+            if (in(0).size() < 3) {
+              error = "expects a rank >= 3 input";
+              return false;
+            }
+            out = in(0);
+            std::fill(out.begin() + 2, out.end(), 1);
+            return true;
+          })
+      .Case<ResizeOp>([&](ResizeOp r) -> std::optional<bool> {
+        return inferResize(r, in(0), out, error);
+      })
+      .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> std::optional<bool> {
+        int64_t b = d.getBlocksize();
+        if (in(0).size() != 4 || b < 1 ||
+            (in(0)[1] != kDyn && in(0)[1] % (b * b) != 0)) {
+          error = "expects [N, C, H, W] with C divisible by blocksize^2";
+          return false;
+        }
+        out = {in(0)[0], in(0)[1] == kDyn ? kDyn : in(0)[1] / (b * b),
+               mulDims(in(0)[2], b), mulDims(in(0)[3], b)};
+        return true;
+      })
+      .Case<OneHotOp>([&](OneHotOp o) -> std::optional<bool> {
+        int64_t rank = in(0).size(), axis = o.getAxis(), depth = o.getDepth();
+        if (axis < 0)
+          axis += rank + 1;
+        if (axis < 0 || axis > rank || depth < 1 ||
+            shape::numElements(in(1)) != 2) {
+          error = "one_hot needs axis in [-rank-1, rank], depth >= 1 and "
+                  "two values";
+          return false;
+        }
+        out = in(0);
+        out.insert(out.begin() + axis, depth);
+        return true;
+      })
+      .Case<NonZeroOp>([&](NonZeroOp) -> std::optional<bool> {
+        out = {int64_t(in(0).size()), kDyn};
+        return true;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// Upper bounds of the dims that depend on run-time data, for bound
+/// computation when every input dim is known: a slice or top-k never
+/// exceeds the input dim, NonZero finds at most numel elements. nullopt
+/// when `op` has no such bound.
+std::optional<shape::Shape> boundTensorResult(Operation *op,
+                                              ArrayRef<ValueInfo> ins,
+                                              const shape::Shape &inferred) {
+  shape::Shape bound = inferred;
+  const shape::Shape &in = ins[0].shape;
+  if (isa<NonZeroOp>(op)) {
+    int64_t n = shape::numElements(in);
+    if (n == kDyn)
+      return std::nullopt;
+    bound[1] = n;
+    return bound;
+  }
+  if (isa<SliceOp, TopKOp>(op) && bound.size() == in.size()) {
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (bound[i] == kDyn)
+        bound[i] = in[i];
+    if (shape::numElements(bound) == kDyn)
+      return std::nullopt;
+    return bound;
+  }
   return std::nullopt;
 }
 

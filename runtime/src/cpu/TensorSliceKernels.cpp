@@ -1,0 +1,188 @@
+//===- TensorSliceKernels.cpp - slice and pad
+//------------------------------===//
+//
+// Both walk the output row by row (all dims but the last) and map each
+// output index to a source index per dim, so negative steps, crops and the
+// three pad modes share one loop shape. Dtype-agnostic.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/TensorKernels.h"
+
+namespace ingot::cpu {
+namespace {
+
+Status sliceKernel(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(3, 5, 1); !s)
+    return s;
+  const KernelInput &x = ctx.input(0);
+  if (Status s = ctx.expectOutputDType(0, {x.dtype}); !s)
+    return s;
+  const int64_t rank = x.shape.size();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (Status s = readIndexVector(ctx, 1, &starts); !s)
+    return s;
+  if (Status s = readIndexVector(ctx, 2, &ends); !s)
+    return s;
+  if (ctx.hasInput(3)) {
+    if (Status s = readIndexVector(ctx, 3, &axes); !s)
+      return s;
+  } else {
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  }
+  if (ctx.hasInput(4)) {
+    if (Status s = readIndexVector(ctx, 4, &steps); !s)
+      return s;
+  } else {
+    steps.assign(starts.size(), 1);
+  }
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return ctx.error("starts, ends, axes and steps differ in length");
+  shape::Shape out = x.shape;
+  std::vector<int64_t> first(rank, 0), step(rank, 1);
+  for (size_t j = 0; j < axes.size(); ++j) {
+    int64_t a;
+    if (!shape::normalizeAxis(axes[j], rank, &a))
+      return ctx.error("axis " + std::to_string(axes[j]) + " out of range");
+    int64_t dim = x.shape[a], st = steps[j], b = starts[j], e = ends[j];
+    if (st == 0)
+      return ctx.error("step must not be 0");
+    if (b < 0)
+      b += dim;
+    if (e < 0)
+      e += dim;
+    if (st > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      out[a] = e > b ? (e - b + st - 1) / st : 0;
+    } else {
+      b = std::clamp<int64_t>(b, -1, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      out[a] = b > e ? (b - e - st - 1) / -st : 0;
+    }
+    first[a] = b;
+    step[a] = st;
+  }
+  if (Status s = ctx.setOutputShape(0, out); !s)
+    return s;
+  if (shape::numElements(out) == 0)
+    return Status::ok();
+  std::vector<int64_t> inSt = stridesOf(x.shape);
+  dispatchBySize(dtypeSize(x.dtype), [&]<typename T>() {
+    const T *src = x.as<T>();
+    T *dst = ctx.output(0).as<T>();
+    if (rank == 0) {
+      dst[0] = src[0];
+      return;
+    }
+    shape::Shape rows(out.begin(), out.end() - 1);
+    std::vector<int64_t> idx(rank - 1, 0);
+    const int64_t len = out.back(), last = rank - 1;
+    const int64_t lastStride = step[last] * inSt[last];
+    do {
+      int64_t off = first[last] * inSt[last];
+      for (int64_t d = 0; d < last; ++d)
+        off += (first[d] + idx[d] * step[d]) * inSt[d];
+      for (int64_t i = 0; i < len; ++i)
+        *dst++ = src[off + i * lastStride];
+    } while (nextIndex(idx, rows));
+  });
+  return Status::ok();
+}
+
+/// Source index of output position `o` along a dim of size `dim` with
+/// `begin` pad, or -1 for the constant value.
+int64_t padSource(int64_t o, int64_t begin, int64_t dim, int mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < dim)
+    return i;
+  if (mode == 0 || dim == 0)
+    return -1;
+  if (mode == 1)
+    return std::clamp<int64_t>(i, 0, dim - 1);
+  if (dim == 1)
+    return 0;
+  int64_t period = 2 * (dim - 1);
+  i %= period;
+  if (i < 0)
+    i += period;
+  return i < dim ? i : period - i;
+}
+
+Status padKernel(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(2, 3, 1); !s)
+    return s;
+  const KernelInput &x = ctx.input(0);
+  if (Status s = ctx.expectOutputDType(0, {x.dtype}); !s)
+    return s;
+  std::vector<int64_t> pads;
+  if (Status s = readIndexVector(ctx, 1, &pads); !s)
+    return s;
+  std::string modeName;
+  if (Status s = ctx.attrStr("mode", &modeName, "constant"); !s)
+    return s;
+  int mode = modeName == "constant"  ? 0
+             : modeName == "edge"    ? 1
+             : modeName == "reflect" ? 2
+                                     : -1;
+  if (mode < 0)
+    return ctx.error("mode '" + modeName + "' is not supported");
+  const int64_t rank = x.shape.size();
+  if (int64_t(pads.size()) != 2 * rank)
+    return ctx.error("pads must have 2 * rank entries");
+  if (ctx.hasInput(2) &&
+      (ctx.input(2).dtype != x.dtype || ctx.input(2).numElements() != 1))
+    return ctx.error("the pad value must be a scalar of the input's type");
+  shape::Shape out = x.shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    out[d] += pads[d] + pads[d + rank];
+    if (out[d] < 0)
+      return ctx.error("pads crop dim " + std::to_string(d) + " below zero");
+    if (mode != 0 && x.shape[d] == 0 && out[d] > 0)
+      return ctx.error("edge/reflect padding of an empty dim");
+  }
+  if (Status s = ctx.setOutputShape(0, out); !s)
+    return s;
+  if (shape::numElements(out) == 0)
+    return Status::ok();
+  std::vector<int64_t> inSt = stridesOf(x.shape);
+  dispatchBySize(dtypeSize(x.dtype), [&]<typename T>() {
+    const T *src = x.as<T>();
+    T *dst = ctx.output(0).as<T>();
+    T value{};
+    if (ctx.hasInput(2))
+      value = ctx.input(2).as<T>()[0];
+    if (rank == 0) {
+      dst[0] = src[0];
+      return;
+    }
+    const int64_t last = rank - 1, len = out.back();
+    std::vector<int64_t> lastSrc(len);
+    for (int64_t i = 0; i < len; ++i)
+      lastSrc[i] = padSource(i, pads[last], x.shape[last], mode);
+    shape::Shape rows(out.begin(), out.end() - 1);
+    std::vector<int64_t> idx(last, 0);
+    do {
+      int64_t off = 0;
+      bool inside = true;
+      for (int64_t d = 0; d < last; ++d) {
+        int64_t s = padSource(idx[d], pads[d], x.shape[d], mode);
+        inside &= s >= 0;
+        off += s * inSt[d];
+      }
+      for (int64_t i = 0; i < len; ++i)
+        *dst++ = inside && lastSrc[i] >= 0 ? src[off + lastSrc[i]] : value;
+    } while (nextIndex(idx, rows));
+  });
+  return Status::ok();
+}
+
+} // namespace
+
+void addTensorSliceKernels(std::vector<KernelInfo> &table) {
+  table.push_back({"slice", sliceKernel, false});
+  table.push_back({"pad", padKernel, false});
+}
+
+} // namespace ingot::cpu

@@ -1,0 +1,99 @@
+// RUN: ingot-opt %s --split-input-file --verify-diagnostics
+
+// Verifier errors of the tensor-family ops (IngotTensorOps.td).
+
+func.func @slice_wrong_length(%x: tensor<8x6xf32>) -> tensor<4x6xf32> {
+  %st = ingot.constant dense<0> : tensor<1xi64>
+  %en = ingot.constant dense<3> : tensor<1xi64>
+  %ax = ingot.constant dense<0> : tensor<1xi64>
+  %sp = ingot.constant dense<1> : tensor<1xi64>
+  // expected-error @+1 {{'ingot.slice' op result shape [4,6] does not match the inferred [3,6]}}
+  %s = ingot.slice %x, %st, %en, %ax, %sp : (tensor<8x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x6xf32>
+  return %s : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @slice_zero_step(%x: tensor<8xf32>) -> tensor<?xf32> {
+  %st = ingot.constant dense<0> : tensor<1xi64>
+  %ax = ingot.constant dense<0> : tensor<1xi64>
+  %sp = ingot.constant dense<0> : tensor<1xi64>
+  // expected-error @+1 {{'ingot.slice' op slice step must not be 0}}
+  %s = ingot.slice %x, %st, %st, %ax, %sp : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}
+
+// -----
+
+func.func @pad_bad_mode(%x: tensor<3xf32>, %v: tensor<f32>) -> tensor<5xf32> {
+  %p = ingot.constant dense<[1, 1]> : tensor<2xi64>
+  // expected-error @+1 {{'ingot.pad' op mode 'wrap' is not supported}}
+  %y = ingot.pad %x, %p, %v {mode = "wrap"} : (tensor<3xf32>, tensor<2xi64>, tensor<f32>) -> tensor<5xf32>
+  return %y : tensor<5xf32>
+}
+
+// -----
+
+func.func @expand_incompatible(%x: tensor<3xf32>) -> tensor<4xf32> {
+  %s = ingot.constant dense<[4]> : tensor<1xi64>
+  // expected-error @+1 {{'ingot.expand' op cannot broadcast shapes [3] [4]}}
+  %e = ingot.expand %x, %s : (tensor<3xf32>, tensor<1xi64>) -> tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'ingot.conv' op channels do not match}}
+  %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @resize_cubic(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'ingot.resize' op mode 'cubic' is not supported}}
+  %r = ingot.resize %x {coordinate_transformation_mode = "half_pixel", mode = "cubic", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
+  return %r : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @topk_indices_type(%x: tensor<3x8xf32>) -> tensor<3x2xi32> {
+  %k = ingot.constant dense<2> : tensor<1xi64>
+  // expected-error @+1 {{'ingot.topk' op select must be 0 (values) or 1 (i64 indices)}}
+  %i = ingot.topk %x, %k {axis = 1 : i64, largest = 1 : i64, sorted = 1 : i64, select = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xi32>
+  return %i : tensor<3x2xi32>
+}
+
+// -----
+
+func.func @depth_to_space_channels(%x: tensor<1x6x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'ingot.depth_to_space' op expects [N, C, H, W] with C divisible by blocksize^2}}
+  %d = ingot.depth_to_space %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x6x2x2xf32> -> tensor<1x1x4x4xf32>
+  return %d : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+func.func @non_zero_type(%x: tensor<3xf32>) -> tensor<1x?xi32> {
+  // expected-error @+1 {{'ingot.non_zero' op result must be i64}}
+  %n = ingot.non_zero %x : tensor<3xf32> -> tensor<1x?xi32>
+  return %n : tensor<1x?xi32>
+}
+
+// -----
+
+func.func @average_pool_select(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
+  // expected-error @+1 {{'ingot.average_pool' op select must be 0, or 1/2 with an i64 result on max_pool}}
+  %y = ingot.average_pool %x {auto_pad = "NOTSET", ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, select = 1 : i64, strides = array<i64: 2, 2>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xi64>
+  return %y : tensor<1x1x2x2xi64>
+}
+
+// -----
+
+func.func @pool_rank6(%x: tensor<1x1x2x2x2x2xf32>) -> tensor<1x1x1x1x1x1xf32> {
+  // expected-error @+1 {{'ingot.max_pool' op expects a rank-3 to rank-5 input with one kernel dim per spatial dim, got rank 6 and 4 kernel dims}}
+  %y = ingot.max_pool %x {auto_pad = "NOTSET", ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1, 1, 1>, kernel_shape = array<i64: 2, 2, 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1, 1>} : tensor<1x1x2x2x2x2xf32> -> tensor<1x1x1x1x1x1xf32>
+  return %y : tensor<1x1x1x1x1x1xf32>
+}

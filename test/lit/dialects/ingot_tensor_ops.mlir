@@ -1,0 +1,130 @@
+// RUN: ingot-opt %s --split-input-file | ingot-opt --split-input-file | FileCheck %s
+// RUN: ingot-opt %s --split-input-file --mlir-print-op-generic | ingot-opt --split-input-file | FileCheck %s
+
+// Round trips of the tensor-family ops (IngotTensorOps.td). Their verifier
+// errors are in ingot_tensor_invalid.mlir.
+
+// CHECK-LABEL: func.func @flatten
+// CHECK: ingot.flatten %{{.*}} {axis = 1 : i64} : tensor<?x3x4xf32> -> tensor<?x12xf32>
+func.func @flatten(%x: tensor<?x3x4xf32>) -> tensor<?x12xf32> {
+  %f = ingot.flatten %x {axis = 1 : i64} : tensor<?x3x4xf32> -> tensor<?x12xf32>
+  return %f : tensor<?x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slice
+// CHECK: ingot.slice %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<8x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3x?xf32>
+func.func @slice(%x: tensor<8x?xf32>) -> tensor<3x?xf32> {
+  %st = ingot.constant dense<-1> : tensor<1xi64>
+  %en = ingot.constant dense<-8> : tensor<1xi64>
+  %ax = ingot.constant dense<0> : tensor<1xi64>
+  %sp = ingot.constant dense<-3> : tensor<1xi64>
+  %s = ingot.slice %x, %st, %en, %ax, %sp : (tensor<8x?xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3x?xf32>
+  return %s : tensor<3x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @expand_tile
+// CHECK: ingot.expand %{{.*}}, %{{.*}} : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+// CHECK: ingot.tile %{{.*}}, %{{.*}} : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+func.func @expand_tile(%x: tensor<3x1xf32>) -> tensor<6x4xf32> {
+  %s = ingot.constant dense<[1, 4]> : tensor<2xi64>
+  %e = ingot.expand %x, %s : (tensor<3x1xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+  %r = ingot.constant dense<[2, 1]> : tensor<2xi64>
+  %t = ingot.tile %e, %r : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  return %t : tensor<6x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @range
+// CHECK: ingot.range %{{.*}}, %{{.*}}, %{{.*}} {count = -1 : i64} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+func.func @range(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>) -> tensor<?xf32> {
+  %r = ingot.range %a, %b, %c {count = -1 : i64} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pad
+// CHECK: ingot.pad %{{.*}}, %{{.*}}, %{{.*}} {mode = "reflect"} : (tensor<3x4xf32>, tensor<4xi64>, tensor<f32>) -> tensor<5x8xf32>
+func.func @pad(%x: tensor<3x4xf32>, %v: tensor<f32>) -> tensor<5x8xf32> {
+  %p = ingot.constant dense<[1, 2, 1, 2]> : tensor<4xi64>
+  %y = ingot.pad %x, %p, %v {mode = "reflect"} : (tensor<3x4xf32>, tensor<4xi64>, tensor<f32>) -> tensor<5x8xf32>
+  return %y : tensor<5x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @indexing
+// CHECK: ingot.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<?x4xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+// CHECK: ingot.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} {reduction = "add"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+func.func @indexing(%x: tensor<?x4xf32>, %i: tensor<?x2xi64>, %d: tensor<4x3xf32>, %j: tensor<2x1xi64>, %u: tensor<2x3xf32>) -> (tensor<?x2xf32>, tensor<4x3xf32>) {
+  %g = ingot.gather_elements %x, %i {axis = 1 : i64} : (tensor<?x4xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
+  %s = ingot.scatter_nd %d, %j, %u {reduction = "add"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %g, %s : tensor<?x2xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @topk
+// CHECK: ingot.topk %{{.*}}, %{{.*}} {axis = 1 : i64, largest = 1 : i64, select = 0 : i64, sorted = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+// CHECK: ingot.topk %{{.*}}, %{{.*}} {axis = 1 : i64, largest = 0 : i64, select = 1 : i64, sorted = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xi64>
+func.func @topk(%x: tensor<3x8xf32>) -> (tensor<3x2xf32>, tensor<3x2xi64>) {
+  %k = ingot.constant dense<2> : tensor<1xi64>
+  %v = ingot.topk %x, %k {axis = 1 : i64, largest = 1 : i64, sorted = 1 : i64, select = 0 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xf32>
+  %i = ingot.topk %x, %k {axis = 1 : i64, largest = 0 : i64, sorted = 1 : i64, select = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xi64>
+  return %v, %i : tensor<3x2xf32>, tensor<3x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @conv
+// CHECK: ingot.conv %{{.*}}, %{{.*}}, %{{.*}} {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
+// CHECK: ingot.conv %{{.*}}, %{{.*}} {auto_pad = "SAME_UPPER", dilations = array<i64: 2>, group = 2 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x?xf32>, tensor<6x2x3xf32>) -> tensor<1x6x?xf32>
+func.func @conv(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %x1: tensor<1x4x?xf32>, %w1: tensor<6x2x3xf32>) -> (tensor<?x4x4x4xf32>, tensor<1x6x?xf32>) {
+  %y = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
+  %z = ingot.conv %x1, %w1 {auto_pad = "SAME_UPPER", dilations = array<i64: 2>, group = 2 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x?xf32>, tensor<6x2x3xf32>) -> tensor<1x6x?xf32>
+  return %y, %z : tensor<?x4x4x4xf32>, tensor<1x6x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pools
+// CHECK: ingot.max_pool %{{.*}} {{.*}}ceil_mode = 1 : i64{{.*}} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
+// CHECK: ingot.average_pool %{{.*}} {{.*}}count_include_pad = 1 : i64{{.*}} : tensor<1x3x7x7xf32> -> tensor<1x3x7x7xf32>
+// CHECK: ingot.global_average_pool %{{.*}} : tensor<1x3x7x7xf32> -> tensor<1x3x1x1xf32>
+// CHECK: ingot.max_pool %{{.*}} {{.*}}select = 1 : i64{{.*}} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xi64>
+// CHECK: ingot.max_pool %{{.*}} : tensor<1x2x4x6x6xf32> -> tensor<1x2x2x3x3xf32>
+func.func @pools(%x: tensor<1x3x7x7xf32>, %v: tensor<1x2x4x6x6xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x7x7xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x4xi64>, tensor<1x2x2x3x3xf32>) {
+  %m = ingot.max_pool %x {auto_pad = "NOTSET", ceil_mode = 1 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
+  %a = ingot.average_pool %x {auto_pad = "SAME_LOWER", ceil_mode = 0 : i64, count_include_pad = 1 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : tensor<1x3x7x7xf32> -> tensor<1x3x7x7xf32>
+  %g = ingot.global_average_pool %x : tensor<1x3x7x7xf32> -> tensor<1x3x1x1xf32>
+  %i = ingot.max_pool %x {auto_pad = "NOTSET", ceil_mode = 1 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, select = 1 : i64, strides = array<i64: 2, 2>} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xi64>
+  %p = ingot.max_pool %v {auto_pad = "NOTSET", ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1, 1>, kernel_shape = array<i64: 2, 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0>, strides = array<i64: 2, 2, 2>} : tensor<1x2x4x6x6xf32> -> tensor<1x2x2x3x3xf32>
+  return %m, %a, %g, %i, %p : tensor<1x3x4x4xf32>, tensor<1x3x7x7xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x4xi64>, tensor<1x2x2x3x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @resize_d2s
+// CHECK: ingot.resize %{{.*}} {{.*}}mode = "linear"{{.*}} : tensor<1x3x4x4xf32> -> tensor<1x3x8x6xf32>
+// CHECK: ingot.depth_to_space %{{.*}} {blocksize = 2 : i64, mode = "CRD"} : tensor<1x12x8x6xf32> -> tensor<1x3x16x12xf32>
+func.func @resize_d2s(%x: tensor<1x3x4x4xf32>, %y: tensor<1x12x8x6xf32>) -> (tensor<1x3x8x6xf32>, tensor<1x3x16x12xf32>) {
+  %r = ingot.resize %x {coordinate_transformation_mode = "half_pixel", mode = "linear", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 1.5>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x6xf32>
+  %d = ingot.depth_to_space %y {blocksize = 2 : i64, mode = "CRD"} : tensor<1x12x8x6xf32> -> tensor<1x3x16x12xf32>
+  return %r, %d : tensor<1x3x8x6xf32>, tensor<1x3x16x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_hot_non_zero
+// CHECK: ingot.one_hot %{{.*}}, %{{.*}} {axis = 1 : i64, depth = 5 : i64} : (tensor<?xi64>, tensor<2xf32>) -> tensor<?x5xf32>
+// CHECK: ingot.non_zero %{{.*}} : tensor<3x4xf32> -> tensor<2x?xi64>
+func.func @one_hot_non_zero(%i: tensor<?xi64>, %v: tensor<2xf32>, %x: tensor<3x4xf32>) -> (tensor<?x5xf32>, tensor<2x?xi64>) {
+  %o = ingot.one_hot %i, %v {axis = 1 : i64, depth = 5 : i64} : (tensor<?xi64>, tensor<2xf32>) -> tensor<?x5xf32>
+  %n = ingot.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
+  return %o, %n : tensor<?x5xf32>, tensor<2x?xi64>
+}

@@ -1,0 +1,371 @@
+//===- TensorKernelsTest.cpp - Tensor-family kernels vs naive loops -------===//
+//
+// Each kernel of TensorKernels.cpp and the files beside it against a direct
+// reference written from the ONNX definition with plain index loops.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace ingot;
+using namespace ingot::test;
+
+namespace {
+
+Attr str(const std::string &n, const std::string &v) {
+  Attr a;
+  a.name = n, a.kind = Attr::Kind::Str, a.s = v;
+  return a;
+}
+Attr floats(const std::string &n, std::vector<double> v) {
+  Attr a;
+  a.name = n, a.kind = Attr::Kind::Floats, a.floats = std::move(v);
+  return a;
+}
+
+std::vector<double> asDouble(const Tensor &t) {
+  std::vector<double> v(count(t.shape));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = ptr<float>(t)[i];
+  return v;
+}
+
+TEST(TensorKernels, SliceNegativeStepsAndClamping) {
+  Rng rng(1);
+  Tensor x = rng.uniform({5, 7, 3});
+  Tensor st = i64({3}, {-1, 1, 100}), en = i64({3}, {-100, 6, -100}),
+         ax = i64({3}, {0, 1, 2}), sp = i64({3}, {-2, 2, -1});
+  Tensor y = runOk(Call("slice", {&x, &st, &en, &ax, &sp}));
+  // Rows 4, 2, 0; cols 1, 3, 5; channels 2, 1, 0.
+  std::vector<double> ref;
+  for (int a : {4, 2, 0})
+    for (int b : {1, 3, 5})
+      for (int c : {2, 1, 0})
+        ref.push_back(ptr<float>(x)[(a * 7 + b) * 3 + c]);
+  expectClose(y, {3, 3, 3}, ref, 0);
+}
+
+TEST(TensorKernels, SliceDefaultsAxesAndSteps) {
+  Tensor x = i64({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor st = i64({1}, {1}), en = i64({1}, {2});
+  Tensor y = runOk(Call("slice", {&x, &st, &en}, {}, {DType::I64}));
+  ASSERT_EQ(y.shape, (Shape{1, 4}));
+  EXPECT_EQ(ptr<int64_t>(y)[0], 4);
+  EXPECT_EQ(ptr<int64_t>(y)[3], 7);
+}
+
+TEST(TensorKernels, PadModes) {
+  Rng rng(2);
+  Tensor x = rng.uniform({3, 4});
+  Tensor pads = i64({4}, {2, 3, 1, 2}), v = f32({}, {9.0f});
+  for (const char *mode : {"constant", "edge", "reflect"}) {
+    Tensor y = runOk(Call("pad", {&x, &pads, &v}, {str("mode", mode)}));
+    std::vector<double> ref;
+    for (int64_t i = -2; i < 4; ++i)
+      for (int64_t j = -3; j < 6; ++j) {
+        auto map = [&](int64_t k, int64_t n) -> int64_t {
+          if (k >= 0 && k < n)
+            return k;
+          if (std::string(mode) == "constant")
+            return -1;
+          if (std::string(mode) == "edge")
+            return std::clamp<int64_t>(k, 0, n - 1);
+          return k < 0 ? -k : 2 * (n - 1) - k;
+        };
+        int64_t a = map(i, 3), b = map(j, 4);
+        ref.push_back(a < 0 || b < 0 ? 9.0 : ptr<float>(x)[a * 4 + b]);
+      }
+    expectClose(y, {6, 9}, ref, 0);
+  }
+}
+
+TEST(TensorKernels, ExpandAndTile) {
+  Rng rng(3);
+  Tensor x = rng.uniform({3, 1});
+  Tensor s = i64({3}, {2, 1, 4});
+  Tensor e = runOk(Call("expand", {&x, &s}));
+  std::vector<double> ref;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c)
+        ref.push_back(ptr<float>(x)[b]);
+  expectClose(e, {2, 3, 4}, ref, 0);
+  Tensor t = rng.uniform({2, 3});
+  Tensor r = i64({2}, {2, 3});
+  Tensor y = runOk(Call("tile", {&t, &r}));
+  ref.clear();
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 9; ++b)
+      ref.push_back(ptr<float>(t)[(a % 2) * 3 + b % 3]);
+  expectClose(y, {4, 9}, ref, 0);
+}
+
+TEST(TensorKernels, RangeAndFlatten) {
+  Tensor a = i64({}, {10}), b = i64({}, {-3}), d = i64({}, {-4});
+  Tensor y = runOk(Call("range", {&a, &b, &d}, {}, {DType::I64}));
+  ASSERT_EQ(y.shape, (Shape{4}));
+  EXPECT_EQ(ptr<int64_t>(y)[3], -2);
+  Rng rng(4);
+  Tensor x = rng.uniform({2, 3, 4});
+  Tensor f = runOk(Call("flatten", {&x}, {intAttr("axis", -1)}));
+  EXPECT_EQ(f.shape, (Shape{6, 4}));
+}
+
+TEST(TensorKernels, GatherElementsAndScatterND) {
+  Rng rng(5);
+  Tensor x = rng.uniform({3, 5});
+  Tensor idx = rng.ints<int64_t>(DType::I64, {3, 4}, -5, 4);
+  Tensor g = runOk(Call("gather_elements", {&x, &idx}, {intAttr("axis", 1)}));
+  std::vector<double> ref;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      int64_t k = ptr<int64_t>(idx)[i * 4 + j];
+      ref.push_back(ptr<float>(x)[i * 5 + (k < 0 ? k + 5 : k)]);
+    }
+  expectClose(g, {3, 4}, ref, 0);
+
+  Tensor data = rng.uniform({4, 3}), u = rng.uniform({2, 3});
+  Tensor where = i64({2, 1}, {3, 1});
+  for (const char *red : {"none", "add", "mul"}) {
+    Tensor y =
+        runOk(Call("scatter_nd", {&data, &where, &u}, {str("reduction", red)}));
+    std::vector<double> r = asDouble(data);
+    for (int t = 0; t < 2; ++t)
+      for (int c = 0; c < 3; ++c) {
+        double &dst = r[ptr<int64_t>(where)[t] * 3 + c];
+        double up = ptr<float>(u)[t * 3 + c];
+        dst = std::string(red) == "none"  ? up
+              : std::string(red) == "add" ? float(dst + up)
+                                          : float(dst * up);
+      }
+    expectClose(y, {4, 3}, r, 1e-7);
+  }
+}
+
+TEST(TensorKernels, TopKValuesAndIndices) {
+  Tensor x = f32({2, 5}, {3, 1, 4, 1, 5, 9, 2, 6, 5, 3});
+  Tensor k = i64({1}, {3});
+  Tensor v = runOk(Call("topk", {&x, &k}, {intAttr("axis", 1)}));
+  Tensor i =
+      runOk(Call("topk", {&x, &k}, {intAttr("axis", 1), intAttr("select", 1)},
+                 {DType::I64}));
+  expectClose(v, {2, 3}, {5, 4, 3, 9, 6, 5}, 0);
+  std::vector<int64_t> want = {4, 2, 0, 0, 2, 3};
+  for (int j = 0; j < 6; ++j)
+    EXPECT_EQ(ptr<int64_t>(i)[j], want[j]);
+  Tensor s =
+      runOk(Call("topk", {&x, &k},
+                 {intAttr("largest", 0), intAttr("select", 1)}, {DType::I64}));
+  // Ties keep the lower index first: the two 1s at 1 and 3.
+  EXPECT_EQ(ptr<int64_t>(s)[0], 1);
+  EXPECT_EQ(ptr<int64_t>(s)[1], 3);
+}
+
+/// Direct convolution over NCHW with explicit pads.
+std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const Tensor *b,
+                              int64_t group, int64_t s, int64_t d, int64_t p,
+                              Shape *out) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t m = w.shape[0], kh = w.shape[2], kw = w.shape[3];
+  int64_t oh = (h + 2 * p - (kh - 1) * d - 1) / s + 1;
+  int64_t ow = (wd + 2 * p - (kw - 1) * d - 1) / s + 1;
+  *out = {n, m, oh, ow};
+  std::vector<double> y;
+  int64_t cg = c / group, mg = m / group;
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t om = 0; om < m; ++om)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = b ? ptr<float>(*b)[om] : 0.0;
+          int64_t g = om / mg;
+          for (int64_t ic = 0; ic < cg; ++ic)
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t e = 0; e < kw; ++e) {
+                int64_t hh = i * s - p + a * d, ww = j * s - p + e * d;
+                if (hh < 0 || hh >= h || ww < 0 || ww >= wd)
+                  continue;
+                acc += double(ptr<float>(
+                           x)[((in * c + g * cg + ic) * h + hh) * wd + ww]) *
+                       ptr<float>(w)[((om * cg + ic) * kh + a) * kw + e];
+              }
+          y.push_back(acc);
+        }
+  return y;
+}
+
+TEST(TensorKernels, ConvMatchesDirectLoops) {
+  Rng rng(6);
+  struct C {
+    Shape x, w;
+    int64_t group, s, d, p;
+  };
+  for (const C &c : {C{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1},
+                     C{{1, 4, 11, 7}, {6, 2, 3, 2}, 2, 2, 2, 0},
+                     C{{1, 3, 5, 5}, {3, 1, 3, 3}, 3, 1, 1, 1},
+                     C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0}}) {
+    Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
+           b = rng.uniform({c.w[0]});
+    Shape out;
+    std::vector<double> ref = naiveConv(x, w, &b, c.group, c.s, c.d, c.p, &out);
+    Tensor y =
+        runOk(Call("conv", {&x, &w, &b},
+                   {intAttr("group", c.group), intsAttr("strides", {c.s, c.s}),
+                    intsAttr("dilations", {c.d, c.d}),
+                    intsAttr("pads", {c.p, c.p, c.p, c.p})}));
+    expectClose(y, out, ref, 1e-5, 1e-5);
+  }
+}
+
+TEST(TensorKernels, Conv3DMatchesDirectLoops) {
+  Rng rng(10);
+  Tensor x = rng.uniform({1, 2, 4, 5, 3}), w = rng.uniform({3, 2, 2, 3, 2});
+  Tensor y = runOk(Call(
+      "conv", {&x, &w},
+      {intsAttr("strides", {1, 2, 1}), intsAttr("pads", {1, 1, 0, 0, 1, 1})}));
+  // Begin pads (1, 1, 0), end pads (0, 1, 1): output dims 4, 3, 3.
+  std::vector<double> ref;
+  for (int64_t m = 0; m < 3; ++m)
+    for (int64_t a = 0; a < 4; ++a)
+      for (int64_t b = 0; b < 3; ++b)
+        for (int64_t c = 0; c < 3; ++c) {
+          double acc = 0;
+          for (int64_t ic = 0; ic < 2; ++ic)
+            for (int64_t i = 0; i < 2; ++i)
+              for (int64_t j = 0; j < 3; ++j)
+                for (int64_t k = 0; k < 2; ++k) {
+                  int64_t d = a - 1 + i, h = b * 2 - 1 + j, v = c + k;
+                  if (d < 0 || d >= 4 || h < 0 || h >= 5 || v >= 3)
+                    continue;
+                  acc +=
+                      double(ptr<float>(x)[((ic * 4 + d) * 5 + h) * 3 + v]) *
+                      ptr<float>(w)[(((m * 2 + ic) * 2 + i) * 3 + j) * 2 + k];
+                }
+          ref.push_back(acc);
+        }
+  expectClose(y, {1, 3, 4, 3, 3}, ref, 1e-5, 1e-5);
+}
+
+TEST(TensorKernels, MaxPoolIndices) {
+  Rng rng(11);
+  Tensor x = rng.uniform({2, 1, 4, 5});
+  std::vector<Tensor> outs;
+  Call c("max_pool", {&x},
+         {intsAttr("kernel_shape", {2, 3}), intsAttr("strides", {2, 2}),
+          intAttr("select", 1)},
+         {DType::I64});
+  ASSERT_TRUE(runKernel(c, &outs).isOk());
+  ASSERT_EQ(outs[0].shape, (Shape{2, 1, 2, 2}));
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t best = -1;
+        for (int64_t a = 0; a < 2; ++a)
+          for (int64_t b = 0; b < 3; ++b) {
+            int64_t at = p * 20 + (2 * i + a) * 5 + 2 * j + b;
+            if (best < 0 || ptr<float>(x)[at] > ptr<float>(x)[best])
+              best = at;
+          }
+        EXPECT_EQ(ptr<int64_t>(outs[0])[(p * 2 + i) * 2 + j], best);
+      }
+}
+
+TEST(TensorKernels, PoolsMatchDirectLoops) {
+  Rng rng(7);
+  Tensor x = rng.uniform({1, 2, 6, 5});
+  for (bool isMax : {true, false})
+    for (int64_t include : {0, 1}) {
+      Tensor y = runOk(
+          Call(isMax ? "max_pool" : "average_pool", {&x},
+               {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}),
+                intsAttr("pads", {1, 1, 1, 1}),
+                intAttr("count_include_pad", include)}));
+      std::vector<double> ref;
+      for (int64_t p = 0; p < 2; ++p)
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 3; ++j) {
+            double acc = isMax ? -1e30 : 0;
+            int64_t n = 0;
+            for (int64_t a = 0; a < 3; ++a)
+              for (int64_t b = 0; b < 3; ++b) {
+                int64_t h = 2 * i - 1 + a, w = 2 * j - 1 + b;
+                if (h < 0 || h >= 6 || w < 0 || w >= 5)
+                  continue;
+                double v = ptr<float>(x)[(p * 6 + h) * 5 + w];
+                acc = isMax ? std::max(acc, v) : acc + v;
+                ++n;
+              }
+            ref.push_back(isMax ? acc : acc / (include ? 9 : n));
+          }
+      expectClose(y, {1, 2, 3, 3}, ref, 1e-6);
+    }
+  Tensor g = runOk(Call("global_average_pool", {&x}));
+  std::vector<double> ref(2, 0.0);
+  for (int64_t i = 0; i < 60; ++i)
+    ref[i / 30] += ptr<float>(x)[i] / 30.0;
+  expectClose(g, {1, 2, 1, 1}, ref, 1e-6);
+}
+
+TEST(TensorKernels, ResizeNearestAndLinear) {
+  Rng rng(8);
+  Tensor x = rng.uniform({1, 1, 3, 4});
+  Tensor n = runOk(Call("resize", {&x},
+                        {floats("scales", {1, 1, 2, 2}), str("mode", "nearest"),
+                         str("coordinate_transformation_mode", "asymmetric"),
+                         str("nearest_mode", "floor")}));
+  std::vector<double> ref;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 8; ++j)
+      ref.push_back(ptr<float>(x)[(i / 2) * 4 + j / 2]);
+  expectClose(n, {1, 1, 6, 8}, ref, 0);
+  Tensor l =
+      runOk(Call("resize", {&x},
+                 {intsAttr("sizes", {1, 1, 5, 7}), str("mode", "linear"),
+                  str("coordinate_transformation_mode", "align_corners")}));
+  ref.clear();
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 7; ++j) {
+      double y = i * 2.0 / 4, xx = j * 3.0 / 6;
+      int y0 = int(y), x0 = int(xx);
+      int y1 = std::min(y0 + 1, 2), x1 = std::min(x0 + 1, 3);
+      double wy = y - y0, wx = xx - x0;
+      auto at = [&](int a, int b) { return double(ptr<float>(x)[a * 4 + b]); };
+      ref.push_back((1 - wy) * ((1 - wx) * at(y0, x0) + wx * at(y0, x1)) +
+                    wy * ((1 - wx) * at(y1, x0) + wx * at(y1, x1)));
+    }
+  expectClose(l, {1, 1, 5, 7}, ref, 1e-6);
+}
+
+TEST(TensorKernels, DepthToSpaceOneHotNonZero) {
+  Rng rng(9);
+  Tensor x = rng.uniform({1, 8, 2, 3});
+  for (const char *mode : {"DCR", "CRD"}) {
+    Tensor y = runOk(Call("depth_to_space", {&x},
+                          {intAttr("blocksize", 2), str("mode", mode)}));
+    std::vector<double> ref;
+    for (int c = 0; c < 2; ++c)
+      for (int h = 0; h < 4; ++h)
+        for (int w = 0; w < 6; ++w) {
+          int i = h % 2, j = w % 2;
+          int sc = std::string(mode) == "DCR" ? (i * 2 + j) * 2 + c
+                                              : c * 4 + i * 2 + j;
+          ref.push_back(ptr<float>(x)[(sc * 2 + h / 2) * 3 + w / 2]);
+        }
+    expectClose(y, {1, 2, 4, 6}, ref, 0);
+  }
+  Tensor idx = i64({4}, {0, -1, 7, 2}), vals = f32({2}, {-1, 3});
+  Tensor o = runOk(Call("one_hot", {&idx, &vals},
+                        {intAttr("depth", 3), intAttr("axis", 0)}));
+  std::vector<double> ref(12, -1.0);
+  ref[0 * 4 + 0] = 3, ref[2 * 4 + 1] = 3, ref[2 * 4 + 3] = 3;
+  expectClose(o, {3, 4}, ref, 0);
+  Tensor z = f32({2, 3}, {0, 1, 0, -0.0f, 2, 3});
+  Tensor nz = runOk(Call("non_zero", {&z}, {}, {DType::I64}));
+  ASSERT_EQ(nz.shape, (Shape{2, 3}));
+  std::vector<int64_t> want = {0, 1, 1, 1, 1, 2};
+  for (int j = 0; j < 6; ++j)
+    EXPECT_EQ(ptr<int64_t>(nz)[j], want[j]);
+}
+
+} // namespace
