@@ -135,3 +135,14 @@ func.func @static_target_invalid_at_maximum(%x: tensor<?x64xf32> {ingot.dims = [
 // negative) default-max-dim must be rejected rather than produce
 // `ingot.max_shape = array<i64: 0, 64>`.
 // BADDEFAULT: error: {{.*}}default-max-dim
+
+// -----
+
+// NonZero's count is data: it is bounded by the input's element count at
+// the symbols' maxima (seq = 128 here, so 128 * 4 = 512).
+// CHECK-LABEL: func.func @non_zero_bounded_by_numel
+// CHECK:         ingot.non_zero %{{.+}} {ingot.max_shape = array<i64: 2, 512>}
+func.func @non_zero_bounded_by_numel(%x: tensor<?x4xf32> {ingot.dims = ["seq", ""]}) -> tensor<2x?xi64> {
+  %y = ingot.non_zero %x : tensor<?x4xf32> -> tensor<2x?xi64>
+  return %y : tensor<2x?xi64>
+}
