@@ -66,6 +66,7 @@ struct EngineStats {
   double prefixCacheHitRate = 0;
   int64_t kvBlocksTotal = 0;
   int64_t peakKvBlocksUsed = 0;
+  int64_t kvBlocksUsed = 0;       // held by sequences now (cached idle excluded)
   int64_t blockSize = 0;
   int64_t finishedRequests = 0;
   int64_t failedRequests = 0;

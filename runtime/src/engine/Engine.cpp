@@ -237,6 +237,7 @@ void Engine::Impl::publishStats() {
           ? double(local.prefixCacheHits) / double(local.prefixCacheQueries)
           : 0.0;
   local.peakKvBlocksUsed = blocks->peakUsed();
+  local.kvBlocksUsed = blocks->numUsed();
   std::lock_guard<std::mutex> lock(mu);
   shared = local;
 }
