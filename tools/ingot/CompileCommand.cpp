@@ -1,12 +1,17 @@
 //===- CompileCommand.cpp - `ingot compile` -------------------------------===//
 #include "Commands.h"
 #include "compiler/Compiler.h"
+#include "compiler/hf/HfImporter.h"
+#include "compiler/onnx/OnnxImporter.h"
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace ingot::cli {
 namespace {
@@ -20,7 +25,9 @@ void printCompileUsage() {
       "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
       "  --compile-to=PHASE      print the IR after PHASE, write no artifact\n"
       "                          (phases: import, graph, plan)\n"
-      "  --dump-ir=DIR           write the IR of every phase to DIR\n\n"
+      "  --dump-ir=DIR           write the IR of every phase to DIR\n"
+      "  --list-onnx-ops         print the supported ONNX ops as JSON and exit\n"
+      "  --list-hf-architectures print the supported HF architectures as JSON\n\n"
       "Hugging Face directories (MODEL is a directory):\n"
       "  --block-size N          KV-cache tokens per block (default 16)\n"
       "  --max-tokens-per-step N tokens one engine step may process (default 256)\n"
@@ -42,6 +49,32 @@ bool parseDims(const std::string &text, std::vector<int64_t> *dims) {
     pos = x + 1;
   }
   return false;
+}
+
+/// --list-onnx-ops: the importer's registry, for the node-test runner and
+/// the generated docs/supported-ops.md (which must not be edited by hand).
+int listOnnxOps() {
+  llvm::json::Array ops;
+  for (const compiler::SupportedOnnxOp &op : compiler::supportedOnnxOps())
+    ops.push_back(llvm::json::Object{{"op", op.opType},
+                                     {"domain", op.domain},
+                                     {"min_opset", op.minOpset},
+                                     {"max_opset", op.maxOpset}});
+  llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(ops)))
+               << "\n";
+  llvm::outs().flush();
+  return 0;
+}
+
+/// --list-hf-architectures: the Hugging Face architectures importHf knows.
+int listHfArchitectures() {
+  llvm::json::Array names;
+  for (const std::string &name : compiler::supportedHfArchitectures())
+    names.push_back(name);
+  llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(names)))
+               << "\n";
+  llvm::outs().flush();
+  return 0;
 }
 
 } // namespace
@@ -70,6 +103,10 @@ int compileMain(int argc, char **argv) {
     if (arg == "--help" || arg == "-h") {
       printCompileUsage();
       return 0;
+    } else if (arg == "--list-onnx-ops") {
+      return listOnnxOps();
+    } else if (arg == "--list-hf-architectures") {
+      return listHfArchitectures();
     } else if (value("-o", &v) || value("--output", &v)) {
       options.outputPath = v;
     } else if (value("--target", &v)) {
