@@ -166,3 +166,18 @@ def test_onnx_artifact_is_not_an_llm(tmp_path):
     proc = ingot("generate", art, "--prompt-tokens", "1")
     assert_clean_failure(proc)
     assert "not an LLM artifact" in proc.stderr
+
+
+def test_chat_without_a_recognised_template_is_an_error(artifacts):
+    """The mistral fixture's [INST] template is neither ChatML nor Llama-3."""
+    proc = ingot("generate", artifacts["mistral"], "--chat", "--prompt", "hi")
+    assert_clean_failure(proc)
+    assert "no chat template that ingot recognises" in proc.stderr
+
+
+def test_chat_applies_the_llama3_template(artifacts):
+    out = generate(artifacts["llama3_scaling"], "--chat", "--prompt", "hi",
+                   "--max-new-tokens", "2", "--temperature", "0")
+    plain = generate(artifacts["llama3_scaling"], "--prompt", "hi",
+                     "--max-new-tokens", "2", "--temperature", "0")
+    assert len(out["prompt_tokens"]) > len(plain["prompt_tokens"]) + 4
