@@ -1,5 +1,4 @@
-//===- ShapeInferenceTensor.cpp - Shape rules of the coverage ops
-//------------===//
+//===- ShapeInferenceTensor.cpp - Shape rules of the tensor family -------===//
 //
 // Rules for the tensor family (IngotTensorOps.td). Ops that take shape-like
 // operands (Slice, Expand, Tile, Pad, TopK's k, Range) use their tracked
@@ -10,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/ShapeInferenceWindow.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -52,27 +52,6 @@ int64_t sliceLength(int64_t dim, int64_t start, int64_t end, int64_t step,
   end = std::clamp<int64_t>(end, -1, dim - 1);
   *first = start;
   return start > end ? (start - end - step - 1) / -step : 0;
-}
-
-/// Output size of one spatial dim of a convolution or pooling window.
-int64_t windowOut(int64_t in, int64_t k, int64_t stride, int64_t dilation,
-                  int64_t padBegin, int64_t padEnd, StringRef autoPad,
-                  bool ceilMode) {
-  if (in == kDyn)
-    return kDyn;
-  int64_t ek = (k - 1) * dilation + 1;
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
-    return (in + stride - 1) / stride;
-  if (autoPad == "VALID")
-    padBegin = padEnd = 0;
-  int64_t span = in + padBegin + padEnd - ek;
-  if (span < 0)
-    return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  // A last window that would start inside the end padding is dropped.
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
 }
 
 bool inferSlice(SliceOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
@@ -180,92 +159,6 @@ bool inferExpand(Operation *op, ArrayRef<ValueInfo> ins, shape::Shape &out,
     values =
         v.size() == size_t(out[0]) ? v : std::vector<int64_t>(out[0], v[0]);
   }
-  return true;
-}
-
-bool inferPool(Operation *op, ArrayRef<int64_t> kernel,
-               ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-               ArrayRef<int64_t> dilations, StringRef autoPad, bool ceilMode,
-               const shape::Shape &in, shape::Shape &out, std::string &error) {
-  size_t nd = kernel.size();
-  if (in.size() != nd + 2 || nd < 1 || nd > 3) {
-    error = "expects a rank-3 to rank-5 input with one kernel dim per "
-            "spatial dim, got rank " +
-            std::to_string(in.size()) + " and " + std::to_string(nd) +
-            " kernel dims";
-    return false;
-  }
-  if (strides.size() != nd || dilations.size() != nd || pads.size() != 2 * nd) {
-    error = "strides and dilations need one entry per spatial dim and pads "
-            "two";
-    return false;
-  }
-  out = {in[0], in[1]};
-  for (size_t i = 0; i < nd; ++i) {
-    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1) {
-      error = "kernel, strides and dilations must be positive";
-      return false;
-    }
-    out.push_back(windowOut(in[i + 2], kernel[i], strides[i], dilations[i],
-                            pads[i], pads[i + nd], autoPad, ceilMode));
-  }
-  return true;
-}
-
-bool inferConv(ConvOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
-               std::string &error) {
-  const shape::Shape &x = ins[0].shape, &w = ins[1].shape;
-  if (w.size() != x.size()) {
-    error = "weight rank " + std::to_string(w.size()) +
-            " differs from the input rank " + std::to_string(x.size());
-    return false;
-  }
-  // The input channels are checked by the verifier on the IR types, not
-  // here: at the symbols' maxima a dynamic channel dim reads as the maximum.
-  int64_t group = op.getGroup();
-  if (group < 1 || (w[0] != kDyn && w[0] % group != 0)) {
-    error = "weight dim 0 " + std::to_string(w[0]) +
-            " is not a multiple of group " + std::to_string(group);
-    return false;
-  }
-  shape::Shape kernel(w.begin() + std::min<size_t>(2, w.size()), w.end());
-  for (int64_t k : kernel)
-    if (k == kDyn) {
-      error = "kernel dims must be static";
-      return false;
-    }
-  if (!inferPool(op, kernel, op.getStrides(), op.getPads(), op.getDilations(),
-                 op.getAutoPad(), false, x, out, error))
-    return false;
-  out[1] = w[0];
-  return true;
-}
-
-bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
-                 std::string &error) {
-  ArrayRef<int64_t> sizes = op.getSizes();
-  ArrayRef<double> scales = op.getScales();
-  if (!sizes.empty()) {
-    if (sizes.size() != in.size()) {
-      error = "sizes need one entry per dim";
-      return false;
-    }
-    // -1 keeps the input dim (axes not resized, of unknown size).
-    out.clear();
-    for (size_t i = 0; i < in.size(); ++i)
-      out.push_back(sizes[i] < 0 ? in[i] : sizes[i]);
-    return true;
-  }
-  if (scales.size() != in.size()) {
-    error = "scales need one entry per dim";
-    return false;
-  }
-  out.clear();
-  for (size_t i = 0; i < in.size(); ++i)
-    // f32 product, as onnxruntime computes it.
-    out.push_back(in[i] == kDyn
-                      ? kDyn
-                      : int64_t(std::floor(float(in[i]) * float(scales[i]))));
   return true;
 }
 

@@ -1,0 +1,24 @@
+//===- ShapeInferenceWindow.h - Convolution, pooling, resize rules -*- C++ -*-===//
+//
+// Shape rules of the tensor-family ops whose output dims come from sliding
+// windows or resampling, shared by ShapeInferenceTensor.cpp.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dialects/Ingot/IngotDialect.h"
+#include "dialects/Ingot/ShapeInference.h"
+
+namespace ingot::graph {
+
+bool inferPool(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel,
+               llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
+               llvm::ArrayRef<int64_t> dilations, llvm::StringRef autoPad,
+               bool ceilMode, const shape::Shape &in, shape::Shape &out,
+               std::string &error);
+bool inferConv(ConvOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
+               std::string &error);
+bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
+                 std::string &error);
+
+} // namespace ingot::graph
