@@ -8,13 +8,10 @@ so it gets checked before it is trusted:
   - greedy decoding of every tiny model depends on its context (not one
     repeated token), so logit comparisons are meaningful;
   - Mistral's sliding window changes exactly the positions it should,
-    Phi3's fused projections split as unfused Llama ones, shards load;
-  - with INGOT_SMOLLM2_DIR (scripts/prepare_smollm2.py) set, the real
-    SmolLM2-135M-Instruct answers " Paris" and reads English text with a
-    low perplexity, which checks the llama math and the converter's Q/K
-    un-permutation against a trained model.
+    Phi3's fused projections split as unfused Llama ones, shards load.
+The same checks on the real SmolLM2 weights live in test_smollm2.py, which
+prepares the model.
 """
-import os
 import sys
 from pathlib import Path
 
@@ -27,7 +24,6 @@ import hf_models  # noqa: E402
 import hf_reference  # noqa: E402
 
 PROMPT = "The capital of France is Paris, and 2718 numbers run to the sea."
-SMOLLM2_ENV = "INGOT_SMOLLM2_DIR"
 
 
 @pytest.fixture(scope="module")
@@ -117,42 +113,3 @@ def test_bf16_and_f16_weights_are_widened_exactly(models):
 
 # 139 tokens of encyclopedic English. Mean next-token NLL: 2.44 with the
 # converter's Q/K rows in HF order, 4.42 with llama.cpp's order left in.
-PARAGRAPH = (
-    "The French Revolution was a period of political and societal change in France that "
-    "began with the Estates General of 1789 and ended with the coup of 18 Brumaire in "
-    "November 1799 and the formation of the French Consulate. Many of its ideas are "
-    "considered fundamental principles of liberal democracy, while its values and "
-    "institutions remain central to modern French political discourse. Its causes are "
-    "generally agreed to be a combination of social, political, and economic factors which "
-    "the existing regime proved unable to manage. Financial crisis and widespread social "
-    "distress led to the convocation of the Estates General in May 1789, its first meeting "
-    "since 1614.")
-
-
-@pytest.fixture(scope="module")
-def smollm2():
-    path = os.environ.get(SMOLLM2_ENV)
-    if not path or not (Path(path) / "config.json").is_file():
-        pytest.skip(f"{SMOLLM2_ENV} is not set to a prepared model directory "
-                    "(python scripts/prepare_smollm2.py CACHE_DIR, then "
-                    f"{SMOLLM2_ENV}=CACHE_DIR/smollm2-135m-instruct)")
-    return hf_reference.load(path), Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
-
-
-def test_smollm2_knows_the_capital_of_france(smollm2):
-    model, tok = smollm2
-    logits = model.logits(tok.encode("The capital of France is").ids)
-    top = int(np.argmax(logits[-1]))
-    print(f"top-1 after 'The capital of France is': {top} {tok.decode([top])!r}")
-    assert tok.decode([top]) == " Paris"
-
-
-def test_smollm2_reads_english_with_low_perplexity(smollm2):
-    model, tok = smollm2
-    ids = tok.encode(PARAGRAPH).ids
-    logits = model.logits(ids)[:-1]
-    logits -= logits.max(axis=-1, keepdims=True)
-    logp = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
-    nll = -logp[np.arange(len(ids) - 1), ids[1:]].mean()
-    print(f"mean NLL over {len(ids)} tokens: {nll:.3f}")
-    assert nll < 3.0

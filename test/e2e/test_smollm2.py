@@ -125,3 +125,42 @@ def test_tokenizer_ids_are_the_gguf_vocabulary(artifact, tmp_path):
         spelled = "".join(tokens[i] for i in ids)
         got = bytes(decoder[ch] for ch in spelled)
         assert got == text.encode("utf-8", "surrogatepass"), text[:80]
+
+
+# The reference itself, on the converted weights: a wrong Q/K un-permutation
+# still ranks " Paris" first, but raises the paragraph's loss from ~2.4 to ~4.4.
+PARAGRAPH = (
+    "The French Revolution was a period of political and societal change in France that "
+    "began with the Estates General of 1789 and ended with the coup of 18 Brumaire in "
+    "November 1799 and the formation of the French Consulate. Many of its ideas are "
+    "considered fundamental principles of liberal democracy, while its values and "
+    "institutions remain central to modern French political discourse. Its causes are "
+    "generally agreed to be a combination of social, political, and economic factors which "
+    "the existing regime proved unable to manage. Financial crisis and widespread social "
+    "distress led to the convocation of the Estates General in May 1789, its first meeting "
+    "since 1614.")
+
+
+@pytest.fixture(scope="module")
+def smollm2(reference, model_dir):
+    from tokenizers import Tokenizer
+    return reference, Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+
+
+def test_smollm2_knows_the_capital_of_france(smollm2):
+    model, tok = smollm2
+    logits = model.logits(tok.encode("The capital of France is").ids)
+    top = int(np.argmax(logits[-1]))
+    print(f"top-1 after 'The capital of France is': {top} {tok.decode([top])!r}")
+    assert tok.decode([top]) == " Paris"
+
+
+def test_smollm2_reads_english_with_low_perplexity(smollm2):
+    model, tok = smollm2
+    ids = tok.encode(PARAGRAPH).ids
+    logits = model.logits(ids)[:-1]
+    logits -= logits.max(axis=-1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
+    nll = -logp[np.arange(len(ids) - 1), ids[1:]].mean()
+    print(f"mean NLL over {len(ids)} tokens: {nll:.3f}")
+    assert nll < 3.0
