@@ -6,20 +6,18 @@
 // ranges and enum values, and skips fields it does not know.
 //
 //===----------------------------------------------------------------------===//
+#include "ManifestCodecUtil.h"
 #include "ManifestLlmCodec.h"
 #include "ProtoWire.h"
 
 #include "ingot/Artifact.h"
-
-#include <cstring>
 
 namespace ingot {
 namespace {
 
 using namespace proto;
 using namespace llmcodec;
-
-bool sameBits(double a, double b) { return !std::memcmp(&a, &b, sizeof a); }
+using namespace codecutil;
 
 //===--- Encoding ---------------------------------------------------------===//
 
@@ -125,33 +123,6 @@ Writer encodeMemory(const MemorySummary &m) {
 
 //===--- Decoding ---------------------------------------------------------===//
 
-bool readDType(Reader &r, uint32_t type, DType *t) {
-  uint32_t v;
-  if (!readU32(r, type, &v))
-    return false;
-  if (!isValidDType(v))
-    return r.fail("invalid dtype");
-  *t = DType(v);
-  return true;
-}
-/// Decodes a nested message into a fresh element of `list`; on failure
-/// records where (e.g. "steps[3].attrs[0]") and the reason.
-template <typename T, typename Fn>
-bool decodeElement(Reader &r, uint32_t type, std::vector<T> &list,
-                   const char *name, std::string *where, Fn decode) {
-  Reader sub(nullptr, 0);
-  if (!readSub(r, type, &sub))
-    return false;
-  list.emplace_back();
-  std::string inner;
-  if (!decode(sub, &list.back(), &inner)) {
-    *where =
-        std::string(name) + "[" + std::to_string(list.size() - 1) + "]" + inner;
-    return r.fail(sub.error());
-  }
-  return true;
-}
-
 bool decodeTensor(Reader &r, TensorEntry *t, std::string *) {
   return forEachField(r, [&](uint32_t field, uint32_t type) {
     switch (field) {
@@ -237,17 +208,9 @@ bool decodeAttr(Reader &r, Attr *a, std::string *) {
   });
 }
 
-/// Packed uint32 ids: like repeatedVarint but rejecting values above 2^32-1.
+/// Packed uint32 buffer ids.
 bool readIds(Reader &r, uint32_t type, std::vector<uint32_t> *ids) {
-  std::vector<uint64_t> wide;
-  if (!r.repeatedVarint(type, &wide))
-    return false;
-  for (uint64_t v : wide) {
-    if (v > UINT32_MAX)
-      return r.fail("buffer id out of range for uint32");
-    ids->push_back(uint32_t(v));
-  }
-  return true;
+  return readPackedNarrow(r, type, ids, "buffer id out of range for uint32");
 }
 
 bool decodeStep(Reader &r, Step *s, std::string *where) {
@@ -323,24 +286,8 @@ bool decodeMemory(Reader &r, MemorySummary *m, std::string *) {
   });
 }
 
-/// Decodes a singular nested message; on failure records `name` + where.
-template <typename T, typename Fn>
-bool decodeSingle(Reader &r, uint32_t type, T *msg, const char *name,
-                  std::string *where, Fn decode) {
-  Reader sub(nullptr, 0);
-  if (!readSub(r, type, &sub))
-    return false;
-  std::string inner;
-  if (!decode(sub, msg, &inner)) {
-    *where = name + inner;
-    return r.fail(sub.error());
-  }
-  return true;
-}
-
 bool decodeTop(Reader &r, Manifest *m, std::string *where) {
   return forEachField(r, [&](uint32_t field, uint32_t type) {
-    Reader sub(nullptr, 0);
     switch (field) {
     case 1:
       return readU32(r, type, &m->formatVersion);
@@ -363,13 +310,7 @@ bool decodeTop(Reader &r, Manifest *m, std::string *where) {
     case 10:
       return decodeElement(r, type, m->symbols, "symbols", where, decodeSymbol);
     case 11:
-      if (!readSub(r, type, &sub))
-        return false;
-      if (!decodeMemory(sub, &m->memory, nullptr)) {
-        *where = "memory";
-        return r.fail(sub.error());
-      }
-      return true;
+      return decodeSingle(r, type, &m->memory, "memory", where, decodeMemory);
     case 12:
       return readBool(r, type, &m->hasLlm);
     case 13:

@@ -6,39 +6,19 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ManifestLlmCodec.h"
+#include "ManifestCodecUtil.h"
 
-#include <cstring>
 #include <iterator>
 
 namespace ingot::llmcodec {
 namespace {
 
 using namespace proto;
-
-bool sameBits(double a, double b) { return !std::memcmp(&a, &b, sizeof a); }
-
-bool readDType(Reader &r, uint32_t type, DType *t) {
-  uint32_t v;
-  if (!readU32(r, type, &v))
-    return false;
-  if (!isValidDType(v))
-    return r.fail("invalid dtype");
-  *t = DType(v);
-  return true;
-}
+using namespace codecutil;
 
 /// Packed int32 values (ids): rejects anything outside int32.
 bool readInt32s(Reader &r, uint32_t type, std::vector<int32_t> *out) {
-  std::vector<int64_t> wide;
-  if (!r.repeatedVarint(type, &wide))
-    return false;
-  out->reserve(out->size() + wide.size());
-  for (int64_t v : wide) {
-    if (v < INT32_MIN || v > INT32_MAX)
-      return r.fail("id out of range for int32");
-    out->push_back(int32_t(v));
-  }
-  return true;
+  return readPackedNarrow(r, type, out, "id out of range for int32");
 }
 
 bool decodeAddedToken(Reader &r, TokenizerData::AddedToken *a, std::string *) {
@@ -54,19 +34,6 @@ bool decodeAddedToken(Reader &r, TokenizerData::AddedToken *a, std::string *) {
       return r.skip(type);
     }
   });
-}
-
-/// One element of TokenizerData::added_tokens; names it in *where on error.
-bool decodeAddedTokenField(Reader &r, uint32_t type, TokenizerData *t,
-                           std::string *where) {
-  Reader sub(nullptr, 0);
-  if (!readSub(r, type, &sub))
-    return false;
-  if (!decodeAddedToken(sub, &t->addedTokens.emplace_back(), nullptr)) {
-    *where = ".added_tokens[" + std::to_string(t->addedTokens.size() - 1) + "]";
-    return r.fail(sub.error());
-  }
-  return true;
 }
 
 } // namespace
@@ -184,7 +151,8 @@ bool decodeTokenizer(Reader &r, TokenizerData *t, std::string *where) {
     case 2:
       return readInt32s(r, type, &pairs);
     case 3:
-      return decodeAddedTokenField(r, type, t, where);
+      return decodeElement(r, type, t->addedTokens, ".added_tokens", where,
+                           decodeAddedToken);
     case 4:
       return readStr(r, type, &t->pretokenizer);
     case 5:
