@@ -9,6 +9,27 @@
 
 namespace ingot::compiler::onnximport {
 
+/// f32 always; with `ints`, int64 and int32 as well.
+inline llvm::SmallVector<mlir::Type> numericTypes(NodeContext &n,
+                                                  bool ints = true) {
+  llvm::SmallVector<mlir::Type> t = {n.f32()};
+  if (ints)
+    t.append({n.i64(), n.i32()});
+  return t;
+}
+
+// OnnxMathReduce.cpp
+mlir::LogicalResult convertReduceSum(NodeContext &n);
+mlir::LogicalResult convertReduceMax(NodeContext &n);
+mlir::LogicalResult convertReduceMin(NodeContext &n);
+mlir::LogicalResult convertReduceProd(NodeContext &n);
+mlir::LogicalResult convertReduceL2(NodeContext &n);
+mlir::LogicalResult convertReduceSumSquare(NodeContext &n);
+mlir::LogicalResult convertReduceLogSumExp(NodeContext &n);
+mlir::LogicalResult convertArgMax(NodeContext &n);
+mlir::LogicalResult convertArgMin(NodeContext &n);
+mlir::LogicalResult convertLogSoftmax(NodeContext &n);
+mlir::LogicalResult convertCumSum(NodeContext &n);
 // OnnxMathNorm.cpp
 mlir::LogicalResult convertBatchNormalization(NodeContext &n);
 mlir::LogicalResult convertInstanceNormalization(NodeContext &n);

@@ -1,11 +1,11 @@
-//===- OnnxMathOps.cpp - Math, reduction and normalisation converters -----===//
+//===- OnnxMathOps.cpp - Elementwise math converters and the math table --===//
 //
-// Elementwise math, logic and comparisons, reductions, LogSoftmax, CumSum,
-// Gelu, Clip and Dropout, plus the table of the whole math family
-// (normalisations in OnnxMathNorm.cpp, Einsum in OnnxMathEinsum.cpp). The
-// families map onto a few `kind`-selected ingot ops (IngotMathOps.td);
-// element types are checked against what the kernels implement
-// (docs/kernels-math.md) so a mismatch is reported at the node.
+// Elementwise math, logic and comparisons, Gelu, Clip and Dropout, plus the
+// table of the whole math family (reductions, LogSoftmax and CumSum in
+// OnnxMathReduce.cpp, normalisations in OnnxMathNorm.cpp, Einsum in
+// OnnxMathEinsum.cpp). The families map onto a few `kind`-selected ingot
+// ops (IngotMathOps.td); element types are checked against what the kernels
+// implement (docs/kernels-math.md) so a mismatch is reported at the node.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxImportContext.h"
@@ -17,14 +17,6 @@ using namespace mlir;
 
 namespace ingot::compiler::onnximport {
 namespace {
-
-/// f32 always; with `ints`, int64 and int32 as well.
-SmallVector<Type> numericTypes(NodeContext &n, bool ints = true) {
-  SmallVector<Type> t = {n.f32()};
-  if (ints)
-    t.append({n.i64(), n.i32()});
-  return t;
-}
 
 FailureOr<Value> unaryMath(NodeContext &n, Value x, StringRef kind,
                            std::optional<float> alpha = std::nullopt,
@@ -184,142 +176,6 @@ LogicalResult convertClip(NodeContext &n) {
   return n.setOutput(0, acc);
 }
 
-/// Shared by every Reduce*: axes from the attribute before `axesInputFrom`,
-/// from the optional second input after, with noop_with_empty_axes from the
-/// same opset. The axes must be known at compile time: ingot.reduce can
-/// take them as a run-time operand, but bound computation cannot size such
-/// a result yet.
-LogicalResult convertReduceKind(NodeContext &n, StringRef kind, bool ints,
-                                int64_t axesInputFrom) {
-  Value x;
-  SmallVector<Type> allowed = numericTypes(n, ints);
-  if ((kind == "max" || kind == "min") && n.opset() >= 20)
-    allowed.push_back(n.i1()); // any / all
-  if (failed(n.input(0, x)) || failed(n.requireType(x, "input", allowed)))
-    return failure();
-  std::vector<int64_t> axes;
-  bool noopWhenEmpty = false;
-  if (n.opset() < axesInputFrom) {
-    axes = n.attrInts("axes");
-  } else {
-    noopWhenEmpty = n.attrInt("noop_with_empty_axes", 0) != 0;
-    if (n.hasInput(1) && failed(n.constantInts(1, "axes", axes)))
-      return failure();
-  }
-  int64_t keepdims = n.attrInt("keepdims", 1);
-  if (n.ctx.hasError())
-    return failure();
-  if (axes.empty() && noopWhenEmpty)
-    return n.setOutput(0, x);
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  for (int64_t axis : axes) {
-    int64_t normalized;
-    if (failed(n.normalizeAxis(axis, rank, "axis", normalized)))
-      return failure();
-  }
-  OpBuilder &b = n.builder();
-  return n.setOutput(0, n.build<graph::ReduceOp>(
-                            elementTypeOf(x), x, Value(), b.getStringAttr(kind),
-                            b.getDenseI64ArrayAttr(axes),
-                            b.getI64IntegerAttr(keepdims != 0), IntegerAttr()));
-}
-
-LogicalResult convertReduceSum(NodeContext &n) {
-  return convertReduceKind(n, "sum", true, 13);
-}
-LogicalResult convertReduceMax(NodeContext &n) {
-  return convertReduceKind(n, "max", true, 18);
-}
-LogicalResult convertReduceMin(NodeContext &n) {
-  return convertReduceKind(n, "min", true, 18);
-}
-LogicalResult convertReduceProd(NodeContext &n) {
-  return convertReduceKind(n, "prod", true, 18);
-}
-LogicalResult convertReduceL2(NodeContext &n) {
-  return convertReduceKind(n, "l2", false, 18);
-}
-LogicalResult convertReduceSumSquare(NodeContext &n) {
-  return convertReduceKind(n, "sum_square", false, 18);
-}
-LogicalResult convertReduceLogSumExp(NodeContext &n) {
-  return convertReduceKind(n, "log_sum_exp", false, 18);
-}
-
-LogicalResult convertArgReduce(NodeContext &n, StringRef kind) {
-  Value x;
-  if (failed(n.input(0, x)) ||
-      failed(n.requireType(x, "input", numericTypes(n))))
-    return failure();
-  int64_t axis = n.attrInt("axis", 0), normalized;
-  int64_t keepdims = n.attrInt("keepdims", 1);
-  int64_t last = n.attrInt("select_last_index", 0);
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  if (n.ctx.hasError() || failed(n.normalizeAxis(axis, rank, "axis", normalized)))
-    return failure();
-  OpBuilder &b = n.builder();
-  return n.setOutput(0, n.build<graph::ArgReduceOp>(
-                            n.i64(), x, b.getStringAttr(kind),
-                            b.getI64IntegerAttr(axis),
-                            b.getI64IntegerAttr(keepdims != 0),
-                            b.getI64IntegerAttr(last != 0)));
-}
-LogicalResult convertArgMax(NodeContext &n) { return convertArgReduce(n, "max"); }
-LogicalResult convertArgMin(NodeContext &n) { return convertArgReduce(n, "min"); }
-
-LogicalResult convertLogSoftmax(NodeContext &n) {
-  Value x;
-  if (failed(n.input(0, x)) || failed(n.requireType(x, "input", {n.f32()})))
-    return failure();
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  int64_t axis = n.attrInt("axis", -1), normalized;
-  if (n.ctx.hasError() || failed(n.normalizeAxis(axis, rank, "axis", normalized)))
-    return failure();
-  return n.setOutput(0, n.build<graph::LogSoftmaxOp>(
-                            n.f32(), x, n.builder().getI64IntegerAttr(axis)));
-}
-
-/// CumSum: a constant axis becomes the attribute; any other is read by the
-/// kernel at run time (the result shape does not depend on it).
-LogicalResult convertCumSum(NodeContext &n) {
-  Value x, axisValue;
-  if (failed(n.input(0, x)) ||
-      failed(n.requireType(x, "input", numericTypes(n))))
-    return failure();
-  // An initializer axis is read directly, leaving no dead constant behind.
-  std::optional<std::vector<int64_t>> known;
-  if (n.hasInput(1))
-    known = n.ctx.initializerInts(n.node.input(1));
-  if (!known) {
-    if (failed(n.input(1, axisValue)) ||
-        failed(n.requireType(axisValue, "axis", {n.i64(), n.i32()})))
-      return failure();
-    known = n.ctx.constantInts(axisValue);
-  }
-  int64_t exclusive = n.attrInt("exclusive", 0), reverse = n.attrInt("reverse", 0);
-  if (n.ctx.hasError())
-    return failure();
-  OpBuilder &b = n.builder();
-  IntegerAttr axisAttr;
-  if (known) {
-    if (known->size() != 1)
-      return n.fail("axis must hold one value", "a scalar or 1-element axis");
-    int64_t rank = cast<RankedTensorType>(x.getType()).getRank(), normalized;
-    if (failed(n.normalizeAxis((*known)[0], rank, "axis", normalized)))
-      return failure();
-    axisAttr = b.getI64IntegerAttr((*known)[0]);
-    axisValue = nullptr;
-  } else if (cast<RankedTensorType>(axisValue.getType()).getNumElements() != 1) {
-    return n.fail("axis of shape " +
-                      shape::toString(graph::shapeOf(axisValue.getType())),
-                  "a scalar or 1-element axis");
-  }
-  return n.setOutput(0, n.build<graph::CumSumOp>(
-                            elementTypeOf(x), x, axisValue, axisAttr,
-                            b.getI64IntegerAttr(exclusive != 0),
-                            b.getI64IntegerAttr(reverse != 0)));
-}
-
 /// Dropout at inference: the data passes through; a requested mask is all
 /// true. training_mode must be absent or a constant false.
 LogicalResult convertDropout(NodeContext &n) {
@@ -375,6 +231,7 @@ const OpConverter kMathConverters[] = {
     {"LessOrEqual", kMinOpset, kMaxOpset, convertCompare<kLessEqual>},
     {"Greater", kMinOpset, kMaxOpset, convertCompare<kGreater>},
     {"GreaterOrEqual", kMinOpset, kMaxOpset, convertCompare<kGreaterEqual>},
+    // Reductions, LogSoftmax, CumSum (OnnxMathReduce.cpp).
     {"ReduceSum", kMinOpset, kMaxOpset, convertReduceSum},
     {"ReduceMax", kMinOpset, kMaxOpset, convertReduceMax},
     {"ReduceMin", kMinOpset, kMaxOpset, convertReduceMin},

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/VerifierUtil.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -16,34 +17,15 @@ using namespace ingot::graph;
 
 namespace {
 
-Type elementType(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType();
-}
-
 bool isNumeric(Type t) {
   return t.isF32() || t.isInteger(64) || t.isInteger(32);
-}
-
-LogicalResult verifyMathShapeRule(Operation *op) {
-  std::vector<ValueInfo> ins, outs;
-  for (Value v : op->getOperands())
-    ins.push_back(valueInfoFromIR(v));
-  std::string error;
-  if (failed(inferValueInfo(op, ins, outs, error)))
-    return op->emitOpError(error);
-  shape::Shape actual = shapeOf(op->getResult(0).getType());
-  if (!isCompatibleShape(actual, outs[0].shape))
-    return op->emitOpError("result shape ")
-           << shape::toString(actual) << " does not match the inferred "
-           << shape::toString(outs[0].shape);
-  return success();
 }
 
 LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
   int64_t normalized;
   if (!shape::normalizeAxis(axis, rank, &normalized))
-    return op->emitOpError("axis ") << axis << " out of range for rank "
-                                    << rank;
+    return op->emitOpError("axis ")
+           << axis << " out of range for rank " << rank;
   return success();
 }
 
@@ -53,15 +35,15 @@ LogicalResult UnaryMathOp::verify() {
   StringRef kind = getKind();
   Type t = elementType(getInput());
   enum Domain { Float, Signed, Bool, Param1, Param2, Unknown };
-  Domain d = llvm::StringSwitch<Domain>(kind)
-                 .Cases({"reciprocal", "log", "softplus", "mish", "sin", "cos"},
-                        Float)
-                 .Cases({"floor", "ceil", "round"}, Float)
-                 .Cases({"abs", "sign"}, Signed)
-                 .Case("not", Bool)
-                 .Cases({"leaky_relu", "elu"}, Param1)
-                 .Case("hard_sigmoid", Param2)
-                 .Default(Unknown);
+  Domain d =
+      llvm::StringSwitch<Domain>(kind)
+          .Cases({"reciprocal", "log", "softplus", "mish", "sin", "cos"}, Float)
+          .Cases({"floor", "ceil", "round"}, Float)
+          .Cases({"abs", "sign"}, Signed)
+          .Case("not", Bool)
+          .Cases({"leaky_relu", "elu"}, Param1)
+          .Case("hard_sigmoid", Param2)
+          .Default(Unknown);
   if (d == Unknown)
     return emitOpError("unknown kind \"") << kind << "\"";
   bool ok = d == Bool ? t.isInteger(1) : d == Signed ? isNumeric(t) : t.isF32();
@@ -88,7 +70,7 @@ LogicalResult BinaryMathOp::verify() {
   } else {
     return emitOpError("unknown kind \"") << kind << "\"";
   }
-  return verifyMathShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult CompareOp::verify() {
@@ -96,13 +78,12 @@ LogicalResult CompareOp::verify() {
   Type t = elementType(getLhs());
   if (t != elementType(getRhs()))
     return emitOpError("operands must share an element type");
-  if (!llvm::is_contained({"equal", "less", "less_equal", "greater",
-                           "greater_equal"},
-                          kind))
+  if (!llvm::is_contained(
+          {"equal", "less", "less_equal", "greater", "greater_equal"}, kind))
     return emitOpError("unknown kind \"") << kind << "\"";
   if (!isNumeric(t) && !(kind == "equal" && t.isInteger(1)))
     return emitOpError("kind \"") << kind << "\" does not take " << t;
-  return verifyMathShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult ReduceOp::verify() {
@@ -119,11 +100,11 @@ LogicalResult ReduceOp::verify() {
   bool boolOk = t.isInteger(1) && (kind == "max" || kind == "min");
   if (floatOnly ? !t.isF32() : !isNumeric(t) && !boolOk)
     return emitOpError("kind \"") << kind << "\" does not take " << t;
-  if (getAxesInput() && (!getAxes().empty() ||
-                         getAxesInput().getType().getRank() != 1))
+  if (getAxesInput() &&
+      (!getAxes().empty() || getAxesInput().getType().getRank() != 1))
     return emitOpError("a run-time axes operand must be 1-D and comes "
                        "with an empty `axes` attribute");
-  return verifyMathShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult ArgReduceOp::verify() {
@@ -134,7 +115,7 @@ LogicalResult ArgReduceOp::verify() {
     return emitOpError("does not take ") << elementType(getInput());
   if (failed(verifyAxis(*this, getAxis(), getInput().getType().getRank())))
     return failure();
-  return verifyMathShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult LogSoftmaxOp::verify() {

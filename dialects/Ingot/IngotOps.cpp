@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/VerifierUtil.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -13,43 +14,6 @@
 using namespace mlir;
 using namespace ingot;
 using namespace ingot::graph;
-
-namespace {
-
-Type elementType(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
-
-/// The result type must be compatible with what the shape rule infers.
-LogicalResult verifyShapeRule(Operation *op) {
-  std::vector<ValueInfo> ins, outs;
-  for (Value v : op->getOperands())
-    ins.push_back(valueInfoFromIR(v));
-  std::string error;
-  if (failed(inferValueInfo(op, ins, outs, error)))
-    return op->emitOpError(error);
-  shape::Shape actual = shapeOf(op->getResult(0).getType());
-  if (!isCompatibleShape(actual, outs[0].shape))
-    return op->emitOpError("result shape ")
-           << shape::toString(actual) << " does not match the inferred "
-           << shape::toString(outs[0].shape);
-  return success();
-}
-
-LogicalResult verifySameElementType(Operation *op, ValueRange values) {
-  for (Value v : values)
-    if (elementType(v) != elementType(op->getResult(0)))
-      return op->emitOpError("element types must match the result's, got ")
-             << elementType(v) << " and " << elementType(op->getResult(0));
-  return success();
-}
-
-LogicalResult verifyFloat(Operation *op, Value v) {
-  if (!isa<FloatType>(elementType(v)))
-    return op->emitOpError("expects a floating-point tensor, got ")
-           << v.getType();
-  return success();
-}
-
-} // namespace
 
 LogicalResult ParamOp::verify() {
   if (getName().empty())
@@ -113,8 +77,8 @@ LogicalResult GemmOp::verify() {
 LogicalResult SoftmaxOp::verify() {
   int64_t axis, given = static_cast<int64_t>(getAxis());
   if (!shape::normalizeAxis(given, getType().getRank(), &axis))
-    return emitOpError("axis ") << given << " out of range for rank "
-                                << getType().getRank();
+    return emitOpError("axis ")
+           << given << " out of range for rank " << getType().getRank();
   return verifyFloat(*this, getInput());
 }
 
@@ -264,7 +228,9 @@ LogicalResult PagedAttentionOp::verify() {
   int64_t dim = static_cast<int64_t>(getHeadDim());
   if (heads <= 0 || kvHeads <= 0 || heads % kvHeads)
     return emitOpError("num_heads must be a positive multiple of num_kv_heads");
-  auto lastDim = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  auto lastDim = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getShape();
+  };
   auto q = lastDim(getQuery()), k = lastDim(getKey()), v = lastDim(getValue());
   if (q.size() != 2 || k.size() != 2 || v.size() != 2)
     return emitOpError("query, key and value must be [tokens, features]");

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/VerifierUtil.h"
 
 using namespace mlir;
 using namespace ingot;
@@ -15,35 +16,8 @@ using namespace ingot::graph;
 
 namespace {
 
-Type elemOf(Value v) { return cast<ShapedType>(v.getType()).getElementType(); }
-
-LogicalResult checkShapeRule(Operation *op) {
-  std::vector<ValueInfo> ins, outs;
-  for (Value v : op->getOperands())
-    ins.push_back(valueInfoFromIR(v));
-  std::string error;
-  if (failed(inferValueInfo(op, ins, outs, error)))
-    return op->emitOpError(error);
-  shape::Shape actual = shapeOf(op->getResult(0).getType());
-  if (!isCompatibleShape(actual, outs[0].shape))
-    return op->emitOpError("result shape ")
-           << shape::toString(actual) << " does not match the inferred "
-           << shape::toString(outs[0].shape);
-  return success();
-}
-
-/// Each of `values` must have the result's element type.
-LogicalResult sameAsResult(Operation *op, ValueRange values) {
-  Type want = elemOf(op->getResult(0));
-  for (Value v : values)
-    if (elemOf(v) != want)
-      return op->emitOpError("element types must match the result's, got ")
-             << elemOf(v) << " and " << want;
-  return success();
-}
-
 LogicalResult requireF32(Operation *op, Value v) {
-  if (!elemOf(v).isF32())
+  if (!elementType(v).isF32())
     return op->emitOpError("expects an f32 tensor, got ") << v.getType();
   return success();
 }
@@ -60,19 +34,19 @@ const StringRef kAutoPads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
 } // namespace
 
 LogicalResult FlattenOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})))
+  if (failed(verifySameElementType(*this, {getInput()})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult SliceOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})))
+  if (failed(verifySameElementType(*this, {getInput()})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult ExpandOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})))
+  if (failed(verifySameElementType(*this, {getInput()})))
     return failure();
   // Static dims must broadcast (the shape rule is lenient for bounds).
   ValueInfo target = valueInfoFromIR(getShape());
@@ -85,61 +59,62 @@ LogicalResult ExpandOp::verify() {
     if (!shape::broadcast({shapeOf(getInput().getType()), t}, &out, &error))
       return emitOpError(error);
   }
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult TileOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})))
+  if (failed(verifySameElementType(*this, {getInput()})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult RangeOp::verify() {
-  if (failed(sameAsResult(*this, {getStart(), getLimit(), getDelta()})))
+  if (failed(
+          verifySameElementType(*this, {getStart(), getLimit(), getDelta()})))
     return failure();
-  Type t = elemOf(getResult());
+  Type t = elementType(getResult());
   if (!t.isF32() && !t.isInteger(64) && !t.isInteger(32))
     return emitOpError("expects f32, i64 or i32, got ") << t;
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult PadOp::verify() {
-  if (failed(sameAsResult(*this, {getInput(), getValue()})) ||
+  if (failed(verifySameElementType(*this, {getInput(), getValue()})) ||
       failed(
           checkStr(*this, "mode", getMode(), {"constant", "edge", "reflect"})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult GatherElementsOp::verify() {
-  if (failed(sameAsResult(*this, {getData()})))
+  if (failed(verifySameElementType(*this, {getData()})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult ScatterNDOp::verify() {
-  if (failed(sameAsResult(*this, {getData(), getUpdates()})) ||
+  if (failed(verifySameElementType(*this, {getData(), getUpdates()})) ||
       failed(checkStr(*this, "reduction", getReduction(),
                       {"none", "add", "mul", "max", "min"})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult TopKOp::verify() {
   if (getSelect() == 0) {
-    if (failed(sameAsResult(*this, {getInput()})))
+    if (failed(verifySameElementType(*this, {getInput()})))
       return failure();
-  } else if (getSelect() != 1 || !elemOf(getResult()).isInteger(64)) {
+  } else if (getSelect() != 1 || !elementType(getResult()).isInteger(64)) {
     return emitOpError("select must be 0 (values) or 1 (i64 indices)");
   }
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult ConvOp::verify() {
   SmallVector<Value> all = {getInput(), getWeight()};
   if (getBias())
     all.push_back(getBias());
-  if (failed(sameAsResult(*this, all)) ||
+  if (failed(verifySameElementType(*this, all)) ||
       failed(requireF32(*this, getInput())) ||
       failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)))
     return failure();
@@ -150,7 +125,7 @@ LogicalResult ConvOp::verify() {
     return emitOpError("channels do not match: input ")
            << shape::toString(x) << ", weight " << shape::toString(w)
            << ", group " << getGroup();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 #define POOL_VERIFIER(OP, CAN_SELECT)                                          \
@@ -159,26 +134,27 @@ LogicalResult ConvOp::verify() {
         failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)))          \
       return failure();                                                        \
     if (getSelect() != 0 && (!CAN_SELECT || getSelect() > 2 ||                 \
-                             !elemOf(getResult()).isInteger(64)))              \
+                             !elementType(getResult()).isInteger(64)))         \
       return emitOpError("select must be 0, or 1/2 with an i64 result on "     \
                          "max_pool");                                          \
-    if (getSelect() == 0 && failed(sameAsResult(*this, {getInput()})))         \
+    if (getSelect() == 0 &&                                                    \
+        failed(verifySameElementType(*this, {getInput()})))                    \
       return failure();                                                        \
-    return checkShapeRule(*this);                                              \
+    return verifyShapeRule(*this);                                             \
   }
 POOL_VERIFIER(MaxPoolOp, true)
 POOL_VERIFIER(AveragePoolOp, false)
 #undef POOL_VERIFIER
 
 LogicalResult GlobalAveragePoolOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})) ||
+  if (failed(verifySameElementType(*this, {getInput()})) ||
       failed(requireF32(*this, getInput())))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult ResizeOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})) ||
+  if (failed(verifySameElementType(*this, {getInput()})) ||
       failed(requireF32(*this, getInput())) ||
       failed(checkStr(*this, "mode", getMode(), {"nearest", "linear"})) ||
       failed(checkStr(*this, "coordinate_transformation_mode",
@@ -189,27 +165,27 @@ LogicalResult ResizeOp::verify() {
           *this, "nearest_mode", getNearestMode(),
           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult DepthToSpaceOp::verify() {
-  if (failed(sameAsResult(*this, {getInput()})) ||
+  if (failed(verifySameElementType(*this, {getInput()})) ||
       failed(checkStr(*this, "mode", getMode(), {"DCR", "CRD"})))
     return failure();
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult OneHotOp::verify() {
-  if (failed(sameAsResult(*this, {getValues()})))
+  if (failed(verifySameElementType(*this, {getValues()})))
     return failure();
-  Type t = elemOf(getIndices());
+  Type t = elementType(getIndices());
   if (!t.isF32() && !t.isInteger(64) && !t.isInteger(32))
     return emitOpError("indices must be f32, i64 or i32, got ") << t;
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
 
 LogicalResult NonZeroOp::verify() {
-  if (!elemOf(getResult()).isInteger(64))
+  if (!elementType(getResult()).isInteger(64))
     return emitOpError("result must be i64");
-  return checkShapeRule(*this);
+  return verifyShapeRule(*this);
 }
