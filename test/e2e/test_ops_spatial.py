@@ -1,0 +1,193 @@
+"""The spatial and encoding part of the tensor-family ops, compiled by ingot
+and compared with onnxruntime: Conv, pooling, Resize, DepthToSpace, OneHot
+and NonZero (the rest of the family is in test_ops_tensor.py; shared helpers
+in ops_case_lib.py). f32 within the shared relative tolerance, integers
+exact.
+
+Each case is a one-node model (MaxPool may have two outputs). Shape operands
+(pads, scales, sizes) are initializers unless a case is about run-time
+values; symbolic dims run at two sizes from one artifact.
+"""
+import numpy as np
+import pytest
+from onnx import helper
+
+from ingot_testlib import Model, assert_close, node
+from ops_case_lib import (BOOL, F32, I32, I64, f32, i64, idx_gen, one,
+                          results_fixture, signed, sym2)
+
+CASES, KEYS = [], {}
+# Data-dependent sizes (NonZero's count, a Slice or TopK whose parameters are
+# run-time inputs) are bounded by ComputeBounds through
+# graph::boundTensorResult (n <= numel, a slice <= its input dim).
+
+
+def case(model, marks=()):
+    assert KEYS.setdefault(model.key, model) is model, f"dup key {model.key}"
+    CASES.append(pytest.param(model, id=model.key, marks=marks))
+
+
+# -- Conv ---------------------------------------------------------------------
+w_rng = np.random.default_rng(7)
+
+
+def w(*shape):
+    return w_rng.uniform(-1, 1, shape).astype(F32)
+
+
+for key, xs, ws, bias, attrs, sizes in [
+        ("3x3_pad", [1, 3, 8, 8], [4, 3, 3, 3], True, {"pads": [1, 1, 1, 1]},
+         ({},)),
+        ("stride2_nobias", [2, 2, 9, 7], [3, 2, 3, 3], False,
+         {"strides": [2, 2]}, ({},)),
+        ("dilated_asym_pads", [1, 2, 10, 9], [2, 2, 3, 2], True,
+         {"dilations": [2, 1], "pads": [2, 0, 1, 1]}, ({},)),
+        ("group2", [1, 4, 6, 6], [6, 2, 3, 3], True, {"group": 2}, ({},)),
+        ("depthwise", [1, 3, 5, 5], [3, 1, 3, 3], True,
+         {"group": 3, "pads": [1, 1, 1, 1]}, ({},)),
+        ("1x1", [2, 8, 4, 4], [5, 8, 1, 1], True, {}, ({},)),
+        ("same_upper", [1, 2, 7, 6], [3, 2, 3, 3], False,
+         {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, ({},)),
+        ("same_lower", [1, 2, 6, 6], [3, 2, 2, 2], True,
+         {"auto_pad": "SAME_LOWER"}, ({},)),
+        ("valid", [1, 2, 6, 5], [2, 2, 3, 3], True, {"auto_pad": "VALID"},
+         ({},)),
+        ("1d", [2, 3, 10], [4, 3, 3], True, {"pads": [1, 2],
+                                             "strides": [2]}, ({},)),
+        ("1d_group_dil", [1, 4, 12], [4, 2, 3], False,
+         {"group": 2, "dilations": [3]}, ({},)),
+        ("sym_batch", ["n", 3, 6, 6], [2, 3, 3, 3], True, {"pads": [1, 1, 1, 1]},
+         sym2(1, 3)),
+        ("sym_spatial", [1, 2, "h", "h"], [2, 2, 3, 3], True,
+         {"auto_pad": "SAME_UPPER"}, ({"h": 5}, {"h": 8})),
+        ("sym_channels", [1, "c", 5, 5], [2, 3, 3, 3], True, {},
+         ({"c": 3},)),
+        ("3d", [1, 2, 5, 6, 4], [3, 2, 3, 2, 3], True,
+         {"pads": [1, 0, 1, 1, 1, 0], "strides": [2, 1, 1]}, ({},)),
+        ("3d_group_same", [2, 4, 4, 4, 5], [4, 2, 2, 3, 1], False,
+         {"group": 2, "auto_pad": "SAME_LOWER"}, ({},))]:
+    args = [("x", F32, xs), ("w", w(*ws))]
+    if bias:
+        args.append(("b", w(ws[0])))
+    case(one(f"conv_{key}", "Conv", args, opset=13,
+             sizes=sizes, **attrs))
+
+# -- Pooling ------------------------------------------------------------------
+for op in ("MaxPool", "AveragePool"):
+    for key, xs, attrs, sizes in [
+            ("2x2_s2", [1, 2, 6, 6], {"kernel_shape": [2, 2],
+                                      "strides": [2, 2]}, ({},)),
+            ("3x3_pad", [2, 1, 5, 7], {"kernel_shape": [3, 3],
+                                       "pads": [1, 1, 1, 1]}, ({},)),
+            ("ceil", [1, 2, 7, 7], {"kernel_shape": [2, 2], "strides": [2, 2],
+                                    "ceil_mode": 1}, ({},)),
+            ("ceil_pad", [1, 1, 6, 6], {"kernel_shape": [3, 3],
+                                        "strides": [2, 2], "ceil_mode": 1,
+                                        "pads": [1, 1, 1, 1]}, ({},)),
+            ("same_upper", [1, 2, 5, 6], {"kernel_shape": [3, 2],
+                                          "strides": [2, 1],
+                                          "auto_pad": "SAME_UPPER"}, ({},)),
+            ("1d", [2, 3, 9], {"kernel_shape": [3], "strides": [2],
+                               "pads": [1, 0]}, ({},)),
+            ("sym", ["n", 2, 6, 6], {"kernel_shape": [3, 3]}, sym2(1, 2)),
+            ("3d", [1, 2, 5, 4, 6], {"kernel_shape": [2, 3, 2],
+                                     "strides": [2, 1, 2],
+                                     "pads": [1, 1, 0, 0, 1, 1]}, ({},))]:
+        case(one(f"{op.lower()}_{key}", op, [("x", F32, xs)], opset=13,
+                 sizes=sizes, gen={"x": signed}, **attrs))
+for key, attrs in [("include_pad", {"count_include_pad": 1,
+                                    "pads": [1, 1, 1, 1]}),
+                   ("include_pad_ceil", {"count_include_pad": 1,
+                                         "pads": [1, 1, 1, 1],
+                                         "strides": [2, 2], "ceil_mode": 1})]:
+    case(one(f"averagepool_{key}", "AveragePool", [("x", F32, [1, 2, 6, 5])],
+             opset=13, kernel_shape=[3, 3], **attrs))
+case(one("maxpool_dilated", "MaxPool", [("x", F32, [1, 1, 8, 8])], opset=13,
+         gen={"x": signed}, kernel_shape=[2, 2], dilations=[2, 2]))
+for key, xs, attrs in [("2d_pads", [2, 3, 5, 6], {"kernel_shape": [3, 3],
+                                                  "pads": [1, 1, 1, 1],
+                                                  "strides": [2, 2]}),
+                       ("1d", [1, 2, 9], {"kernel_shape": [3]}),
+                       ("storage_order_1", [1, 2, 4, 6],
+                        {"kernel_shape": [2, 2], "storage_order": 1})]:
+    case(one(f"maxpool_indices_{key}", "MaxPool", [("x", F32, xs)], opset=13,
+             gen={"x": signed}, outputs=("y", "i"), **attrs))
+for key, xs, sizes in [("2d", [2, 3, 5, 4], ({},)), ("1d", [1, 4, 7], ({},)),
+                       ("sym", ["n", 3, 4, 4], sym2(1, 3))]:
+    case(one(f"global_average_pool_{key}", "GlobalAveragePool",
+             [("x", F32, xs)], opset=13, sizes=sizes))
+
+# -- Resize -------------------------------------------------------------------
+for key, xs, scales, sizes_in, attrs in [
+        ("nearest_x2", [1, 2, 3, 4], [1, 1, 2, 2], None,
+         {"coordinate_transformation_mode": "asymmetric",
+          "nearest_mode": "floor"}),
+        ("nearest_default_x1_5", [1, 1, 4, 4], [1, 1, 1.5, 1.5], None, {}),
+        ("nearest_half_pixel_ceil_down", [1, 2, 6, 6], [1, 1, 0.5, 0.75],
+         None, {"nearest_mode": "ceil"}),
+        ("nearest_align_prefer_ceil", [1, 1, 3, 5], None, [1, 1, 7, 4],
+         {"coordinate_transformation_mode": "align_corners",
+          "nearest_mode": "round_prefer_ceil"}),
+        ("linear_half_pixel", [1, 2, 4, 4], [1, 1, 2, 2], None,
+         {"mode": "linear"}),
+        ("linear_align_sizes", [2, 1, 3, 5], None, [2, 1, 6, 4],
+         {"mode": "linear", "coordinate_transformation_mode": "align_corners"}),
+        ("linear_asym_down", [1, 3, 8, 6], [1, 1, 0.5, 0.5], None,
+         {"mode": "linear", "coordinate_transformation_mode": "asymmetric"}),
+        ("linear_pytorch_half", [1, 1, 5, 3], None, [1, 1, 1, 6],
+         {"mode": "linear",
+          "coordinate_transformation_mode": "pytorch_half_pixel"})]:
+    args = [("x", F32, xs), ""]
+    if scales is not None:
+        args.append(("s", np.array(scales, F32)))
+    else:
+        args += ["", ("z", i64(*sizes_in))]
+    case(one(f"resize_{key}", "Resize", args, opset=13, **attrs))
+case(one("resize_linear_half_pixel_symmetric", "Resize",
+         [("x", F32, [1, 1, 4, 5]), "", ("s", f32(1, 1, 0.6, 1.7))],
+         opset=19, mode="linear",
+         coordinate_transformation_mode="half_pixel_symmetric"))
+for policy in ("not_larger", "not_smaller"):
+    case(one(f"resize_keep_aspect_{policy}", "Resize",
+             [("x", F32, [1, 2, 4, 6]), "", "", ("z", i64(7, 5))], opset=18,
+             axes=[2, 3], keep_aspect_ratio_policy=policy))
+# Scales from a Constant node.
+case(Model("resize_constant_scales", [
+    node("Constant", [], ["s"], value=helper.make_tensor(
+        "s", 1, [4], [1.0, 1.0, 2.0, 3.0])),
+    node("Resize", ["x", "", "s"], ["y"], mode="linear")],
+    [("x", F32, [1, 1, 3, 2])], ["y"], {}, 13))
+
+# -- DepthToSpace, OneHot, NonZero -------------------------------------------
+for mode in ("DCR", "CRD"):
+    case(one(f"depth_to_space_{mode.lower()}", "DepthToSpace",
+             [("x", F32, [2, 8, 2, 3])], opset=13, blocksize=2, mode=mode))
+case(one("depth_to_space_b3_sym", "DepthToSpace", [("x", F32, ["n", 9, 2, 2])],
+         opset=13, blocksize=3, sizes=sym2(1, 2)))
+for key, ishape, dt, axis, depth, lo, hi, vals in [
+        ("last", [4], I64, -1, 5, -5, 7, f32(0, 1)),
+        ("axis0", [2, 3], I64, 0, 4, 0, 4, f32(-1, 3)),
+        ("mid_int32", [2, 3], I32, 1, 6, -6, 6, f32(0.5, 2)),
+        ("int64_values", [3], I64, -1, 3, 0, 3, i64(7, 9))]:
+    case(one(f"one_hot_{key}", "OneHot",
+             [("i", dt, ishape), ("d", np.array(depth, dt)), ("v", vals)],
+             opset=13, gen={"i": idx_gen(lo, hi, dt)}, axis=axis))
+for key, dt, shape in [("f32", F32, [3, 4]), ("int64_3d", I64, [2, 3, 2]),
+                       ("bool", BOOL, [5])]:
+    case(one(f"non_zero_{key}", "NonZero", [("x", dt, shape)], opset=13,
+             gen={"x": lambda r, s: (r.integers(0, 2, s) *
+                                     r.integers(1, 5, s))}))
+
+
+# -----------------------------------------------------------------------------
+results = results_fixture()
+
+
+@pytest.mark.parametrize("model", CASES)
+def test_op(model, results):
+    for label, got, expected in results(model):
+        assert sorted(got) == sorted(expected), (
+            f"outputs {sorted(got)}, expected {sorted(expected)}")
+        for name in expected:
+            assert_close(got[name], expected[name], what=f"{name} ({label})")
+
