@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/PlanToManifest.h"
+#include "compiler/ParamProducer.h"
 #include "dialects/Plan/PlanDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -169,10 +170,19 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
       b.name = param.getName().str();
       b.tensorIndex = addTensor(b.name, param.getType());
       b.maxShape = shapeOf(param.getType());
+      m.tensors[b.tensorIndex].layout = param.getLayout().str();
       paramBuffer[param.getName()] = b.id;
-      std::string name = b.name;
-      producers.push_back([&weights, name](const ByteSink &sink) {
-        return weights.produce(name, sink);
+      ParamSpec spec;
+      spec.name = b.name;
+      if (auto parts = param.getParts())
+        for (Attribute p : *parts)
+          spec.parts.push_back(cast<StringAttr>(p).str());
+      spec.concatAxis = param.getConcatAxis();
+      spec.layout = param.getLayout().str();
+      spec.shape = b.maxShape;
+      spec.elemBytes = dtypeSize(b.dtype);
+      producers.push_back([&weights, spec](const ByteSink &sink) {
+        return produceParam(weights, spec, sink);
       });
     } else if (auto constant = dyn_cast<plan::ConstantOp>(op)) {
       Buffer &b = addBuffer(constant.getResult(), BufferKind::Param);

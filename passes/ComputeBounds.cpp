@@ -118,9 +118,20 @@ struct ComputeBoundsPass
                         "shapes; pin the inputs with --shape");
         return WalkResult::interrupt();
       }
-      if (!cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape())
+      // One ingot.max_shape serves every result: ops with several results
+      // (the fused add + norm ops) produce them with one shape.
+      for (size_t r = 1; r < outs.size(); ++r)
+        if (outs[r].shape != bound) {
+          op->emitOpError("results have different bounds");
+          return WalkResult::interrupt();
+        }
+      bool dynamic = llvm::any_of(op->getResultTypes(), [](Type t) {
+        return !cast<RankedTensorType>(t).hasStaticShape();
+      });
+      if (dynamic)
         op->setAttr("ingot.max_shape", b.getDenseI64ArrayAttr(bound));
-      info[op->getResult(0)] = outs[0];
+      for (auto [result, v] : llvm::zip(op->getResults(), outs))
+        info[result] = v;
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())

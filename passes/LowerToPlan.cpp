@@ -19,7 +19,8 @@ namespace {
 /// step of a kernel has the same arity.
 int64_t kernelArity(StringRef kernel) {
   static const llvm::StringMap<int64_t> arity = {
-      {"gemm", 3}, {"layer_norm", 3}, {"trilu", 2}, {"linear", 3}};
+      {"gemm", 3},   {"layer_norm", 3},     {"trilu", 2},
+      {"linear", 3}, {"add_layer_norm", 4}};
   auto it = arity.find(kernel);
   return it == arity.end() ? -1 : it->second;
 }
@@ -90,7 +91,9 @@ LogicalResult lowerFunction(func::FuncOp graph) {
     if (auto param = dyn_cast<graph::ParamOp>(op)) {
       map.map(param.getResult(),
               plan::ParamOp::create(b, param.getLoc(), toMemRef(param.getType()),
-                                      param.getNameAttr()));
+                                    param.getNameAttr(), param.getPartsAttr(),
+                                    param.getConcatAxisAttr(),
+                                    param.getLayoutAttr()));
       continue;
     }
     if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
@@ -101,42 +104,70 @@ LogicalResult lowerFunction(func::FuncOp graph) {
       continue;
     }
     if (op.getDialect() != ctx->getLoadedDialect<graph::IngotDialect>() ||
-        op.getNumResults() != 1)
+        op.getNumResults() == 0)
       return op.emitOpError("cannot be lowered to a plan step");
 
-    auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
-    SmallVector<int64_t> maxShape(resultType.getShape());
-    if (!resultType.hasStaticShape()) {
-      auto bound = op.getAttrOfType<DenseI64ArrayAttr>("ingot.max_shape");
-      if (!bound)
-        return op.emitOpError("has a dynamic result but no ingot.max_shape; "
-                              "run ingot-compute-bounds first");
-      maxShape.assign(bound.asArrayRef().begin(), bound.asArrayRef().end());
+    // One arena buffer per result; fused ops' results share one bound.
+    auto bound = op.getAttrOfType<DenseI64ArrayAttr>("ingot.max_shape");
+    SmallVector<Value> outs;
+    for (Value result : op.getResults()) {
+      auto resultType = cast<RankedTensorType>(result.getType());
+      SmallVector<int64_t> maxShape(resultType.getShape());
+      if (!resultType.hasStaticShape()) {
+        if (!bound)
+          return op.emitOpError("has a dynamic result but no ingot.max_shape; "
+                                "run ingot-compute-bounds first");
+        maxShape.assign(bound.asArrayRef().begin(), bound.asArrayRef().end());
+      }
+      outs.push_back(plan::AllocOp::create(b, op.getLoc(),
+                                           toMemRef(resultType),
+                                           b.getDenseI64ArrayAttr(maxShape),
+                                           IntegerAttr()));
     }
-    Value out = plan::AllocOp::create(b, op.getLoc(), toMemRef(resultType),
-                                        b.getDenseI64ArrayAttr(maxShape),
-                                        IntegerAttr());
 
     StringRef kernel = op.getName().stripDialect();
-    SmallVector<Value> ins;
-    for (Value v : op.getOperands())
-      ins.push_back(map.lookup(v));
-    for (int64_t n = kernelArity(kernel); static_cast<int64_t>(ins.size()) < n;) {
+    auto noneValue = [&]() {
       if (!none) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(body);
         none = plan::NoneOp::create(b, planFunc.getLoc(), b.getNoneType());
       }
-      ins.push_back(none);
+      return none;
+    };
+    // Operands keep their positions: an absent optional in the middle
+    // (operandSegmentSizes) becomes plan.none; trailing ones are padded up
+    // to the kernel's arity.
+    SmallVector<Value> ins;
+    auto segments =
+        op.getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
+    unsigned next = 0;
+    if (segments) {
+      for (int32_t size : segments.asArrayRef()) {
+        if (size == 0)
+          ins.push_back(noneValue());
+        for (int32_t i = 0; i < size; ++i)
+          ins.push_back(map.lookup(op.getOperand(next++)));
+      }
+      int64_t arity = std::max<int64_t>(kernelArity(kernel), 0);
+      while (static_cast<int64_t>(ins.size()) > arity && !ins.empty() &&
+             ins.back() == none)
+        ins.pop_back();
+    } else {
+      for (Value v : op.getOperands())
+        ins.push_back(map.lookup(v));
     }
+    for (int64_t n = kernelArity(kernel); static_cast<int64_t>(ins.size()) < n;)
+      ins.push_back(noneValue());
     SmallVector<NamedAttribute> args;
     for (NamedAttribute a : op.getAttrs())
-      if (!a.getName().getValue().starts_with("ingot."))
+      if (!a.getName().getValue().starts_with("ingot.") &&
+          a.getName().getValue() != "operandSegmentSizes")
         args.push_back(a);
     plan::KernelOp::create(b, op.getLoc(), b.getStringAttr(kernel), ins,
-                             ValueRange{out}, b.getDictionaryAttr(args),
+                             outs, b.getDictionaryAttr(args),
                              b.getStringAttr(originOf(&op)));
-    map.map(op.getResult(0), out);
+    for (auto [result, out] : llvm::zip(op.getResults(), outs))
+      map.map(result, out);
   }
   graph.erase();
   return success();

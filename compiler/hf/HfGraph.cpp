@@ -138,8 +138,9 @@ Value HfGraph::toF32(StringRef name, Value v) {
 
 Value HfGraph::linear(StringRef name, Value x, Value w, Value bias,
                       StringRef layout) {
-  return build<graph::LinearOp>(name, f32(), x, w, bias,
-                                b_.getStringAttr(layout));
+  return build<graph::LinearOp>(name, f32(), x, w, bias, /*residual=*/Value(),
+                                b_.getStringAttr(layout),
+                                b_.getStringAttr("none"));
 }
 
 Value HfGraph::rmsNorm(StringRef name, Value x, Value w, double epsilon) {

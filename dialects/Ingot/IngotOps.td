@@ -45,14 +45,28 @@ def Ingot_ParamOp : Ingot_Op<"param"> {
   let description = [{
     Names a tensor in the weight source (an ONNX initializer, an external
     data file, a safetensors entry). The bytes stay in the source until the
-    artifact writer streams them.
+    artifact writer streams them. Passes that change weights record how
+    instead of doing it: `parts` concatenates several source tensors along
+    `concat_axis` (merged projections) and a `layout` other than
+    "row-major" is a packed layout the artifact writer produces (see
+    docs/artifact-format.md).
 
     ```mlir
     %w = ingot.param "layers.0.q_proj.weight" : tensor<64x64xf32>
+    %qk = ingot.param "q+k" {parts = ["q.weight", "k.weight"]} : tensor<128x64xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$parts,
+                   DefaultValuedAttr<I64Attr, "0">:$concat_axis,
+                   DefaultValuedAttr<StrAttr, "\"row-major\"">:$layout);
   let results = (outs Ingot_Tensor:$result);
+  let builders = [
+    OpBuilder<(ins "mlir::Type":$type, "mlir::StringAttr":$name), [{
+      build($_builder, $_state, type, name, /*parts=*/nullptr,
+            $_builder.getI64IntegerAttr(0),
+            $_builder.getStringAttr("row-major"));
+    }]>
+  ];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }

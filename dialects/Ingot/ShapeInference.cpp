@@ -147,6 +147,16 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
                              std::vector<ValueInfo> &results,
                              std::string &error) {
   results.assign(op->getNumResults(), ValueInfo());
+  // The fused add + norm ops: the sum and the normalised value, both of
+  // the operands' (equal) shape.
+  if (isa<AddRmsNormOp, AddLayerNormOp>(op)) {
+    if (ins.size() < 2 || !isCompatibleShape(ins[0].shape, ins[1].shape)) {
+      error = "the two addends must have one shape";
+      return failure();
+    }
+    results[0].shape = results[1].shape = ins[0].shape;
+    return success();
+  }
   if (results.size() != 1) {
     error = "expected exactly one result";
     return failure();
@@ -172,9 +182,25 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
       return shape::broadcast(shapes, &out, &error);
     })
     .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
-          LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp, SiluMulOp,
-          PagedAttentionOp>([&](Operation *) {
+          LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp>([&](Operation *) {
       out = shapes[0];
+      return true;
+    })
+    .Case<SiluMulOp>([&](SiluMulOp s) {
+      out = shapes[0];
+      // One operand holds gate and up side by side.
+      if (!s.getUp() && !out.empty() && out.back() != shape::kDynamic)
+        out.back() /= 2;
+      return true;
+    })
+    .Case<PagedAttentionOp, RopePagedAttentionOp>([&](Operation *) {
+      if (shapes[0].size() != 2) {
+        error = "query must be [tokens, features]";
+        return false;
+      }
+      int64_t heads = cast<IntegerAttr>(op->getAttr("num_heads")).getInt();
+      int64_t dim = cast<IntegerAttr>(op->getAttr("head_dim")).getInt();
+      out = {shapes[0][0], heads * dim};
       return true;
     })
     .Case<CastOp>([&](CastOp cast) {
@@ -189,7 +215,8 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
         error = "linear needs x of rank >= 1 and a 2-D weight";
         return false;
       }
-      bool nk = l.getWLayout() == "nk";
+      // Packed layouts keep the logical [N, K] shape.
+      bool nk = l.getWLayout() != "kn";
       int64_t k = nk ? w[1] : w[0], n = nk ? w[0] : w[1];
       if (x.back() != shape::kDynamic && k != shape::kDynamic && x.back() != k) {
         error = "inner dims differ: x has " + std::to_string(x.back()) +

@@ -33,8 +33,12 @@ def Plan_ParamOp : Plan_Op<"param", [Pure]> {
     ```mlir
     %w = plan.param "layers.0.q_proj.weight" : memref<64x64xf32>
     ```
+    `parts`, `concat_axis` and `layout` are those of the `ingot.param` it
+    came from: how the artifact writer produces the bytes.
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$parts,
+                   DefaultValuedAttr<I64Attr, "0">:$concat_axis,
+                   DefaultValuedAttr<StrAttr, "\"row-major\"">:$layout);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }

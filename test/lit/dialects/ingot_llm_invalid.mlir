@@ -1,7 +1,7 @@
 // RUN: ingot-opt %s --split-input-file --verify-diagnostics
 
 func.func @linear_bad_layout(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
-  // expected-error @+1 {{w_layout must be "nk" or "kn", got "mk"}}
+  // expected-error @+1 {{w_layout must be "nk", "kn" or "nk16", got "mk"}}
   %y = ingot.linear %x, %w {w_layout = "mk"} : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }
@@ -68,14 +68,14 @@ func.func @attention_heads_not_multiple(%q: tensor<?x48xf32>, %k: tensor<?x32xf3
 
 // -----
 
-func.func @attention_feature_mismatch(%q: tensor<?x64xf32>, %k: tensor<?x64xf32>, %v: tensor<?x32xf32>,
+func.func @attention_feature_mismatch(%q: tensor<?x64xf32>, %k: tensor<?x16xf32>, %v: tensor<?x32xf32>,
                                       %pos: tensor<?xi64>, %slots: tensor<?xi64>, %tables: tensor<?x?xi32>,
                                       %ends: tensor<?xi64>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{features must be num_heads*head_dim (query) and num_kv_heads*head_dim (key, value)}}
+  // expected-error @+1 {{query needs num_heads*head_dim and key/value num_kv_heads*head_dim features from their offsets}}
   %o = ingot.paged_attention %q, %k, %v, %pos, %slots, %tables, %ends {layer = 0 : i64,
       num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 2.5e-01 : f64,
       sliding_window = 0 : i64}
-      : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x32xf32>, tensor<?xi64>, tensor<?xi64>,
+      : (tensor<?x64xf32>, tensor<?x16xf32>, tensor<?x32xf32>, tensor<?xi64>, tensor<?xi64>,
          tensor<?x?xi32>, tensor<?xi64>) -> tensor<?x64xf32>
   return %o : tensor<?x64xf32>
 }

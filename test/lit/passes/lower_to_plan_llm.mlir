@@ -8,7 +8,7 @@
 // CHECK-DAG:     %[[NONE:.+]] = plan.none
 // CHECK-DAG:     %[[W:.+]] = plan.param "q_proj" : memref<64x64xbf16>
 // CHECK:         plan.kernel "linear" ins(%{{.+}}, %[[W]], %[[NONE]] : memref<?x64xf32>, memref<64x64xbf16>, none)
-// CHECK-SAME:      {args = {w_layout = "nk"}, origin = "q_proj"}
+// CHECK-SAME:      {args = {activation = "none", w_layout = "nk"}, origin = "q_proj"}
 // CHECK:         %[[QR:.+]] = plan.alloc {max_shape = array<i64: 8, 64>, offset = [[QOFF:[0-9]+]] : i64}
 // CHECK:         plan.kernel "rope"
 // CHECK:         plan.kernel "paged_attention"

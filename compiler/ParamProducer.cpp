@@ -1,0 +1,90 @@
+//===- ParamProducer.cpp - Bytes of a planned weight tensor ---------------===//
+#include "compiler/ParamProducer.h"
+
+#include "ingot/WeightLayout.h"
+
+#include <cstring>
+
+namespace ingot::compiler {
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// The row-major bytes of `spec`: its parts interleaved along concatAxis
+/// (each part contributes a contiguous run per index of the outer dims).
+Status materialise(WeightSource &weights, const ParamSpec &spec,
+                   std::vector<uint8_t> &out) {
+  uint64_t total = spec.elemBytes, outer = 1;
+  for (size_t d = 0; d < spec.shape.size(); ++d) {
+    total *= uint64_t(spec.shape[d]);
+    if (int64_t(d) < spec.concatAxis)
+      outer *= uint64_t(spec.shape[d]);
+  }
+  std::vector<std::string> parts = spec.parts;
+  if (parts.empty())
+    parts.push_back(spec.name);
+  std::vector<std::vector<uint8_t>> bytes(parts.size());
+  uint64_t sum = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::vector<uint8_t> &b = bytes[i];
+    if (Status s = weights.produce(parts[i], [&](const void *p, size_t n) {
+          auto *c = static_cast<const uint8_t *>(p);
+          b.insert(b.end(), c, c + n);
+        });
+        !s)
+      return s;
+    if (outer == 0 || b.size() % outer)
+      return Status::error("weight '" + spec.name + "': part '" + parts[i] +
+                           "' has " + std::to_string(b.size()) +
+                           " bytes, not a whole number of slices for " +
+                           shapeText(spec.shape));
+    sum += b.size();
+  }
+  if (sum != total)
+    return Status::error("weight '" + spec.name + "': parts hold " +
+                         std::to_string(sum) + " bytes but " +
+                         shapeText(spec.shape) + " needs " +
+                         std::to_string(total));
+  out.resize(total);
+  uint8_t *dst = out.data();
+  for (uint64_t o = 0; o < outer; ++o)
+    for (const std::vector<uint8_t> &b : bytes) {
+      const uint64_t run = b.size() / outer;
+      std::memcpy(dst, b.data() + o * run, run);
+      dst += run;
+    }
+  return Status::ok();
+}
+
+} // namespace
+
+Status produceParam(WeightSource &weights, const ParamSpec &spec,
+                    const ByteSink &sink) {
+  if (spec.parts.empty() && spec.layout == "row-major")
+    return weights.produce(spec.name, sink);
+  std::vector<uint8_t> rowMajor;
+  if (Status s = materialise(weights, spec, rowMajor); !s)
+    return s;
+  if (spec.layout == "row-major") {
+    sink(rowMajor.data(), rowMajor.size());
+    return Status::ok();
+  }
+  if (spec.shape.size() != 2)
+    return Status::error("weight '" + spec.name + "': layout '" +
+                         spec.layout + "' needs a 2-D tensor, got " +
+                         shapeText(spec.shape));
+  std::vector<uint8_t> packed(rowMajor.size());
+  if (Status s = packWeight(spec.layout, rowMajor.data(), spec.shape[0],
+                            spec.shape[1], spec.elemBytes, packed.data());
+      !s)
+    return Status::error("weight '" + spec.name + "': " + s.message());
+  sink(packed.data(), packed.size());
+  return Status::ok();
+}
+
+} // namespace ingot::compiler

@@ -1,0 +1,31 @@
+//===- ParamProducer.h - Bytes of a planned weight tensor -------*- C++ -*-===//
+//
+// A plan.param is a source tensor, or several concatenated (merged
+// projections), possibly packed into a kernel layout. This streams a plain
+// one straight from the weight source and materialises one tensor at a
+// time for the others, so compiling still needs memory for one tensor.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/WeightSource.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ingot::compiler {
+
+struct ParamSpec {
+  std::string name;               // the tensor table's name
+  std::vector<std::string> parts; // source tensors; empty: `name` itself
+  int64_t concatAxis = 0;
+  std::string layout = "row-major";
+  std::vector<int64_t> shape;     // logical shape of the whole tensor
+  size_t elemBytes = 4;
+};
+
+Status produceParam(WeightSource &weights, const ParamSpec &spec,
+                    const ByteSink &sink);
+
+} // namespace ingot::compiler
