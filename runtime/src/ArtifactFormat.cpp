@@ -2,6 +2,7 @@
 #include "ArtifactFormat.h"
 
 #include "Checksum.h"
+#include "ingot/KvCache.h"
 #include "tokenizer/ChatTemplate.h"
 #include "tokenizer/PreTokenizer.h"
 
@@ -97,6 +98,11 @@ Status validateLlm(const Manifest &m) {
                 std::to_string(l.numKvHeads));
   if (!validDType(l.kvDtype))
     return fail("LLM config: invalid KV-cache dtype");
+  // A layout from a newer compiler would be misread as another: refuse it.
+  if (!parseKvLayout(l.kvLayout, nullptr))
+    return fail("LLM config: KV-cache layout " + quoted(l.kvLayout) +
+                " is not known to this runtime (known: " + knownKvLayouts() +
+                "); recompile the model with this version of ingot");
 
   const TokenizerData &t = m.tokenizer;
   const int64_t n = int64_t(t.vocab.size());

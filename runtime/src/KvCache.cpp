@@ -14,12 +14,18 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <sys/mman.h>
 
 namespace ingot {
 namespace {
 
 constexpr uint64_t kAlign = 64;
+
+constexpr std::pair<KvLayout, const char *> kLayouts[] = {
+    {KvLayout::BlockTokenHeadDim, "block,token,head,dim"},
+    {KvLayout::BlockHeadTokenDim, "block,head,token,dim"},
+};
 
 /// Bytes of one K (or V) array of one layer, padded to kAlign; 0 when the
 /// geometry is invalid or the size does not fit in 64 bits.
@@ -36,6 +42,30 @@ uint64_t arrayBytes(const LlmConfig &c, int64_t numBlocks) {
 }
 
 } // namespace
+
+const char *kvLayoutName(KvLayout layout) {
+  for (auto [l, name] : kLayouts)
+    if (l == layout)
+      return name;
+  return "?";
+}
+
+bool parseKvLayout(std::string_view name, KvLayout *out) {
+  for (auto [l, n] : kLayouts)
+    if (name == n) {
+      if (out)
+        *out = l;
+      return true;
+    }
+  return false;
+}
+
+std::string knownKvLayouts() {
+  std::string s;
+  for (auto [l, name] : kLayouts)
+    s.append(s.empty() ? "'" : ", '").append(name).append("'");
+  return s;
+}
 
 uint64_t KvCacheStorage::bytesFor(const LlmConfig &config, int64_t numBlocks) {
   const uint64_t one = arrayBytes(config, numBlocks);
@@ -64,6 +94,11 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks) {
     return Status::error(std::string("KV cache dtype ") +
                          dtypeName(config.kvDtype) +
                          " is not supported; this runtime keeps it in float32");
+  KvLayout layout;
+  if (!parseKvLayout(config.kvLayout, &layout))
+    return Status::error("KV cache layout '" + config.kvLayout +
+                         "' is not known to this runtime (known: " +
+                         knownKvLayouts() + ")");
   if (config.numLayers <= 0 || config.blockSize <= 0 ||
       config.numKvHeads <= 0 || config.headDim <= 0 || numBlocks <= 0)
     return Status::error("invalid KV cache geometry: layers " +
@@ -93,6 +128,7 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks) {
   view_.blockSize = config.blockSize;
   view_.numKvHeads = config.numKvHeads;
   view_.headDim = config.headDim;
+  view_.layout = layout;
   view_.keys.resize(config.numLayers);
   view_.values.resize(config.numLayers);
   auto *base = static_cast<uint8_t *>(p);

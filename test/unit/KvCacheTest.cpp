@@ -1,13 +1,17 @@
 //===- KvCacheTest.cpp - KV cache storage, allocator, executor wiring -----===//
 //
 // The storage and the block allocator (a random property test against a
-// model of reference counts), then a plan with a rope and a paged_attention
-// step run through Executor with a cache set by setKvCache, prefill then
-// decode. paged_attention itself is tested in PagedAttentionTest.cpp.
+// model of reference counts), the cache layouts (addressing, and the loader
+// refusing an artifact whose layout this runtime does not know), then a
+// plan with a rope and a paged_attention step run through Executor with a
+// cache set by setKvCache, prefill then decode. paged_attention itself is
+// tested in PagedAttentionTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LlmTestUtil.h"
+
+#include "ArtifactFormat.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
@@ -53,6 +57,104 @@ TEST(KvCache, StorageLayoutAndErrors) {
   EXPECT_FALSE(bad.allocate(c, 0).isOk());
   EXPECT_FALSE(bad.allocate(cacheConfig(1, 0, 2, 24), 4).isOk());
   EXPECT_EQ(KvCacheStorage::bytesFor(c, -1), 0u);
+}
+
+TEST(KvCache, LayoutsAddressEveryFloatOnce) {
+  EXPECT_EQ(knownKvLayouts(), "'block,token,head,dim', 'block,head,token,dim'");
+  for (KvLayout layout :
+       {KvLayout::BlockTokenHeadDim, KvLayout::BlockHeadTokenDim}) {
+    SCOPED_TRACE(kvLayoutName(layout));
+    KvLayout parsed = KvLayout::BlockTokenHeadDim;
+    ASSERT_TRUE(parseKvLayout(kvLayoutName(layout), &parsed));
+    EXPECT_EQ(parsed, layout);
+    LlmConfig c = cacheConfig(2, 4, 3, 5);
+    c.kvLayout = kvLayoutName(layout);
+    KvCacheStorage s;
+    ASSERT_TRUE(s.allocate(c, 6).isOk());
+    const KvCacheView &v = s.view();
+    EXPECT_EQ(v.layout, layout);
+    EXPECT_EQ(KvCacheStorage::bytesFor(c, 6), s.bytes());
+    // (slot, head, dim) -> float is a bijection onto the array, with the
+    // layout's formula.
+    std::vector<int> hits(size_t(v.numSlots() * v.slotFloats()), 0);
+    for (int64_t slot = 0; slot < v.numSlots(); ++slot)
+      for (int64_t h = 0; h < 3; ++h) {
+        const int64_t b = slot / 4, o = slot % 4;
+        const int64_t want = layout == KvLayout::BlockTokenHeadDim
+                                 ? (b * 4 + o) * 15 + h * 5
+                                 : ((b * 3 + h) * 4 + o) * 5;
+        ASSERT_EQ(v.rowOffset(slot, h), want) << slot << " " << h;
+        ASSERT_EQ(v.rowOffset(slot, h),
+                  v.headBase(b, h) + o * v.rowStride());
+        for (int64_t i = 0; i < 5; ++i)
+          ++hits[size_t(want + i)];
+      }
+    EXPECT_EQ(std::count(hits.begin(), hits.end(), 1), int64_t(hits.size()));
+  }
+  for (const char *bad : {"", "block,token,dim,head", "BLOCK,HEAD,TOKEN,DIM"})
+    EXPECT_FALSE(parseKvLayout(bad, nullptr)) << bad;
+  LlmConfig c = cacheConfig(1, 4, 1, 8);
+  c.kvLayout = "token,block,head,dim";
+  KvCacheStorage s;
+  Status st = s.allocate(c, 2);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.message(),
+            "KV cache layout 'token,block,head,dim' is not known to this "
+            "runtime (known: 'block,token,head,dim', 'block,head,token,dim')");
+}
+
+/// A tokenizer-only LLM artifact's manifest with KV layout `layout`.
+Manifest llmManifest(const std::string &layout) {
+  Manifest m;
+  m.compilerVersion = "test";
+  m.targets = {"cpu"};
+  m.hasLlm = true;
+  LlmConfig &l = m.llm;
+  l.numLayers = 2, l.hiddenSize = 8, l.numHeads = 4, l.numKvHeads = 2;
+  l.headDim = 2, l.vocabSize = 3, l.maxPositions = 64;
+  l.maxTokensPerStep = 8, l.maxSeqs = 2, l.maxBlocksPerSeq = 4;
+  l.kvLayout = layout;
+  m.tokenizer.vocab = {"a", "b", "ab"};
+  m.tokenizer.merges = {{0, 1}};
+  return m;
+}
+
+TEST(KvCache, ArtifactRecordsItsLayoutAndUnknownOnesAreRefused) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("ingot-kvlayout-" + std::to_string(::getpid()) + ".ingot"))
+          .string();
+  for (KvLayout layout :
+       {KvLayout::BlockTokenHeadDim, KvLayout::BlockHeadTokenDim}) {
+    Status st = ArtifactWriter(llmManifest(kvLayoutName(layout))).write(path);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    std::unique_ptr<Artifact> art;
+    st = Artifact::open(path, &art);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(art->manifest().llm.kvLayout, kvLayoutName(layout));
+    KvCacheStorage s;
+    ASSERT_TRUE(s.allocate(art->manifest().llm, 3).isOk());
+    EXPECT_EQ(s.view().layout, layout);
+  }
+  // The writer refuses a layout it does not know; one written without its
+  // checks (a newer compiler, say) is refused at load, naming the file, the
+  // layout and the known ones.
+  const std::string why =
+      "LLM config: KV-cache layout 'block,dim,token,head' is not known to "
+      "this runtime (known: 'block,token,head,dim', 'block,head,token,dim'); "
+      "recompile the model with this version of ingot";
+  Status st = ArtifactWriter(llmManifest("block,dim,token,head")).write(path);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find(why), std::string::npos) << st.message();
+  st = format::writeArtifactFile(path, llmManifest("block,dim,token,head"), {},
+                                 {}, /*validate=*/false);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  std::unique_ptr<Artifact> art;
+  st = Artifact::open(path, &art);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(art, nullptr);
+  EXPECT_EQ(st.message(), path + ": invalid manifest: " + why);
 }
 
 TEST(KvCache, AllocatorRandomOperationsKeepCountsConsistent) {

@@ -6,7 +6,9 @@
 // block of output features or column chunk divides them; the decode kernels
 // of every ISA this CPU supports are also run directly. paged_attention is
 // in PagedAttentionTest.cpp, the KV cache and the executor wiring in
-// KvCacheTest.cpp, the decode bandwidth measurement in LinearBenchTest.cpp.
+// KvCacheTest.cpp, the decode bandwidth measurement in LinearBenchTest.cpp,
+// the fused kernels against the kernels they replace in
+// FusedLlmKernelsTest.cpp and FusedAttentionTest.cpp.
 //
 // Tolerances: a dot product of length K accumulated in f32 is within
 // ~K·2^-24 of the exact value relative to sum|x||w| (blocked sums do far

@@ -6,7 +6,9 @@
 // compared with plain dense attention in double over the sequence's full
 // K/V history. Shapes cover MHA, GQA, MQA, head_dim not a multiple of any
 // vector width, and sliding windows within and across blocks. Then every
-// validation error, each of which must leave the cache untouched.
+// validation error, each of which must leave the cache untouched. Column
+// offsets and rope_paged_attention: FusedAttentionTest.cpp. Both cache
+// layouts (KvCache.h) run the same scenarios and must give the same bits.
 //
 // Tolerance: each output is a convex combination of V values; sum p_j|v_j|
 // bounds its rounding error, and f32 scores/exp/sums stay within 2e-5 of it.
@@ -16,6 +18,8 @@
 #include "LlmTestUtil.h"
 
 #include "cpu/AttentionOps.h"
+
+#include <cstring>
 
 using namespace ingot;
 using namespace ingot::test;
@@ -27,17 +31,19 @@ namespace {
 class AttnScenario {
 public:
   AttnScenario(AttnShape a, int64_t blockSize, int64_t numBlocks, int seqs,
-               uint64_t seed)
+               uint64_t seed,
+               KvLayout layout = KvLayout::BlockTokenHeadDim)
       : a_(a), rng_(seed), seqs_(seqs) {
-    EXPECT_TRUE(storage_
-                    .allocate(cacheConfig(2, blockSize, a.kvHeads, a.headDim),
-                              numBlocks)
-                    .isOk());
+    LlmConfig c = cacheConfig(2, blockSize, a.kvHeads, a.headDim);
+    c.kvLayout = kvLayoutName(layout);
+    EXPECT_TRUE(storage_.allocate(c, numBlocks).isOk());
     for (int64_t b = 0; b < numBlocks; ++b)
       free_.push_back(b);
     std::shuffle(free_.begin(), free_.end(), rng_.gen);
   }
   const KvCacheView &view() const { return storage_.view(); }
+  /// The output of the last step.
+  const Tensor &output() const { return out_; }
 
   /// Runs one step on layer 1 where sequence s gets counts[s] new tokens,
   /// and checks every output row against dense attention.
@@ -102,6 +108,7 @@ public:
                        &mag[i * hd + h * a_.headDim]);
     }
     expectClose(out, {t, hd}, ref, 2e-5, 1e-30, &mag);
+    out_ = out;
   }
 
 private:
@@ -115,7 +122,24 @@ private:
   KvCacheStorage storage_;
   std::vector<int64_t> free_;
   std::vector<Seq> seqs_;
+  Tensor out_;
 };
+
+/// Every (slot, KV head) row of every layer holds the same floats in both
+/// caches, whatever their layouts.
+void expectSameRows(const KvCacheView &x, const KvCacheView &y) {
+  ASSERT_EQ(x.numSlots(), y.numSlots());
+  const size_t bytes = size_t(x.headDim) * sizeof(float);
+  for (int64_t l = 0; l < x.numLayers; ++l)
+    for (int64_t slot = 0; slot < x.numSlots(); ++slot)
+      for (int64_t h = 0; h < x.numKvHeads; ++h) {
+        const int64_t a = x.rowOffset(slot, h), b = y.rowOffset(slot, h);
+        ASSERT_EQ(std::memcmp(x.keys[l] + a, y.keys[l] + b, bytes), 0)
+            << "K of layer " << l << " slot " << slot << " head " << h;
+        ASSERT_EQ(std::memcmp(x.values[l] + a, y.values[l] + b, bytes), 0)
+            << "V of layer " << l << " slot " << slot << " head " << h;
+      }
+}
 
 TEST(PagedAttention, PrefillDecodeAndChunkedAgainstDenseAttention) {
   const AttnShape shapes[] = {
@@ -155,6 +179,54 @@ TEST(PagedAttention, LongDecodeWindowsSplitAcrossThreads) {
     sc.step({700, 37});
     sc.step({1, 0});
     sc.step({1, 1});
+  }
+}
+
+TEST(PagedAttention, BothCacheLayoutsGiveTheSameBits) {
+  // The same scenario (same seed: same tensors, same scattered blocks) on a
+  // "block,token,head,dim" and a "block,head,token,dim" cache: every step's
+  // output bitwise equal and the same rows in both caches. Short steps on
+  // 4-token blocks (MHA, GQA, MQA, windows within and across blocks, odd
+  // head_dim, several sequences, chunked prefill), then windows of several
+  // 256-position chunks on both work splits (per pair, per chunk).
+  struct Case {
+    AttnShape a;
+    int64_t blockSize, numBlocks;
+    std::vector<std::vector<int64_t>> steps;
+  };
+  const std::vector<std::vector<int64_t>> shortSteps = {
+      {13, 7, 22}, {1, 1, 1}, {1, 1, 1}, {5, 1, 0}, {0, 0, 1}};
+  const std::vector<std::vector<int64_t>> longSteps = {
+      {700, 37}, {1, 0}, {1, 1}, {3, 0}};
+  const Case cases[] = {
+      {{4, 4, 16, 0, false}, 4, 96, shortSteps},
+      {{6, 2, 20, 5, true}, 4, 96, shortSteps},
+      {{4, 1, 64, 9, true}, 4, 96, shortSteps},
+      {{8, 2, 33, 0, false}, 4, 96, shortSteps},
+      {{4, 2, 24, 0, false}, 16, 64, longSteps},
+      {{3, 1, 64, 300, true}, 16, 64, longSteps},
+  };
+  uint64_t seed = 780;
+  for (const Case &c : cases) {
+    SCOPED_TRACE("H=" + std::to_string(c.a.heads) + " KV=" +
+                 std::to_string(c.a.kvHeads) + " D=" +
+                 std::to_string(c.a.headDim) +
+                 " window=" + std::to_string(c.a.window));
+    ++seed;
+    const int seqs = int(c.steps[0].size());
+    AttnScenario x(c.a, c.blockSize, c.numBlocks, seqs, seed,
+                   KvLayout::BlockTokenHeadDim);
+    AttnScenario y(c.a, c.blockSize, c.numBlocks, seqs, seed,
+                   KvLayout::BlockHeadTokenDim);
+    ASSERT_EQ(y.view().layout, KvLayout::BlockHeadTokenDim);
+    for (const std::vector<int64_t> &counts : c.steps) {
+      x.step(counts);
+      y.step(counts);
+      ASSERT_FALSE(HasFatalFailure());
+      ASSERT_EQ(x.output().shape, y.output().shape);
+      ASSERT_TRUE(x.output().data == y.output().data) << "outputs differ";
+      expectSameRows(x.view(), y.view());
+    }
   }
 }
 

@@ -1,10 +1,15 @@
 //===- KvCache.h - Paged KV-cache storage and block allocation --*- C++ -*-===//
 //
 // The cache is a pool of fixed-size blocks. Each layer has a K and a V array
-// laid out [numBlocks, blockSize, numKvHeads, headDim] (f32); a token of a
-// sequence lives in slot block * blockSize + offset, found through the
-// sequence's block table. Kernels see the storage through KvCacheView; the
-// engine owns the storage and the allocator.
+// of f32 in one of two layouts, chosen by the compiler per target and
+// recorded in the manifest (LlmConfig::kvLayout):
+//   "block,token,head,dim"  [numBlocks, blockSize, numKvHeads, headDim]
+//   "block,head,token,dim"  [numBlocks, numKvHeads, blockSize, headDim]
+// The second keeps one KV head's rows of a block contiguous, so attention
+// streams them as one run. A token of a sequence lives in slot
+// block * blockSize + offset, found through the sequence's block table.
+// Kernels see the storage through KvCacheView; the engine owns the storage
+// and the allocator.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,9 +19,24 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace ingot {
+
+/// The order of a layer's K (or V) array's dims, outermost first.
+enum class KvLayout {
+  BlockTokenHeadDim, // "block,token,head,dim": a slot's heads together
+  BlockHeadTokenDim, // "block,head,token,dim": a head's block rows together
+};
+
+/// The manifest spelling of `layout`.
+const char *kvLayoutName(KvLayout layout);
+/// False when `name` is no layout this runtime knows (`out` may be null).
+bool parseKvLayout(std::string_view name, KvLayout *out);
+/// Every known layout, for messages: "'block,token,head,dim', '...'".
+std::string knownKvLayouts();
 
 /// What a kernel needs to address the cache of one artifact.
 struct KvCacheView {
@@ -25,11 +45,34 @@ struct KvCacheView {
   int64_t blockSize = 0;
   int64_t numKvHeads = 0;
   int64_t headDim = 0;
+  KvLayout layout = KvLayout::BlockTokenHeadDim;
   std::vector<float *> keys;   // per layer
   std::vector<float *> values; // per layer
 
   int64_t slotFloats() const { return numKvHeads * headDim; }
   int64_t numSlots() const { return numBlocks * blockSize; }
+
+  // Addressing, in floats from the start of a layer's array: the rows of
+  // KV head `kvh` in block `block` start at headBase(block, kvh), and the
+  // row of the token at offset `o` in the block is `o * rowStride()` past
+  // it. Both layouts are block * blockFloats + kvh * headStride
+  // + o * rowStride; only the two strides differ.
+  int64_t blockFloats() const { return blockSize * numKvHeads * headDim; }
+  int64_t headStride() const {
+    return layout == KvLayout::BlockHeadTokenDim ? blockSize * headDim
+                                                 : headDim;
+  }
+  int64_t rowStride() const {
+    return layout == KvLayout::BlockHeadTokenDim ? headDim
+                                                 : numKvHeads * headDim;
+  }
+  int64_t headBase(int64_t block, int64_t kvh) const {
+    return block * blockFloats() + kvh * headStride();
+  }
+  /// KV head `kvh`'s row of cache slot `slot` (block * blockSize + offset).
+  int64_t rowOffset(int64_t slot, int64_t kvh) const {
+    return headBase(slot / blockSize, kvh) + slot % blockSize * rowStride();
+  }
 };
 
 /// Owns the K/V arrays of every layer (one allocation, 64-B aligned).
@@ -42,6 +85,7 @@ public:
 
   /// Bytes `numBlocks` blocks take for this model.
   static uint64_t bytesFor(const LlmConfig &config, int64_t numBlocks);
+  /// Zero-filled arrays in `config.kvLayout`; an unknown layout is an error.
   Status allocate(const LlmConfig &config, int64_t numBlocks);
   const KvCacheView &view() const { return view_; }
   uint64_t bytes() const { return bytes_; }

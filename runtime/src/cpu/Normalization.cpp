@@ -1,7 +1,17 @@
-//===- Normalization.cpp - softmax and layer_norm -------------------------===//
+//===- Normalization.cpp - softmax, layer_norm and add_layer_norm ---------===//
+//
+// add_layer_norm writes sum = a + b and layer_norm(sum) over the last dim in
+// one pass, row by row: the row's sum is stored first and normalised from
+// the stored values by the same layerNormRow as layer_norm, so y is bitwise
+// what `add` then `layer_norm` (axis -1) give. Outputs may coincide with the
+// inputs (sum over a, y over b): a row's inputs are consumed before its
+// outputs are written, and rows are independent.
+//
+//===----------------------------------------------------------------------===//
 
 #include "cpu/KernelUtil.h"
 #include "cpu/MathF32.h"
+#include "cpu/RowAliasing.h"
 
 #include <cmath>
 #include <limits>
@@ -115,6 +125,26 @@ Status expandParam(const KernelContext &ctx, size_t input,
   return Status::ok();
 }
 
+/// One row of layer_norm over n values (x may equal y: the row is reduced
+/// before it is written); `mean`/`inv` receive the statistics when given.
+/// Shared by layer_norm and add_layer_norm so that they agree bitwise.
+void layerNormRow(const float *x, float *y, int64_t n, const float *scale,
+                  const float *bias, double eps, float *mean, float *inv) {
+  // Two passes: the variance stays accurate when |mean| >> std.
+  const double m = n ? sumF32(x, n) / double(n) : 0.0;
+  const double sq = sumSquaredDeviationF32(x, n, float(m));
+  const double is = 1.0 / std::sqrt((n ? sq / n : 0.0) + eps);
+  const float fm = float(m), fi = float(is);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = (x[i] - fm) * fi * scale[i];
+    y[i] = bias ? v + bias[i] : v;
+  }
+  if (mean)
+    *mean = fm;
+  if (inv)
+    *inv = fi;
+}
+
 Status layerNormKernel(KernelContext &ctx) {
   if (ctx.numOutputs() < 1 || ctx.numOutputs() > 3)
     return ctx.error("expects 1 to 3 outputs (Y, Mean, InvStdDev), got " +
@@ -164,22 +194,60 @@ Status layerNormKernel(KernelContext &ctx) {
   float *invOut = c.numOutputs() > 2 ? c.output(2).as<float>() : nullptr;
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
   c.parallelFor(rows, grain, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const float *xr = in + r * n;
-      float *yr = out + r * n;
-      // Two passes: the variance stays accurate when |mean| >> std.
-      const double mean = n ? sumF32(xr, n) / double(n) : 0.0;
-      const double sq = sumSquaredDeviationF32(xr, n, float(mean));
-      const double inv = 1.0 / std::sqrt((n ? sq / n : 0.0) + eps);
-      const float fm = float(mean), fi = float(inv);
-      for (int64_t i = 0; i < n; ++i) {
-        float v = (xr[i] - fm) * fi * scale[i];
-        yr[i] = bias ? v + bias[i] : v;
-      }
-      if (meanOut)
-        meanOut[r] = fm;
-      if (invOut)
-        invOut[r] = fi;
+    for (int64_t r = b; r < e; ++r)
+      layerNormRow(in + r * n, out + r * n, n, scale, bias, eps,
+                   meanOut ? meanOut + r : nullptr,
+                   invOut ? invOut + r : nullptr);
+  });
+  return Status::ok();
+}
+
+Status addLayerNormKernel(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(3, 4, 2); !s)
+    return s;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i))
+      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
+        return s;
+  for (size_t i = 0; i < 2; ++i)
+    if (Status s = ctx.expectOutputDType(i, {DType::F32}); !s)
+      return s;
+  double eps;
+  if (Status s = ctx.attrFloat("epsilon", &eps, 1e-5); !s)
+    return s;
+  const KernelInput &a = ctx.input(0), &b = ctx.input(1);
+  if (a.shape.empty() || a.shape != b.shape)
+    return ctx.error("a " + shape::toString(a.shape) + " and b " +
+                     shape::toString(b.shape) +
+                     " must have the same shape of rank >= 1");
+  const int64_t n = a.shape.back();
+  const shape::Shape normShape{n};
+  std::vector<float> scaleStore, biasStore;
+  const float *scale = nullptr, *bias = nullptr;
+  if (Status s = expandParam(ctx, 2, normShape, scaleStore, &scale); !s)
+    return s;
+  if (ctx.hasInput(3))
+    if (Status s = expandParam(ctx, 3, normShape, biasStore, &bias); !s)
+      return s;
+  for (size_t i = 0; i < 2; ++i)
+    if (Status s = ctx.setOutputShape(i, a.shape); !s)
+      return s;
+  const int64_t rows = dimProduct(a.shape, 0, a.shape.size() - 1);
+  if (rows == 0 || n == 0)
+    return Status::ok();
+  std::vector<uint8_t> sa, sb;
+  const float *in[2] = {
+      static_cast<const float *>(detachFromOutputs(ctx, a, sa)),
+      static_cast<const float *>(detachFromOutputs(ctx, b, sb))};
+  float *sum = ctx.output(0).as<float>(), *y = ctx.output(1).as<float>();
+  const int64_t grain = std::max<int64_t>(1, 16384 / n);
+  ctx.parallelFor(rows, grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float *ar = in[0] + r * n, *br = in[1] + r * n;
+      float *sr = sum + r * n;
+      for (int64_t i = 0; i < n; ++i)
+        sr[i] = ar[i] + br[i];
+      layerNormRow(sr, y + r * n, n, scale, bias, eps, nullptr, nullptr);
     }
   });
   return Status::ok();
@@ -190,6 +258,8 @@ Status layerNormKernel(KernelContext &ctx) {
 void addNormalizationKernels(std::vector<KernelInfo> &table) {
   table.push_back({"softmax", softmaxKernel, true});
   table.push_back({"layer_norm", layerNormKernel, false});
+  // In place: sum may take a's memory and y b's (see the top).
+  table.push_back({"add_layer_norm", addLayerNormKernel, true});
 }
 
 } // namespace ingot::cpu

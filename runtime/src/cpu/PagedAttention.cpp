@@ -1,10 +1,16 @@
 //===- PagedAttention.cpp - Attention over the paged KV cache -------------===//
 //
-// A step first validates everything it will touch (slots, positions, the
-// block-table entries every token's window needs), so that a bad step fails
-// before it changes the cache and nothing is ever read out of bounds. Then
-// it writes the K/V rows of all its tokens into the cache, serially (two
-// tokens may name the same slot; the later one wins), and attends.
+// A step first validates everything it will touch (PagedAttentionPlan.cpp),
+// so that a bad step fails before it changes the cache. Then it writes the
+// K/V rows of all its tokens into the cache, serially (two tokens may name
+// the same slot; the later one wins), and attends. q/k/v are column ranges
+// of their inputs (one merged qkv projection, typically).
+//
+// rope_paged_attention rotates k (RopeMath.h) as it is written to the cache
+// and each (token, KV head)'s query heads into per-thread scratch as they
+// are read, from per-token cos/sin tables computed once per step: the same
+// functions and f32 operations as `rope`, so the result is bitwise that of
+// `rope` then `paged_attention`, without the rotated tensors in memory.
 //
 // Batch invariance: a token's output must be bitwise the same whatever
 // else is in the step and however many threads run. So its window is
@@ -19,11 +25,18 @@
 // of V rows, all in f32 (the softmax sum in double). Scores and partials
 // live in grown-only per-thread scratch.
 //
+// The cache layout (KvCache.h) only changes where a block's run of rows for
+// one KV head sits and the stride between its rows (a contiguous stream in
+// "block,head,token,dim"); runs, chunks and every summation order are the
+// same, so both layouts give bitwise the same outputs.
+//
 //===----------------------------------------------------------------------===//
 
+#include "cpu/PagedAttention.h"
 #include "cpu/AttentionOps.h"
 #include "cpu/KernelUtil.h"
 #include "cpu/MathF32.h"
+#include "cpu/RopeMath.h"
 
 #include "ingot/KvCache.h"
 #include "ingot/ThreadPool.h"
@@ -35,179 +48,14 @@
 namespace ingot::cpu {
 namespace {
 
-struct Geometry {
-  int64_t layer = 0, heads = 0, kvHeads = 0, headDim = 0, window = 0;
-  double scale = 1.0;
-};
-
-/// Everything the attention loops read, validated.
-struct Plan {
-  Geometry g;
-  int64_t tokens = 0, seqs = 0, tableWidth = 0, blockSize = 0;
-  const float *q = nullptr;
-  float *out = nullptr;
-  const float *keys = nullptr, *values = nullptr; // this layer's cache
-  const void *table = nullptr;
-  bool table64 = false;
-  std::vector<int64_t> positions, slots, queryEnds, seqOf;
-
-  int64_t entry(int64_t s, int64_t b) const {
-    const int64_t i = s * tableWidth + b;
-    return table64 ? static_cast<const int64_t *>(table)[i]
-                   : int64_t(static_cast<const int32_t *>(table)[i]);
-  }
-  int64_t windowStart(int64_t p) const {
-    return g.window > 0 ? std::max<int64_t>(0, p - g.window + 1) : 0;
-  }
-};
+using Plan = AttnPlan;
 
 struct Scratch {
   std::vector<float> scores, partials;
+  std::vector<float> q;     // the rotated query heads of rope_paged_attention
   std::vector<double> sums; // per head: max score, then sum of exps
 };
 thread_local Scratch tlsScratch;
-
-Status readGeometry(const KernelContext &ctx, Geometry *g) {
-  if (Status s = ctx.attrInt("layer", &g->layer); !s)
-    return s;
-  if (Status s = ctx.attrInt("num_heads", &g->heads); !s)
-    return s;
-  if (Status s = ctx.attrInt("num_kv_heads", &g->kvHeads); !s)
-    return s;
-  if (Status s = ctx.attrInt("head_dim", &g->headDim); !s)
-    return s;
-  if (Status s = ctx.attrFloat("scale", &g->scale); !s)
-    return s;
-  if (Status s = ctx.attrInt("sliding_window", &g->window, int64_t(0)); !s)
-    return s;
-  if (g->heads <= 0 || g->kvHeads <= 0 || g->headDim <= 0 ||
-      g->heads % g->kvHeads || g->window < 0)
-    return ctx.error(
-        "needs num_heads, num_kv_heads, head_dim > 0 with "
-        "num_heads a multiple of num_kv_heads and sliding_window "
-        ">= 0; got " +
-        std::to_string(g->heads) + ", " + std::to_string(g->kvHeads) + ", " +
-        std::to_string(g->headDim) + ", " + std::to_string(g->window));
-  return Status::ok();
-}
-
-Status checkRows(const KernelContext &ctx, size_t i, int64_t t, int64_t width) {
-  const KernelInput &in = ctx.input(i);
-  if (in.shape.empty() || in.shape[0] != t || in.numElements() != t * width)
-    return ctx.error("input " + std::to_string(i) + " '" + in.name +
-                     "' must be [" + std::to_string(t) + ", " +
-                     std::to_string(width) + "], got " +
-                     shape::toString(in.shape));
-  return Status::ok();
-}
-
-/// Operand shapes, the cache geometry, slots and sequence boundaries.
-Status buildPlan(KernelContext &ctx, const KvCacheView &kv, Plan *pl) {
-  Geometry &g = pl->g;
-  if (g.layer < 0 || g.layer >= kv.numLayers ||
-      size_t(g.layer) >= kv.keys.size() || size_t(g.layer) >= kv.values.size())
-    return ctx.error("layer " + std::to_string(g.layer) +
-                     " is out of range for a KV cache of " +
-                     std::to_string(kv.numLayers) + " layers");
-  if (kv.numKvHeads != g.kvHeads || kv.headDim != g.headDim ||
-      kv.blockSize <= 0 || !kv.keys[g.layer] || !kv.values[g.layer])
-    return ctx.error("the KV cache holds " + std::to_string(kv.numKvHeads) +
-                     " KV heads of dim " + std::to_string(kv.headDim) +
-                     " but the step has " + std::to_string(g.kvHeads) +
-                     " of dim " + std::to_string(g.headDim));
-  if (Status s = readIndexVector(ctx, 3, &pl->positions); !s)
-    return s;
-  if (Status s = readIndexVector(ctx, 4, &pl->slots); !s)
-    return s;
-  if (Status s = readIndexVector(ctx, 6, &pl->queryEnds); !s)
-    return s;
-  const int64_t t = int64_t(pl->positions.size());
-  const int64_t d = g.headDim;
-  if (Status s = checkRows(ctx, 0, t, g.heads * d); !s)
-    return s;
-  for (size_t i : {size_t(1), size_t(2)})
-    if (Status s = checkRows(ctx, i, t, g.kvHeads * d); !s)
-      return s;
-  if (int64_t(pl->slots.size()) != t)
-    return ctx.error("slot_mapping has " + std::to_string(pl->slots.size()) +
-                     " entries for " + std::to_string(t) + " tokens");
-  const KernelInput &bt = ctx.input(5);
-  if (bt.dtype != DType::I32 && bt.dtype != DType::I64)
-    return ctx.error("block_tables must be int32 or int64, got " +
-                     std::string(dtypeName(bt.dtype)));
-  if (bt.shape.size() != 2 || bt.shape[0] != int64_t(pl->queryEnds.size()))
-    return ctx.error("block_tables " + shape::toString(bt.shape) +
-                     " must be [seqs, blocks] with seqs = " +
-                     std::to_string(pl->queryEnds.size()) +
-                     " (the length of query_ends)");
-  pl->tokens = t;
-  pl->seqs = bt.shape[0];
-  pl->tableWidth = bt.shape[1];
-  pl->table = bt.data;
-  pl->table64 = bt.dtype == DType::I64;
-  pl->blockSize = kv.blockSize;
-  pl->keys = kv.keys[g.layer];
-  pl->values = kv.values[g.layer];
-  for (int64_t tok = 0; tok < t; ++tok)
-    if (pl->slots[tok] < 0 || pl->slots[tok] >= kv.numSlots())
-      return ctx.error("token " + std::to_string(tok) + ": slot " +
-                       std::to_string(pl->slots[tok]) +
-                       " is outside the KV cache of " +
-                       std::to_string(kv.numSlots()) + " slots");
-  pl->seqOf.assign(t, 0);
-  int64_t begin = 0;
-  for (int64_t s = 0; s < pl->seqs; ++s) {
-    const int64_t end = pl->queryEnds[s];
-    if (end < begin || end > t)
-      return ctx.error("query_ends must be non-decreasing within [0, " +
-                       std::to_string(t) + "]; entry " + std::to_string(s) +
-                       " is " + std::to_string(end));
-    std::fill(pl->seqOf.begin() + begin, pl->seqOf.begin() + end, s);
-    begin = end;
-  }
-  if (begin != t)
-    return ctx.error("query_ends ends at " + std::to_string(begin) +
-                     " but the step has " + std::to_string(t) + " tokens");
-  return Status::ok();
-}
-
-/// Every block-table entry a token's window reads must name a real block.
-/// Checked over the hull of each sequence's windows, which is exactly their
-/// union when the sequence's positions are contiguous (always, in practice).
-Status checkTables(const KernelContext &ctx, const Plan &pl,
-                   int64_t numBlocks) {
-  int64_t begin = 0;
-  for (int64_t s = 0; s < pl.seqs; ++s) {
-    const int64_t end = pl.queryEnds[s];
-    int64_t lo = INT64_MAX, hi = -1;
-    for (int64_t tok = begin; tok < end; ++tok) {
-      const int64_t p = pl.positions[tok];
-      if (p < 0)
-        return ctx.error("token " + std::to_string(tok) +
-                         " has a negative position " + std::to_string(p));
-      lo = std::min(lo, pl.windowStart(p));
-      hi = std::max(hi, p);
-    }
-    begin = end;
-    if (hi < 0)
-      continue;
-    if (hi / pl.blockSize >= pl.tableWidth)
-      return ctx.error("sequence " + std::to_string(s) + ": position " +
-                       std::to_string(hi) + " needs block-table entry " +
-                       std::to_string(hi / pl.blockSize) +
-                       " but block_tables has " +
-                       std::to_string(pl.tableWidth) + " per sequence");
-    for (int64_t b = lo / pl.blockSize; b <= hi / pl.blockSize; ++b) {
-      const int64_t e = pl.entry(s, b);
-      if (e < 0 || e >= numBlocks)
-        return ctx.error("sequence " + std::to_string(s) +
-                         ": block-table entry " + std::to_string(b) + " is " +
-                         std::to_string(e) + ", outside the " +
-                         std::to_string(numBlocks) + " cache blocks");
-    }
-  }
-  return Status::ok();
-}
 
 /// Window positions per chunk. Chunks start at multiples of this absolute
 /// position (or at the window start), so where a window is cut depends only
@@ -222,7 +70,7 @@ int64_t chunkCount(const Plan &pl, int64_t tok) {
 }
 
 /// Floats of one chunk's partial result: [G] maxes, [G] sums, [G, d] sums.
-int64_t partialFloats(const Geometry &g) {
+int64_t partialFloats(const AttnGeometry &g) {
   return g.heads / g.kvHeads * (g.headDim + 2);
 }
 
@@ -231,7 +79,7 @@ int64_t partialFloats(const Geometry &g) {
 /// exp(score - max) and unnormalised weighted V sum go to `partial`.
 void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
                  int64_t kvh, int64_t c, Scratch &sc, float *partial) {
-  const int64_t d = pl.g.headDim, slotFloats = pl.g.kvHeads * d;
+  const int64_t d = pl.g.headDim, stride = pl.rowStride;
   const int64_t ng = pl.g.heads / pl.g.kvHeads, h0 = kvh * ng;
   const int64_t p = pl.positions[tok], cs = (firstChunk(pl, tok) + c) * kChunk;
   const int64_t j0 = std::max(pl.windowStart(p), cs);
@@ -242,19 +90,30 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
     sc.scores.resize(size_t(ng * len));
   float *scores = sc.scores.data();
   float *acc = partial + 2 * ng;
-  const float *q = pl.q + (tok * pl.g.heads + h0) * d;
+  const float *q = pl.q + tok * pl.qStride + h0 * d;
+  if (pl.rotaryDim) {
+    const int64_t half = pl.rotaryDim / 2;
+    sc.q.resize(size_t(ng * d));
+    for (int64_t h = 0; h < ng; ++h)
+      ropeRotateHead(q + h * d, sc.q.data() + h * d,
+                     pl.ropeCos.data() + tok * half,
+                     pl.ropeSin.data() + tok * half, pl.rotaryDim, d);
+    q = sc.q.data();
+  }
   const int64_t bs = pl.blockSize;
-  // Visits positions [j0, j1] as runs of consecutive rows within one block.
+  // Visits positions [j0, j1] as runs of consecutive rows within one block,
+  // `stride` floats apart: the runs and their order are the same in every
+  // layout, so are the sums over them (only where the rows sit differs).
   auto forEachRun = [&](const float *cache, auto &&fn) {
     for (int64_t j = j0; j <= j1;) {
       const int64_t b = j / bs, stop = std::min(j1 + 1, (b + 1) * bs);
-      fn(j - j0, cache + (pl.entry(s, b) * bs + j % bs) * slotFloats + kvh * d,
+      fn(j - j0, cache + pl.headBase(pl.entry(s, b), kvh) + j % bs * stride,
          stop - j);
       j = stop;
     }
   };
   forEachRun(pl.keys, [&](int64_t i, const float *rows, int64_t count) {
-    ops.scores(ng, d, q, rows, count, slotFloats, scale, scores + i, len);
+    ops.scores(ng, d, q, rows, count, stride, scale, scores + i, len);
   });
   sc.sums.resize(size_t(2 * ng));
   for (int64_t h = 0; h < ng; ++h) {
@@ -266,7 +125,7 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
   }
   std::fill(acc, acc + ng * d, 0.0f);
   forEachRun(pl.values, [&](int64_t i, const float *rows, int64_t count) {
-    ops.accumulate(ng, d, scores + i, len, rows, count, slotFloats, acc);
+    ops.accumulate(ng, d, scores + i, len, rows, count, stride, acc);
   });
   for (int64_t h = 0; h < 2 * ng; ++h)
     partial[h] = float(sc.sums[h]);
@@ -299,7 +158,25 @@ void combineChunks(const Plan &pl, int64_t tok, int64_t kvh,
   }
 }
 
-Status pagedAttentionKernel(KernelContext &ctx) {
+/// Stores row `tok` of k and v at the token's slot, k rotated when asked;
+/// head by head, as the heads of a slot are apart in some layouts.
+void writeKv(const Plan &pl, int64_t tok, float *keys, float *values) {
+  const int64_t d = pl.g.headDim, bs = pl.blockSize, slot = pl.slots[tok];
+  const float *k = pl.k + tok * pl.kStride, *v = pl.v + tok * pl.vStride;
+  const int64_t half = pl.rotaryDim / 2;
+  for (int64_t h = 0; h < pl.g.kvHeads; ++h) {
+    const int64_t at = pl.headBase(slot / bs, h) + slot % bs * pl.rowStride;
+    if (pl.rotaryDim)
+      ropeRotateHead(k + h * d, keys + at, pl.ropeCos.data() + tok * half,
+                     pl.ropeSin.data() + tok * half, pl.rotaryDim, d);
+    else
+      std::copy(k + h * d, k + (h + 1) * d, keys + at);
+    std::copy(v + h * d, v + (h + 1) * d, values + at);
+  }
+}
+
+/// paged_attention, and rope_paged_attention when `rope`.
+Status attentionKernel(KernelContext &ctx, bool rope) {
   if (Status s = ctx.expectArity(7, 7, 1); !s)
     return s;
   for (size_t i = 0; i < 3; ++i)
@@ -308,35 +185,46 @@ Status pagedAttentionKernel(KernelContext &ctx) {
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   Plan pl;
-  if (Status s = readGeometry(ctx, &pl.g); !s)
+  if (Status s = readAttnGeometry(ctx, &pl.g); !s)
     return s;
+  RopeParams rp;
+  if (rope)
+    if (Status s = readRopeParams(ctx, &rp); !s)
+      return s;
   const KvCacheView *kv = ctx.kvCache();
   if (!kv)
     return ctx.error("needs a KV cache, but none was given to the executor "
                      "(Executor::setKvCache)");
-  if (Status s = buildPlan(ctx, *kv, &pl); !s)
+  if (Status s = buildAttnPlan(ctx, *kv, &pl); !s)
     return s;
-  if (Status s = checkTables(ctx, pl, kv->numBlocks); !s)
+  if (Status s = checkAttnTables(ctx, pl, kv->numBlocks); !s)
     return s;
-  const Geometry &g = pl.g;
+  const AttnGeometry &g = pl.g;
   const int64_t t = pl.tokens, d = g.headDim;
   if (Status s = ctx.setOutputShape(0, {t, g.heads * d}); !s)
     return s;
   if (t == 0)
     return Status::ok();
-  pl.q = ctx.input(0).as<float>();
   pl.out = ctx.output(0).as<float>();
+  if (rope) { // each token's angles, shared by its k and q heads
+    const std::vector<double> inv = ropeInverseFrequencies(rp);
+    const int64_t half = rp.rotaryDim / 2;
+    pl.rotaryDim = rp.rotaryDim;
+    pl.ropeCos.resize(size_t(t * half));
+    pl.ropeSin.resize(size_t(t * half));
+    ctx.parallelFor(t, std::max<int64_t>(1, 256 / half),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t tok = b; tok < e; ++tok)
+                        ropeAngles(pl.positions[tok], inv.data(), half,
+                                   pl.ropeCos.data() + tok * half,
+                                   pl.ropeSin.data() + tok * half);
+                    });
+  }
 
   // The step's own K/V first: its tokens attend to each other.
-  const int64_t slotFloats = g.kvHeads * d;
-  const float *k = ctx.input(1).as<float>(), *v = ctx.input(2).as<float>();
   float *keys = kv->keys[g.layer], *values = kv->values[g.layer];
-  for (int64_t tok = 0; tok < t; ++tok) {
-    std::copy(k + tok * slotFloats, k + (tok + 1) * slotFloats,
-              keys + pl.slots[tok] * slotFloats);
-    std::copy(v + tok * slotFloats, v + (tok + 1) * slotFloats,
-              values + pl.slots[tok] * slotFloats);
-  }
+  for (int64_t tok = 0; tok < t; ++tok)
+    writeKv(pl, tok, keys, values);
 
   // Few (token, KV head) pairs (decode): one item per chunk, so a long
   // window is spread over all threads; the merge runs after. Otherwise
@@ -386,7 +274,12 @@ Status pagedAttentionKernel(KernelContext &ctx) {
 } // namespace
 
 void addPagedAttentionKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"paged_attention", pagedAttentionKernel, false});
+  table.push_back(
+      {"paged_attention",
+       [](KernelContext &ctx) { return attentionKernel(ctx, false); }, false});
+  table.push_back(
+      {"rope_paged_attention",
+       [](KernelContext &ctx) { return attentionKernel(ctx, true); }, false});
 }
 
 } // namespace ingot::cpu

@@ -1,14 +1,15 @@
 //===- Rope.cpp - Rotary position embedding (rotate-half) -----------------===//
 //
-// Frequencies and angles are computed in double and the sines/cosines with
-// libm's double sin/cos: at position 8192 an f32 angle is already off by
-// ~5e-4 rad, far more than the f32 rotation itself loses. The per-token
-// tables are shared by all heads of the token. A pair (i, i + half) is read
-// before either element is written, so the kernel works in place.
+// The arithmetic (frequencies, double-precision angles, the rotation) lives
+// in RopeMath.h, shared with rope_paged_attention so that the fused kernel
+// gives the same bits. The per-token cos/sin tables are shared by all heads
+// of the token. A pair (i, i + half) is read before either element is
+// written, so the kernel works in place.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cpu/KernelUtil.h"
+#include "cpu/RopeMath.h"
 
 #include <cmath>
 
@@ -17,15 +18,9 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-struct RopeParams {
-  int64_t heads = 0, headDim = 0, rotaryDim = 0;
-  double theta = 10000.0;
-  std::string scaling;
-  double factor = 8.0, lowFreqFactor = 1.0, highFreqFactor = 4.0;
-  int64_t originalMax = 8192;
-};
+} // namespace
 
-Status readParams(const KernelContext &ctx, RopeParams *p) {
+Status readRopeParams(const KernelContext &ctx, RopeParams *p) {
   if (Status s = ctx.attrInt("num_heads", &p->heads); !s)
     return s;
   if (Status s = ctx.attrInt("head_dim", &p->headDim); !s)
@@ -67,8 +62,7 @@ Status readParams(const KernelContext &ctx, RopeParams *p) {
   return Status::ok();
 }
 
-/// inv_freq[i] = theta^(-2i/rotary_dim), llama3-rescaled when asked.
-std::vector<double> inverseFrequencies(const RopeParams &p) {
+std::vector<double> ropeInverseFrequencies(const RopeParams &p) {
   const int64_t half = p.rotaryDim / 2;
   std::vector<double> inv(half);
   for (int64_t i = 0; i < half; ++i) {
@@ -91,6 +85,8 @@ std::vector<double> inverseFrequencies(const RopeParams &p) {
   return inv;
 }
 
+namespace {
+
 Status ropeKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 2, 1); !s)
     return s;
@@ -99,7 +95,7 @@ Status ropeKernel(KernelContext &ctx) {
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   RopeParams p;
-  if (Status s = readParams(ctx, &p); !s)
+  if (Status s = readRopeParams(ctx, &p); !s)
     return s;
   std::vector<int64_t> positions;
   if (Status s = readIndexVector(ctx, 1, &positions); !s)
@@ -119,31 +115,17 @@ Status ropeKernel(KernelContext &ctx) {
   const auto *x = static_cast<const float *>(
       detachIfAliased(xin, o.data, xin.bytes(), o.shape, o.dtype, scratch));
   float *y = o.as<float>();
-  const std::vector<double> inv = inverseFrequencies(p);
+  const std::vector<double> inv = ropeInverseFrequencies(p);
   const int64_t half = p.rotaryDim / 2, d = p.headDim;
   const int64_t grain =
       std::max<int64_t>(1, 8192 / std::max<int64_t>(rowLen, 1));
   ctx.parallelFor(t, grain, [&](int64_t b, int64_t e) {
     std::vector<float> cosv(half), sinv(half);
     for (int64_t tok = b; tok < e; ++tok) {
-      const double pos = double(positions[tok]);
-      for (int64_t i = 0; i < half; ++i) {
-        const double angle = pos * inv[i];
-        cosv[i] = float(std::cos(angle));
-        sinv[i] = float(std::sin(angle));
-      }
-      for (int64_t h = 0; h < p.heads; ++h) {
-        const float *xh = x + tok * rowLen + h * d;
-        float *yh = y + tok * rowLen + h * d;
-        for (int64_t i = 0; i < half; ++i) {
-          const float x1 = xh[i], x2 = xh[i + half];
-          yh[i] = x1 * cosv[i] - x2 * sinv[i];
-          yh[i + half] = x2 * cosv[i] + x1 * sinv[i];
-        }
-        if (yh != xh)
-          for (int64_t i = p.rotaryDim; i < d; ++i)
-            yh[i] = xh[i];
-      }
+      ropeAngles(positions[tok], inv.data(), half, cosv.data(), sinv.data());
+      for (int64_t h = 0; h < p.heads; ++h)
+        ropeRotateHead(x + tok * rowLen + h * d, y + tok * rowLen + h * d,
+                       cosv.data(), sinv.data(), p.rotaryDim, d);
     }
   });
   return Status::ok();

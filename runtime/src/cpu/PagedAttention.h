@@ -1,0 +1,74 @@
+//===- PagedAttention.h - Validated plan of a paged attention step -*- C++
+//-*-===//
+//
+// Shared by the attention loops (PagedAttention.cpp) and the validation that
+// builds the plan (PagedAttentionPlan.cpp): everything a step reads, checked
+// before the step touches the cache.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "cpu/KernelRegistry.h"
+
+#include "ingot/KvCache.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace ingot::cpu {
+
+struct AttnGeometry {
+  int64_t layer = 0, heads = 0, kvHeads = 0, headDim = 0, window = 0;
+  double scale = 1.0;
+  // First column of q, k and v within their inputs' rows.
+  int64_t qOffset = 0, kOffset = 0, vOffset = 0;
+};
+
+/// Everything the attention loops read, validated.
+struct AttnPlan {
+  AttnGeometry g;
+  int64_t tokens = 0, seqs = 0, tableWidth = 0, blockSize = 0;
+  // Row t of q is q[t * qStride .. + heads·headDim) (offset applied), and
+  // likewise k and v with kvHeads·headDim values.
+  const float *q = nullptr, *k = nullptr, *v = nullptr;
+  int64_t qStride = 0, kStride = 0, vStride = 0;
+  float *out = nullptr;
+  const float *keys = nullptr, *values = nullptr; // this layer's cache
+  // The cache's layout (KvCacheView): KV head kvh's row of the token at
+  // offset o of block b is at b * blockFloats + kvh * headStride
+  // + o * rowStride.
+  int64_t blockFloats = 0, headStride = 0, rowStride = 0;
+  const void *table = nullptr;
+  bool table64 = false;
+  std::vector<int64_t> positions, slots, queryEnds, seqOf;
+  // rope_paged_attention: rotary dims (0: no rotation) and each token's
+  // f32 cos/sin of its rotaryDim/2 angles, [tokens, rotaryDim/2].
+  int64_t rotaryDim = 0;
+  std::vector<float> ropeCos, ropeSin;
+
+  int64_t entry(int64_t s, int64_t b) const {
+    const int64_t i = s * tableWidth + b;
+    return table64 ? static_cast<const int64_t *>(table)[i]
+                   : int64_t(static_cast<const int32_t *>(table)[i]);
+  }
+  /// First float of KV head `kvh`'s rows in cache block `block`.
+  int64_t headBase(int64_t block, int64_t kvh) const {
+    return block * blockFloats + kvh * headStride;
+  }
+  int64_t windowStart(int64_t p) const {
+    return g.window > 0 ? std::max<int64_t>(0, p - g.window + 1) : 0;
+  }
+};
+
+/// Reads layer, heads, head_dim, scale, sliding_window and the offsets.
+Status readAttnGeometry(const KernelContext &ctx, AttnGeometry *g);
+/// Operand shapes and column ranges, the cache geometry, slots and sequence
+/// boundaries; sets every field but `out` and the rope tables.
+Status buildAttnPlan(const KernelContext &ctx, const KvCacheView &kv,
+                     AttnPlan *pl);
+/// Every block-table entry a token's window reads must name a real block.
+Status checkAttnTables(const KernelContext &ctx, const AttnPlan &pl,
+                       int64_t numBlocks);
+
+} // namespace ingot::cpu
