@@ -21,14 +21,18 @@ Status packWeight(const std::string &layout, const void *src, int64_t n,
   const auto *in = static_cast<const uint8_t *>(src);
   auto *out = static_cast<uint8_t *>(dst);
   // Runs of a row stay contiguous in both layouts: copy each chunk whole.
-  const int64_t full = k / kNk16Chunk * kNk16Chunk;
+  if (elemBytes == 0 || kNk16ChunkBytes % int64_t(elemBytes) != 0)
+    return Status::error("nk16 needs 1, 2, 4 or 8-byte elements, got " +
+                         std::to_string(elemBytes));
+  const int64_t chunk = nk16Chunk(elemBytes), full = k / chunk * chunk;
   for (int64_t row = 0; row < n; ++row) {
-    for (int64_t c = 0; c < full; c += kNk16Chunk)
-      std::memcpy(out + size_t(nk16Index(row, c, n, k)) * elemBytes,
+    for (int64_t c = 0; c < full; c += chunk)
+      std::memcpy(out + size_t(nk16Index(row, c, n, k, elemBytes)) * elemBytes,
                   in + size_t(row * k + c) * elemBytes,
-                  size_t(kNk16Chunk) * elemBytes);
+                  size_t(chunk) * elemBytes);
     if (full < k)
-      std::memcpy(out + size_t(nk16Index(row, full, n, k)) * elemBytes,
+      std::memcpy(out +
+                      size_t(nk16Index(row, full, n, k, elemBytes)) * elemBytes,
                   in + size_t(row * k + full) * elemBytes,
                   size_t(k - full) * elemBytes);
   }

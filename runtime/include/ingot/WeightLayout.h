@@ -7,10 +7,13 @@
 // "row-major": the logical shape, C order.
 // "nk16": a [N, K] linear weight as panels of 16 rows (the last panel has
 //   N % 16 rows if that is not 0); a panel of r rows holds, for each full
-//   16-element chunk c of K, its r rows' 16 values (row after row), then
-//   the K % 16 tail values of each row, row after row. The "nk" kernel then
-//   streams one contiguous run per panel instead of r separate rows. Same
-//   byte count as row-major; element dtype unchanged.
+//   64-byte chunk c of K (16 f32 or 32 f16/bf16 values), its r rows' chunk
+//   (row after row), then the K % chunk tail values of each row, row after
+//   row. The "nk" kernels then stream one contiguous run per panel instead
+//   of r separate rows; a chunk is one cache line, one zmm of f32 or one
+//   zmm of packed bf16 pairs (the AVX-512 kernel's 32-value pair split), so
+//   no vector step straddles two chunks. Same byte count as row-major;
+//   element dtype unchanged.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,7 +27,12 @@
 namespace ingot {
 
 constexpr int64_t kNk16PanelRows = 16;
-constexpr int64_t kNk16Chunk = 16;
+constexpr int64_t kNk16ChunkBytes = 64;
+
+/// Values per "nk16" chunk for elements of `elemBytes` bytes.
+constexpr int64_t nk16Chunk(size_t elemBytes) {
+  return kNk16ChunkBytes / int64_t(elemBytes);
+}
 
 /// Whether the runtime knows `layout` ("row-major" or a packed one).
 bool isKnownWeightLayout(const std::string &layout);
@@ -34,16 +42,17 @@ bool isKnownWeightLayout(const std::string &layout);
 Status packWeight(const std::string &layout, const void *src, int64_t n,
                   int64_t k, size_t elemBytes, void *dst);
 
-/// Offset in elements of element (row, col) of an "nk16" [n, k] matrix.
-inline int64_t nk16Index(int64_t row, int64_t col, int64_t n, int64_t k) {
-  const int64_t panel = row / kNk16PanelRows;
-  const int64_t p0 = panel * kNk16PanelRows;
+/// Offset in elements of element (row, col) of an "nk16" [n, k] matrix of
+/// `elemBytes`-sized elements.
+inline int64_t nk16Index(int64_t row, int64_t col, int64_t n, int64_t k,
+                         size_t elemBytes) {
+  const int64_t chunk = nk16Chunk(elemBytes);
+  const int64_t p0 = row / kNk16PanelRows * kNk16PanelRows;
   const int64_t rows = (n - p0) < kNk16PanelRows ? n - p0 : kNk16PanelRows;
-  const int64_t r = row - p0, full = k / kNk16Chunk * kNk16Chunk;
-  int64_t at = p0 * k; // panels before this one hold p0 full rows
+  const int64_t r = row - p0, full = k / chunk * chunk;
+  const int64_t at = p0 * k; // panels before this one hold p0 full rows
   if (col < full)
-    return at + (col / kNk16Chunk) * rows * kNk16Chunk + r * kNk16Chunk +
-           col % kNk16Chunk;
+    return at + (col / chunk) * rows * chunk + r * chunk + col % chunk;
   return at + full * rows + r * (k - full) + (col - full);
 }
 

@@ -19,10 +19,24 @@
 // keep a panel of weight rows in L2 while row groups of x pass over it;
 // the tiling changes only which loop is outer, not any element's sum.
 //
+// The epilogue y = act(x·Wᵀ + b) + residual runs on each column chunk right
+// after its dot products, while the chunk is in L1/L2 (the bias is added by
+// the dot-product kernels). The activations are the separate kernels' own
+// functions (gelu: cpu/Activation.h, silu: x·sigmoidF32(x) as silu_mul,
+// relu as the relu kernel), elementwise, so fused and unfused agree
+// bitwise. y may be the residual's own memory: a chunk's residual is saved
+// before its dot products overwrite it.
+//
+// "nk16" weights (WeightLayout.h) go through the same "nk" kernels, which
+// read each 16-row panel as one stream; column chunks then start at panel
+// boundaries.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Linear.h"
+#include "cpu/Activation.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/MathF32.h"
 
 #include "ingot/ThreadPool.h"
 
@@ -55,16 +69,94 @@ LinearDecodeArgs rowSlice(const LinearDecodeArgs &a, int64_t r0, int64_t rows) {
   return s;
 }
 
+enum class Act { None, Relu, Silu, Gelu, GeluTanh };
+
+/// What follows the dot products (and bias) on every output element.
+struct Epilogue {
+  Act act = Act::None;
+  const float *residual = nullptr; // [m, n], or null
+  bool residualIsY = false;        // the residual lives where y is written
+  bool any() const { return act != Act::None || residual; }
+};
+
+/// y = act(y) in place over `len` values.
+void activate(Act act, float *y, int64_t len) {
+  switch (act) {
+  case Act::None:
+    return;
+  case Act::Relu:
+    // The relu kernel's expression (NaN propagates).
+    for (int64_t i = 0; i < len; ++i)
+      y[i] = y[i] < 0.0f ? 0.0f : y[i];
+    return;
+  case Act::Silu: {
+    // silu_mul's gate factor: g * sigmoid(g), sigmoid from MathF32.
+    constexpr int64_t kStep = 256;
+    float sig[kStep];
+    for (int64_t i0 = 0; i0 < len; i0 += kStep) {
+      const int64_t l = std::min(kStep, len - i0);
+      sigmoidF32(y + i0, sig, l);
+      for (int64_t i = 0; i < l; ++i)
+        y[i0 + i] = y[i0 + i] * sig[i];
+    }
+    return;
+  }
+  case Act::Gelu:
+  case Act::GeluTanh:
+    geluF32(y, y, len, act == Act::GeluTanh);
+    return;
+  }
+}
+
+/// Runs `dots` (which writes y[r0:r1, c0:c1) of `a`) then the epilogue on
+/// that chunk.
+template <typename Fn>
+void chunkWithEpilogue(const Epilogue &ep, const LinearDecodeArgs &a,
+                       int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                       Fn &&dots) {
+  if (!ep.any()) {
+    dots();
+    return;
+  }
+  const int64_t w = c1 - c0;
+  thread_local std::vector<float> saved;
+  if (ep.residualIsY) {
+    saved.resize(size_t((r1 - r0) * w));
+    for (int64_t r = r0; r < r1; ++r)
+      std::copy_n(ep.residual + r * a.n + c0, w, saved.data() + (r - r0) * w);
+  }
+  dots();
+  for (int64_t r = r0; r < r1; ++r) {
+    float *y = a.y + r * a.n + c0;
+    activate(ep.act, y, w);
+    if (!ep.residual)
+      continue;
+    const float *res = ep.residualIsY ? saved.data() + (r - r0) * w
+                                      : ep.residual + r * a.n + c0;
+    for (int64_t i = 0; i < w; ++i)
+      y[i] = y[i] + res[i];
+  }
+}
+
 void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
-           const LinearKernelSet &ks) {
-  // Blocks of 8 output features keep the kernels' NB-row tiles whole;
-  // a chunk should hold at least ~64 KiB of weights to be worth a thread.
-  constexpr int64_t kBlock = 8;
+           const LinearKernelSet &ks, const Epilogue &ep) {
+  // Blocks of 8 output features keep the kernels' NB-row tiles whole (16,
+  // a whole panel, for "nk16"); a chunk should hold at least ~64 KiB of
+  // weights to be worth a thread.
+  const int64_t kBlock = a.nk16 ? kNk16PanelRows : 8;
   const int64_t rowBytes = std::max<int64_t>(1, a.k * dtypeSize(a.wType));
   const int64_t grain = std::max<int64_t>(1, ceilDiv(65536, rowBytes * kBlock));
   if (a.m <= kLinearNkMaxRows) {
+    // With an epilogue, pieces of at most ~32 KiB of y, so that it is
+    // still in L1 when the epilogue reads it.
+    const int64_t piece =
+        ep.any() ? std::max<int64_t>(1, 8192 / a.m / kBlock) * kBlock : a.n;
     ctx.parallelFor(ceilDiv(a.n, kBlock), grain, [&](int64_t b, int64_t e) {
-      ks.nk(a, b * kBlock, std::min(a.n, e * kBlock));
+      const int64_t n1 = std::min(a.n, e * kBlock);
+      for (int64_t j = b * kBlock; j < n1; j += piece) {
+        const int64_t j1 = std::min(n1, j + piece);
+        chunkWithEpilogue(ep, a, 0, a.m, j, j1, [&] { ks.nk(a, j, j1); });
+      }
     });
     return;
   }
@@ -72,15 +164,19 @@ void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
       std::max<int64_t>(1, kNkPanelBytes / (rowBytes * kBlock)) * kBlock;
   ctx.parallelFor(ceilDiv(a.n, kBlock), grain, [&](int64_t b, int64_t e) {
     const int64_t n1 = std::min(a.n, e * kBlock);
-    for (int64_t j = b * kBlock; j < n1; j += panel)
-      for (int64_t r = 0; r < a.m; r += kNkRowGroup)
-        ks.nk(rowSlice(a, r, std::min(kNkRowGroup, a.m - r)), j,
-              std::min(n1, j + panel));
+    for (int64_t j = b * kBlock; j < n1; j += panel) {
+      const int64_t j1 = std::min(n1, j + panel);
+      for (int64_t r = 0; r < a.m; r += kNkRowGroup) {
+        const int64_t rows = std::min(kNkRowGroup, a.m - r);
+        chunkWithEpilogue(ep, a, r, r + rows, j, j1,
+                          [&] { ks.nk(rowSlice(a, r, rows), j, j1); });
+      }
+    }
   });
 }
 
 void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
-           const LinearKernelSet &ks) {
+           const LinearKernelSet &ks, const Epilogue &ep) {
   const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
   // `kn` takes at most kLinearKnMaxRows rows, more go in groups; `knMany`
   // takes them all.
@@ -105,22 +201,46 @@ void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
   const int64_t grain = std::max<int64_t>(
       1, 65536 / std::max<int64_t>(1, a.k * width * dtypeSize(a.wType)));
   ctx.parallelFor(chunks, grain, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c)
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t c0 = c * width, c1 = std::min(a.n, (c + 1) * width);
       if (many)
-        ks.knMany(a, c * width, std::min(a.n, (c + 1) * width));
+        chunkWithEpilogue(ep, a, 0, a.m, c0, c1, [&] { ks.knMany(a, c0, c1); });
       else
-        for (int64_t r = 0; r < a.m; r += groupRows)
-          ks.kn(rowSlice(a, r, std::min(groupRows, a.m - r)), c * width,
-                std::min(a.n, (c + 1) * width));
+        for (int64_t r = 0; r < a.m; r += groupRows) {
+          const int64_t rows = std::min(groupRows, a.m - r);
+          chunkWithEpilogue(ep, a, r, r + rows, c0, c1,
+                            [&] { ks.kn(rowSlice(a, r, rows), c0, c1); });
+        }
+    }
   });
 }
 
+Status parseActivation(KernelContext &ctx, Act *act) {
+  std::string s;
+  if (Status st = ctx.attrStr("activation", &s, std::string("none")); !st)
+    return st;
+  static const std::pair<const char *, Act> kNames[] = {
+      {"none", Act::None},
+      {"relu", Act::Relu},
+      {"silu", Act::Silu},
+      {"gelu", Act::Gelu},
+      {"gelu_tanh", Act::GeluTanh}};
+  for (auto [name, a] : kNames)
+    if (s == name) {
+      *act = a;
+      return Status::ok();
+    }
+  return ctx.error("activation must be none, relu, silu, gelu or gelu_tanh, "
+                   "got \"" +
+                   s + "\"");
+}
+
 Status linearKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(2, 3, 1); !s)
+  if (Status s = ctx.expectArity(2, 4, 1); !s)
     return s;
   if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
     return s;
-  for (size_t i = 1; i < ctx.numInputs(); ++i)
+  for (size_t i = 1; i < std::min<size_t>(3, ctx.numInputs()); ++i)
     if (ctx.hasInput(i))
       if (Status s =
               ctx.expectInputDType(i, {DType::F32, DType::F16, DType::BF16});
@@ -131,10 +251,13 @@ Status linearKernel(KernelContext &ctx) {
   std::string layout;
   if (Status s = ctx.attrStr("w_layout", &layout, std::string("nk")); !s)
     return s;
-  if (layout != "nk" && layout != "kn")
-    return ctx.error("w_layout must be \"nk\" or \"kn\", got \"" + layout +
-                     "\"");
-  const bool nk = layout == "nk";
+  if (layout != "nk" && layout != "kn" && layout != "nk16")
+    return ctx.error("w_layout must be \"nk\", \"kn\" or \"nk16\", got \"" +
+                     layout + "\"");
+  const bool nk = layout != "kn";
+  Epilogue ep;
+  if (Status s = parseActivation(ctx, &ep.act); !s)
+    return s;
   const KernelInput &x = ctx.input(0), &w = ctx.input(1);
   if (x.shape.empty())
     return ctx.error("input 'x' must have rank >= 1, got a scalar");
@@ -160,6 +283,22 @@ Status linearKernel(KernelContext &ctx) {
     return s;
   const int64_t m = dimProduct(x.shape, 0, x.shape.size() - 1);
   float *y = ctx.output(0).as<float>();
+  std::vector<uint8_t> residualCopy;
+  if (ctx.hasInput(3)) {
+    const KernelInput &res = ctx.input(3);
+    if (Status s = ctx.expectInputDType(3, {DType::F32}); !s)
+      return s;
+    if (res.shape != outShape)
+      return ctx.error("residual '" + res.name + "' must have the output's " +
+                       "shape " + shape::toString(outShape) + ", got " +
+                       shape::toString(res.shape));
+    // Exactly y's memory is fine (saved per chunk); other overlap is
+    // copied first.
+    ep.residual = static_cast<const float *>(
+        detachIfAliased(res, y, size_t(m * n) * sizeof(float), outShape,
+                        DType::F32, residualCopy));
+    ep.residualIsY = ep.residual == y;
+  }
   if (m == 0 || n == 0)
     return Status::ok();
 
@@ -178,16 +317,19 @@ Status linearKernel(KernelContext &ctx) {
   a.wType = w.dtype;
   a.bias = bias ? biasF32.data() : nullptr;
   a.y = y;
+  a.nk16 = layout == "nk16";
   if (k == 0) {
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t j = 0; j < n; ++j)
-        y[r * n + j] = a.bias ? a.bias[j] : 0.0f;
+    chunkWithEpilogue(ep, a, 0, m, 0, n, [&] {
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j)
+          y[r * n + j] = a.bias ? a.bias[j] : 0.0f;
+    });
     return Status::ok();
   }
   if (nk)
-    runNk(ctx, a, ks);
+    runNk(ctx, a, ks, ep);
   else
-    runKn(ctx, a, ks);
+    runKn(ctx, a, ks, ep);
   return Status::ok();
 }
 

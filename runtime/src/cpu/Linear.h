@@ -13,8 +13,11 @@
 
 #include "cpu/KernelUtil.h"
 #include "ingot/DType.h"
+#include "ingot/WeightLayout.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <xmmintrin.h>
 
 namespace ingot::cpu {
@@ -34,6 +37,9 @@ struct LinearDecodeArgs {
   DType wType = DType::F32;    // F32, F16 or BF16
   const float *bias = nullptr; // n values or nullptr
   float *y = nullptr;          // m x n, dense
+  /// For "nk": w is [n, k] packed as "nk16" (WeightLayout.h) rather than
+  /// row-major. Every output element's sum is the same in both.
+  bool nk16 = false;
 };
 
 /// Computes y[:, n0:n1) for all m rows.
@@ -73,6 +79,11 @@ template <WKind K> inline float widenOne(const typename WElem<K>::type *p) {
     return halfToFloat(*p);
 }
 
+/// How far ahead the "nk16" kernels prefetch in a panel streamed whole: 8
+/// chunk steps of a full panel (16 rows x 64 bytes each), i.e. each row 8
+/// cache lines on.
+constexpr int64_t kNk16PrefetchBytes = 8 * kNk16PanelRows * kNk16ChunkBytes;
+
 /// Prefetches the cache line at `base` + `bytes` into L1. The address may lie
 /// past the weights (a prefetch never faults), hence integer arithmetic
 /// rather than an out-of-range pointer.
@@ -80,6 +91,86 @@ inline void prefetchAt(const void *base, int64_t bytes) {
   _mm_prefetch(reinterpret_cast<const char *>(
                    reinterpret_cast<uintptr_t>(base) + uintptr_t(bytes)),
                _MM_HINT_T0);
+}
+
+/// Where the "nk" kernels read a block of weight rows starting at row n:
+/// row j of the block, column kk at at(j, kk). With row-major weights that
+/// is w + (n + j) * k + kk. With "nk16" the block must lie in one panel;
+/// a vector step at kk (a multiple of the step, which divides the chunk)
+/// then stays inside one chunk or inside the row's contiguous K tail, so
+/// the kernels compute the same sums from other addresses.
+template <typename E, bool Packed> struct NkRows {
+  static constexpr int64_t kChunk = nk16Chunk(sizeof(E));
+  const E *first = nullptr; // row n (row-major) or its panel (nk16)
+  int64_t k = 0;
+  // nk16: row n's index in its panel, the panel's rows, and the columns
+  // held in whole chunks (the rest is each row's contiguous tail).
+  int64_t rowOff = 0, rows = 0, full = 0;
+
+  NkRows(const void *w, int64_t n, int64_t nTotal, int64_t kk) : k(kk) {
+    if constexpr (!Packed) {
+      first = static_cast<const E *>(w) + n * k;
+    } else {
+      const int64_t p0 = n / kNk16PanelRows * kNk16PanelRows;
+      first = static_cast<const E *>(w) + p0 * k;
+      rowOff = n - p0;
+      rows = std::min(kNk16PanelRows, nTotal - p0);
+      full = k / kChunk * kChunk;
+    }
+  }
+  /// Row 0's element kk; row j's is j * stride(kk) further.
+  const E *base(int64_t kk) const {
+    if constexpr (!Packed)
+      return first + kk;
+    else if (kk < full)
+      return first + kk / kChunk * rows * kChunk + rowOff * kChunk +
+             kk % kChunk;
+    else
+      return first + full * rows + rowOff * (k - full) + (kk - full);
+  }
+  int64_t stride(int64_t kk) const {
+    if constexpr (!Packed)
+      return k;
+    else
+      return kk < full ? kChunk : k - full;
+  }
+  const E *at(int64_t j, int64_t kk) const { return base(kk) + j * stride(kk); }
+  /// "nk16": how far ahead a block of nb rows prefetches. A whole panel
+  /// is one stream: a fixed distance on in it. A part of a panel: the same
+  /// rows of the next panel (one panel on), as the row-major kernels fetch
+  /// the next block, so that each block keeps memory busy for the next.
+  int64_t aheadBytes(int64_t nb) const {
+    return rowOff == 0 && nb >= rows ? kNk16PrefetchBytes
+                                     : rows * k * int64_t(sizeof(E));
+  }
+};
+
+/// Copies the "nk16" panel at `panel` (`rows` rows of k values) into
+/// row-major rows at `out`, reading the panel in its stored order.
+template <typename E>
+inline void unpackNk16Panel(const E *panel, int64_t rows, int64_t k, E *out) {
+  constexpr int64_t kChunk = nk16Chunk(sizeof(E));
+  const int64_t full = k / kChunk * kChunk;
+  const E *p = panel;
+  for (int64_t c = 0; c < full; c += kChunk)
+    for (int64_t r = 0; r < rows; ++r, p += kChunk) {
+      prefetchAt(p, kNk16PrefetchBytes);
+      std::memcpy(out + r * k + c, p, sizeof(E) * kChunk);
+    }
+  for (int64_t r = 0; r < rows; ++r, p += k - full)
+    std::memcpy(out + r * k + full, p, sizeof(E) * size_t(k - full));
+}
+
+/// Rows [n, end) of an "nk" weight split at "nk16" panel boundaries (or
+/// not, row-major): calls fn(lo, hi) for each piece.
+template <bool Packed, typename Fn>
+inline void forEachPanelPiece(int64_t n, int64_t end, Fn &&fn) {
+  while (n < end) {
+    const int64_t hi =
+        Packed ? std::min(end, (n / kNk16PanelRows + 1) * kNk16PanelRows) : end;
+    fn(n, hi);
+    n = hi;
+  }
 }
 
 /// For the bf16 kernels: copies the m x k rows of x with every full run of

@@ -41,14 +41,34 @@ INGOT_AVX2 inline float reduceAdd(__m256 v) {
   return _mm_cvtss_f32(h);
 }
 
-/// y[m][j] = x[m]·w[j] (+ bias[j]) for m < MT, j < NB; x rows and w rows
-/// are k long, y has row stride ldy. bf16 uses the pair split of
-/// LinearAvx512.cpp with runs of 16 (`xs`, see splitPairs). The next block
-/// of weight rows is prefetched a line per row per line consumed.
-template <WKind K, int MT, int NB>
+/// a·b + c rounded once: the scalar K tail uses it explicitly, so that no
+/// instantiation of nkBlock rounds its products differently (see
+/// LinearAvx512.cpp).
+INGOT_AVX2 inline float fmaScalar(float a, float b, float c) {
+  return _mm_cvtss_f32(
+      _mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+/// y[m][j] = x[m]·w[j] (+ bias[j]) for m < MT, j < NB; x rows are k long,
+/// weight row j at w.at(j, ·) (row-major or "nk16", see NkRows), y has row
+/// stride ldy. bf16 uses the pair split of LinearAvx512.cpp with runs of
+/// 16 (`xs`, see splitPairs). Row-major: the next block of weight rows is
+/// prefetched a line per row per line consumed; "nk16": each line
+/// NkRows::aheadBytes on.
+template <WKind K, int MT, int NB, bool Packed>
 INGOT_AVX2 void nkBlock(const float *x, const float *xs, int64_t k,
-                        const typename WElem<K>::type *w, const float *bias,
-                        float *y, int64_t ldy) {
+                        const NkRows<typename WElem<K>::type, Packed> &w,
+                        const float *bias, float *y, int64_t ldy) {
+  using E = typename WElem<K>::type;
+  int64_t ahead = 0;
+  if constexpr (Packed)
+    ahead = w.aheadBytes(NB);
+  auto prefetch = [&](const E *wj, int j, int64_t kk) {
+    if constexpr (Packed)
+      prefetchAt(wj, ahead);
+    else
+      prefetchAt(w.first, ((NB + j) * k + kk) * int64_t(sizeof(E)));
+  };
   __m256 acc[MT][NB];
   for (int m = 0; m < MT; ++m)
     for (int j = 0; j < NB; ++j)
@@ -62,11 +82,13 @@ INGOT_AVX2 void nkBlock(const float *x, const float *xs, int64_t k,
         xe[m] = _mm256_loadu_ps(xs + m * k + kk);
         xo[m] = _mm256_loadu_ps(xs + m * k + kk + 8);
       }
+      const E *w0 = w.base(kk);
+      const int64_t rs = w.stride(kk);
       for (int j = 0; j < NB; ++j) {
         if (kk % 32 == 0)
-          prefetchAt(w, ((NB + j) * k + kk) * int64_t(sizeof(*w)));
-        const __m256i raw = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i *>(w + j * k + kk));
+          prefetch(w0 + j * rs, j, kk);
+        const __m256i raw =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w0 + j * rs));
         const __m256 we = _mm256_castsi256_ps(_mm256_slli_epi32(raw, 16));
         const __m256 wo = _mm256_castsi256_ps(_mm256_and_si256(raw, hi));
         for (int m = 0; m < MT; ++m) {
@@ -80,10 +102,12 @@ INGOT_AVX2 void nkBlock(const float *x, const float *xs, int64_t k,
       __m256 xv[MT];
       for (int m = 0; m < MT; ++m)
         xv[m] = _mm256_loadu_ps(x + m * k + kk);
+      const E *w0 = w.base(kk);
+      const int64_t rs = w.stride(kk);
       for (int j = 0; j < NB; ++j) {
-        if (kk % int64_t(64 / sizeof(typename WElem<K>::type)) == 0)
-          prefetchAt(w, ((NB + j) * k + kk) * int64_t(sizeof(*w)));
-        const __m256 wv = load8<K>(w + j * k + kk);
+        if (kk % int64_t(64 / sizeof(E)) == 0)
+          prefetch(w0 + j * rs, j, kk);
+        const __m256 wv = load8<K>(w0 + j * rs);
         for (int m = 0; m < MT; ++m)
           acc[m][j] = _mm256_fmadd_ps(xv[m], wv, acc[m][j]);
       }
@@ -93,15 +117,15 @@ INGOT_AVX2 void nkBlock(const float *x, const float *xs, int64_t k,
     for (int j = 0; j < NB; ++j) {
       float s = reduceAdd(acc[m][j]);
       for (int64_t q = kk; q < k; ++q)
-        s += x[m * k + q] * widenOne<K>(w + j * k + q);
+        s = fmaScalar(x[m * k + q], widenOne<K>(w.at(j, q)), s);
       y[m * ldy + j] = bias ? s + bias[j] : s;
     }
 }
 
 /// Weight rows [n, n + NB) against every row of x, in tiles of 4 rows.
-template <WKind K, int NB>
+template <WKind K, int NB, bool Packed>
 INGOT_AVX2 void nkRows(const LinearDecodeArgs &a, const float *xs, int64_t n) {
-  const auto *w = static_cast<const typename WElem<K>::type *>(a.w) + n * a.k;
+  const NkRows<typename WElem<K>::type, Packed> w(a.w, n, a.n, a.k);
   const float *bias = a.bias ? a.bias + n : nullptr;
   for (int64_t m0 = 0; m0 < a.m; m0 += 4) {
     const float *x = a.x + m0 * a.k, *xsm = xs + m0 * a.k;
@@ -125,7 +149,7 @@ INGOT_AVX2 void nkRows(const LinearDecodeArgs &a, const float *xs, int64_t n) {
 
 thread_local std::vector<float> tlsSplitX;
 
-template <WKind K>
+template <WKind K, bool Packed>
 INGOT_AVX2 void nkRange(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
   const float *xs = a.x;
   if constexpr (K == WKind::BF16) {
@@ -133,17 +157,18 @@ INGOT_AVX2 void nkRange(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
     splitPairs(a.x, a.m, a.k, 16, tlsSplitX.data());
     xs = tlsSplitX.data();
   }
-  int64_t n = n0;
-  if (a.m == 1)
-    for (; n + 8 <= n1; n += 8)
-      nkRows<K, 8>(a, xs, n);
-  if (a.m == 2)
-    for (; n + 4 <= n1; n += 4)
-      nkRows<K, 4>(a, xs, n);
-  for (; n + 2 <= n1; n += 2)
-    nkRows<K, 2>(a, xs, n);
-  for (; n < n1; ++n)
-    nkRows<K, 1>(a, xs, n);
+  forEachPanelPiece<Packed>(n0, n1, [&](int64_t n, int64_t end) {
+    if (a.m == 1)
+      for (; n + 8 <= end; n += 8)
+        nkRows<K, 8, Packed>(a, xs, n);
+    if (a.m == 2)
+      for (; n + 4 <= end; n += 4)
+        nkRows<K, 4, Packed>(a, xs, n);
+    for (; n + 2 <= end; n += 2)
+      nkRows<K, 2, Packed>(a, xs, n);
+    for (; n < end; ++n)
+      nkRows<K, 1, Packed>(a, xs, n);
+  });
 }
 
 /// One step of the "kn" kernel, as in LinearAvx512.cpp with 8 lanes.
@@ -253,13 +278,21 @@ INGOT_AVX2 void knRange(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
     knChunk<K>(a, j, std::min(width, n1 - j));
 }
 
+template <WKind K>
+INGOT_AVX2 void nkRangeAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
+  if (a.nk16)
+    nkRange<K, true>(a, n0, n1);
+  else
+    nkRange<K, false>(a, n0, n1);
+}
+
 void nkAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
   if (a.wType == DType::BF16)
-    nkRange<WKind::BF16>(a, n0, n1);
+    nkRangeAny<WKind::BF16>(a, n0, n1);
   else if (a.wType == DType::F16)
-    nkRange<WKind::F16>(a, n0, n1);
+    nkRangeAny<WKind::F16>(a, n0, n1);
   else
-    nkRange<WKind::F32>(a, n0, n1);
+    nkRangeAny<WKind::F32>(a, n0, n1);
 }
 
 void knAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {

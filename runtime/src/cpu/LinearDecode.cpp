@@ -37,14 +37,34 @@ const uint8_t *elementAt(const LinearDecodeArgs &a, int64_t index) {
   return static_cast<const uint8_t *>(a.w) + index * dtypeSize(a.wType);
 }
 
+/// Row j's weights [k0, k0 + len) widened into `out`; kRun is a multiple
+/// of the "nk16" chunk, so with packed weights `len` values are whole
+/// chunks then (at the end of the row) the row's contiguous K tail.
+void widenRowRun(const LinearDecodeArgs &a, int64_t j, int64_t k0, int64_t len,
+                 float *out) {
+  if (!a.nk16) {
+    widenGeneric(a.wType, elementAt(a, j * a.k + k0), len, out);
+    return;
+  }
+  const size_t bytes = dtypeSize(a.wType);
+  const int64_t chunk = nk16Chunk(bytes), full = a.k / chunk * chunk;
+  for (int64_t c = k0; c < k0 + len;) {
+    const int64_t run = c < full ? chunk : k0 + len - c;
+    widenGeneric(a.wType, elementAt(a, nk16Index(j, c, a.n, a.k, bytes)), run,
+                 out + (c - k0));
+    c += run;
+  }
+}
+
 void nkGeneric(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
+  static_assert(kRun % nk16Chunk(2) == 0 && kRun % nk16Chunk(4) == 0);
   float wf[kRun];
   for (int64_t j = n0; j < n1; ++j) {
     float lanes[kLinearNkMaxRows][kLanes] = {};
     float tail[kLinearNkMaxRows] = {};
     for (int64_t k0 = 0; k0 < a.k; k0 += kRun) {
       const int64_t len = std::min(kRun, a.k - k0);
-      widenGeneric(a.wType, elementAt(a, j * a.k + k0), len, wf);
+      widenRowRun(a, j, k0, len, wf);
       const int64_t vEnd = len / kLanes * kLanes;
       for (int64_t r = 0; r < a.m; ++r) {
         const float *xr = a.x + r * a.k + k0;
