@@ -266,5 +266,6 @@ include "dialects/Ingot/IngotShapeOps.td"
 include "dialects/Ingot/IngotLlmOps.td"
 include "dialects/Ingot/IngotMathOps.td"
 include "dialects/Ingot/IngotTensorOps.td"
+include "dialects/Ingot/IngotFusedOps.td"
 
 #endif // INGOT_OPS

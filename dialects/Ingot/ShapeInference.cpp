@@ -333,7 +333,7 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
     })
     .Default([&](Operation *) {
       // Coverage ops keep their rules beside their definitions.
-      for (auto rule : {inferMathOp, inferTensorOp})
+      for (auto rule : {inferMathOp, inferTensorOp, inferFusedOp})
         if (std::optional<bool> handled = rule(op, ins, out, values, error))
           return *handled;
       error = "no shape rule for '" + op->getName().getStringRef().str() + "'";

@@ -53,6 +53,12 @@ std::optional<bool> inferTensorOp(mlir::Operation *op,
                                   shape::Shape &out,
                                   std::optional<std::vector<int64_t>> &values,
                                   std::string &error);
+/// The same for the ops fusion passes make (IngotFusedOps.cpp).
+std::optional<bool> inferFusedOp(mlir::Operation *op,
+                                 llvm::ArrayRef<ValueInfo> ins,
+                                 shape::Shape &out,
+                                 std::optional<std::vector<int64_t>> &values,
+                                 std::string &error);
 
 /// An upper bound for a coverage op whose result dims depend on run-time
 /// data (NonZero's count <= numel; a run-time Slice/TopK dim <= the input

@@ -54,6 +54,7 @@ std::vector<KernelInfo> buildTable() {
   addPagedAttentionKernels(table);
   addMathCoverageKernels(table);
   addTensorCoverageKernels(table);
+  addFusedElementwiseKernels(table);
   std::sort(table.begin(), table.end(),
             [](const KernelInfo &a, const KernelInfo &b) {
               return std::string_view(a.name) < std::string_view(b.name);

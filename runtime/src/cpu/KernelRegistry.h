@@ -164,5 +164,6 @@ void addPagedAttentionKernels(std::vector<KernelInfo> &table);
 // TensorKernels.cpp and the files beside them).
 void addMathCoverageKernels(std::vector<KernelInfo> &table);
 void addTensorCoverageKernels(std::vector<KernelInfo> &table);
+void addFusedElementwiseKernels(std::vector<KernelInfo> &table);
 
 } // namespace ingot::cpu
