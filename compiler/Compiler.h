@@ -26,11 +26,14 @@ struct CompileOptions {
   int64_t defaultMaxDim = 512;
   std::string compileTo;               // a phase name, or empty for all
   std::string dumpIrDir;               // writes NN-<phase>.mlir per phase
+  bool fusion = true;                  // --fusion=on|off: every fusion pass
+  bool packWeights = true;             // --pack-weights=on|off
   // Hugging Face directories only: the engine-step limits.
   int64_t blockSize = 16;
   int64_t maxTokensPerStep = 256;
   int64_t maxSeqs = 64;
   int64_t maxContext = 0; // 0 = the model's max_position_embeddings
+  std::string kvLayout;   // --kv-layout; empty: the target's choice
 };
 
 /// Runs the pipeline. With compileTo set, prints that phase's IR to `irOut`

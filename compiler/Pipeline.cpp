@@ -2,6 +2,8 @@
 //
 //   import    ONNX -> ingot graph dialect
 //   graph     fold shape computations, propagate static shapes, CSE
+//   fused     fusion passes (--fusion=off skips them)
+//   laid-out  weight layouts for the target's kernels (--pack-weights=off)
 //   plan      bound dynamic dims, lower to plan steps, place buffers in one arena
 //   artifact  serialise the plan and stream the weights into model.ingot
 //
@@ -33,6 +35,23 @@ void addGraphPasses(OpPassManager &pm) {
   fn.addPass(createCanonicalize());
   fn.addPass(createPropagateShapes());
   fn.addPass(mlir::createCSEPass());
+}
+
+/// Order matters: add+norm takes the residual adds before the linear
+/// epilogue could; merged projections expose the slices that the attention
+/// absorbs; generic elementwise fusion takes what no named pattern did.
+void addFusionPasses(OpPassManager &pm) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createFuseAddNorm());
+  fn.addPass(createMergeLinears());
+  fn.addPass(createFuseRopeAttention());
+  fn.addPass(createFuseLinearEpilogue());
+  fn.addPass(createCanonicalize());
+  fn.addPass(createFuseElementwise());
+}
+
+void addLayoutPasses(OpPassManager &pm) {
+  pm.nest<func::FuncOp>().addPass(createPackWeights());
 }
 
 void addPlanPasses(OpPassManager &pm, const CompileOptions &options,
@@ -75,8 +94,8 @@ Status writeIr(ModuleOp module, const std::string &dir, int index,
 } // namespace
 
 const std::vector<std::string> &phaseNames() {
-  static const std::vector<std::string> names = {"import", "graph", "plan",
-                                                 "artifact"};
+  static const std::vector<std::string> names = {
+      "import", "graph", "fused", "laid-out", "plan", "artifact"};
   return names;
 }
 
@@ -128,6 +147,8 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
     hf.maxTokensPerStep = options.maxTokensPerStep;
     hf.maxSeqs = options.maxSeqs;
     hf.maxContext = options.maxContext;
+    hf.target = options.targets.empty() ? "cpu" : options.targets.front();
+    hf.kvLayout = options.kvLayout;
     if (Status s = importHf(options.modelPath, hf, *module, &weights, &hfInfo);
         !s)
       return s;
@@ -162,11 +183,28 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   if (Status s = finishPhase(2, "graph"); !s || options.compileTo == "graph")
     return s;
 
+  PassManager fusionPm(&context);
+  if (options.fusion)
+    addFusionPasses(fusionPm);
+  if (failed(fusionPm.run(*module)))
+    return fail("fusion");
+  if (Status s = finishPhase(3, "fused"); !s || options.compileTo == "fused")
+    return s;
+
+  PassManager layoutPm(&context);
+  if (options.packWeights)
+    addLayoutPasses(layoutPm);
+  if (failed(layoutPm.run(*module)))
+    return fail("weight layout");
+  if (Status s = finishPhase(4, "laid-out");
+      !s || options.compileTo == "laid-out")
+    return s;
+
   PassManager planPm(&context);
   addPlanPasses(planPm, options, maxDims);
   if (failed(planPm.run(*module)))
     return fail("planning");
-  if (Status s = finishPhase(3, "plan"); !s || options.compileTo == "plan")
+  if (Status s = finishPhase(5, "plan"); !s || options.compileTo == "plan")
     return s;
 
   ArtifactInfo info;

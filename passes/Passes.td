@@ -129,4 +129,195 @@ def PlanMemory : Pass<"ingot-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Fusion (phase `fused`) and weight layout (phase `laid-out`)
+//===----------------------------------------------------------------------===//
+
+def FuseAddNorm : Pass<"ingot-fuse-add-norm", "mlir::func::FuncOp"> {
+  let summary = "Fuse a residual add with the rms_norm/layer_norm of its sum";
+  let description = [{
+    An `add` of two same-shaped tensors whose sum feeds an `rms_norm` (or a
+    last-axis `layer_norm`) becomes one `add_rms_norm` (`add_layer_norm`)
+    that returns both the sum and the normalised value, so the residual
+    stream is read once and written once. Broadcasting adds, and norms over
+    other axes, are left alone. When several norms read one sum, the first
+    absorbs the add and the others read its sum result.
+
+    Before:
+    ```mlir
+    %h = ingot.add %x, %o : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    %y = ingot.rms_norm %h, %w {epsilon = 1.0e-05 : f32} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %h, %y = ingot.add_rms_norm %x, %o, %w {epsilon = 1.0e-05 : f32}
+        : (tensor<?x64xf32>, tensor<?x64xf32>, tensor<64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>)
+    ```
+  }];
+  let options = [
+    Option<"layerNorm", "layer-norm", "bool", /*default=*/"true",
+           "Also fuse adds into last-axis layer_norm">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
+def MergeLinears : Pass<"ingot-merge-linears", "mlir::func::FuncOp"> {
+  let summary = "Merge linears that share an input into one GEMM";
+  let description = [{
+    Linears reading the same input with the same layout, weight dtype and
+    activation, each a plain `ingot.param`, and either all with or all
+    without a bias, become one linear over the concatenated weights (an
+    `ingot.param` with `parts`; the artifact writer concatenates) followed
+    by column slices. A `silu_mul` of the two halves of such a merge
+    becomes the one-operand `silu_mul`, so the gated MLP reads one buffer.
+    Q/K/V (3 users) and gate/up (2) are the decoder's cases.
+
+    Before:
+    ```mlir
+    %g = ingot.linear %x, %wg {w_layout = "nk"} : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    %u = ingot.linear %x, %wu {w_layout = "nk"} : (tensor<?x64xf32>, tensor<128x64xf32>) -> tensor<?x128xf32>
+    %h = ingot.silu_mul %g, %u : (tensor<?x128xf32>, tensor<?x128xf32>) -> tensor<?x128xf32>
+    ```
+    After:
+    ```mlir
+    %w = ingot.param "g+u" {parts = ["g", "u"]} : tensor<256x64xf32>
+    %gu = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<256x64xf32>) -> tensor<?x256xf32>
+    %h = ingot.silu_mul %gu : (tensor<?x256xf32>) -> tensor<?x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxMerged", "max-merged", "int64_t", /*default=*/"8",
+           "Most linears merged into one">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
+def FuseRopeAttention : Pass<"ingot-fuse-rope-attention", "mlir::func::FuncOp"> {
+  let summary = "Fold RoPE and column slices into paged attention";
+  let description = [{
+    `paged_attention` operands that are last-axis column slices (step 1,
+    constant bounds) read the sliced tensor at an offset instead; when q
+    and k are both `rope` of the attention's positions with one set of
+    rope attributes, the op becomes `rope_paged_attention`, which rotates
+    k as it writes the cache and q as it reads it.
+
+    Before:
+    ```mlir
+    %q = ingot.rope %q0, %pos {...} : (tensor<?x64xf32>, tensor<?xi64>) -> tensor<?x64xf32>
+    %k = ingot.rope %k0, %pos {...} : (tensor<?x32xf32>, tensor<?xi64>) -> tensor<?x32xf32>
+    %o = ingot.paged_attention %q, %k, %v, %pos, %slots, %tables, %ends {...}
+    ```
+    After:
+    ```mlir
+    %o = ingot.rope_paged_attention %q0, %k0, %v, %pos, %slots, %tables, %ends {..., rotary_dim = 16 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"fuseRope", "rope", "bool", /*default=*/"true",
+           "Fold rope into the attention (else only absorb slices)">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
+def FuseLinearEpilogue : Pass<"ingot-fuse-linear-epilogue", "mlir::func::FuncOp"> {
+  let summary = "Fuse activations and residual adds into the producing linear";
+  let description = [{
+    A `relu`/`gelu`/`silu`-like activation whose only operand is a linear
+    used once becomes the linear's `activation`; an `add` of a linear used
+    once (and without a residual yet) and a same-shaped tensor becomes the
+    linear's `residual`. The epilogue runs on each output tile while it is
+    in cache instead of another pass over memory.
+
+    Before:
+    ```mlir
+    %y = ingot.linear %x, %w, %b {w_layout = "kn"} : (...) -> tensor<?x256xf32>
+    %a = ingot.gelu %y {approximate = "tanh"} : tensor<?x256xf32>
+    ```
+    After:
+    ```mlir
+    %a = ingot.linear %x, %w, %b {activation = "gelu_tanh", w_layout = "kn"} : (...) -> tensor<?x256xf32>
+    ```
+  }];
+  let options = [
+    Option<"residual", "residual", "bool", /*default=*/"true",
+           "Fuse residual adds">,
+    Option<"activation", "activation", "bool", /*default=*/"true",
+           "Fuse activations">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
+def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
+  let summary = "Pack linear weights into the layout the CPU kernel streams";
+  let description = [{
+    Each "nk" linear whose weight is an `ingot.param` read only by "nk"
+    linears, of an element type in `element-types` (default bf16, f16:
+    the types measured faster packed; f32 is not), gets a packed param
+    (`layout = "nk16"`, see runtime/include/ingot/WeightLayout.h) and
+    `w_layout = "nk16"`; the artifact writer packs the bytes, the loader
+    maps them as they are. Params also read by other ops (a tied
+    embedding's gather) stay row-major rather than being stored twice.
+
+    Before:
+    ```mlir
+    %w = ingot.param "q.weight" : tensor<64x64xbf16>
+    %y = ingot.linear %x, %w {w_layout = "nk"} : (...) -> tensor<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %w = ingot.param "q.weight@nk16" {layout = "nk16", parts = ["q.weight"]} : tensor<64x64xbf16>
+    %y = ingot.linear %x, %w {w_layout = "nk16"} : (...) -> tensor<?x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", /*default=*/"\"nk16\"",
+           "Packed layout to use">,
+    ListOption<"elementTypes", "element-types", "std::string",
+               "Weight element types to pack (default bf16,f16: the ones "
+               "measured faster packed)">,
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"16",
+           "Leave weights with fewer rows row-major">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
+def FuseElementwise : Pass<"ingot-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise ops into one kernel";
+  let description = [{
+    Grows maximal connected groups of f32 elementwise ops (add, sub, mul,
+    div, pow, sqrt, neg, exp, erf, tanh, sigmoid, relu, the float kinds of
+    `unary_math`, `binary_math` max/min) whose intermediate results have no
+    users outside the group and the shape of the group's result (so no
+    intermediate is recomputed per broadcast element). A group of two or
+    more becomes one `ingot.fused_elementwise`: one read of the inputs, one
+    write of the result. One-element float constants become program
+    constants instead of inputs. A `reduce_mean` (or `reduce` sum/max) over
+    the last axis that is the only user of a group's result (even of a
+    single op) joins it as the fused op's trailing reduction. See the op's
+    description for the encoding.
+
+    Before:
+    ```mlir
+    %0 = ingot.mul %x, %s : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %1 = ingot.add %0, %b : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %2 = ingot.relu %1 : tensor<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %2 = ingot.fused_elementwise %x, %s, %b {ops = "mul add relu",
+        args = array<i64: 0, 1, 3, 2, 4, -1>, constants = array<f64>}
+        : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"32",
+           "Most ops fused into one kernel">,
+    Option<"maxInputs", "max-inputs", "int64_t", /*default=*/"8",
+           "Most tensor inputs of one fused kernel">,
+    Option<"reductions", "reductions", "bool", /*default=*/"true",
+           "Take over a reduction over the last axis of a group's result">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 #endif // INGOT_PASSES

@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -23,7 +24,8 @@ bool isInPlaceKernel(StringRef kernel) {
       "add",  "sub",     "mul",  "div",     "pow",     "sqrt",
       "neg",  "exp",     "erf",  "tanh",    "sigmoid", "relu",
       "where", "softmax", "reshape", "squeeze", "unsqueeze",
-      "silu_mul", "gelu", "rope"};
+      "silu_mul", "gelu", "rope", "fused_elementwise", "add_rms_norm",
+      "add_layer_norm"};
   return kernels.contains(kernel);
 }
 
@@ -87,6 +89,10 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
 
     for (auto [index, step] : llvm::enumerate(steps)) {
       int64_t i = static_cast<int64_t>(index);
+      // Groups holding this step's outputs: two outputs never share one.
+      llvm::SmallDenseSet<size_t, 4> taken;
+      for (Value out : step.getOuts())
+        taken.insert(groupOf[out]);
       for (Value out : step.getOuts()) {
         Group &og = groups[groupOf[out]];
         og.start = std::min(og.start, i);
@@ -96,7 +102,8 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
         // Reuse an input's slice when that input dies here and is big enough.
         for (Value in : step.getIns()) {
           auto it = groupOf.find(in);
-          if (it == groupOf.end() || it->second == groupOf[out])
+          if (it == groupOf.end() || it->second == groupOf[out] ||
+              taken.contains(it->second))
             continue;
           Group &ig = groups[it->second];
           if (ig.end != i || ig.bytes < og.bytes ||
@@ -109,6 +116,7 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
             groupOf[a.getResult()] = it->second;
           }
           groups[from].allocs.clear();
+          taken.insert(it->second);
           break;
         }
       }

@@ -11,6 +11,7 @@
 #include "compiler/hf/HfGraph.h"
 #include "compiler/hf/HfWeights.h"
 #include "compiler/hf/TokenizerImport.h"
+#include "ingot/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -61,6 +62,10 @@ Status checkOptions(const HfImportOptions &o) {
   if (o.maxContext < 0)
     return Status::error("--max-context must be >= 0 (0 = the model's), got " +
                          std::to_string(o.maxContext));
+  if (!o.kvLayout.empty() && !parseKvLayout(o.kvLayout, nullptr))
+    return Status::error("--kv-layout '" + o.kvLayout +
+                         "' is not a KV-cache layout; known: " +
+                         knownKvLayouts());
   return Status::ok();
 }
 
@@ -170,6 +175,8 @@ Status fillInfo(const std::string &dir, const HfImportOptions &options,
                          config.path() + ")");
   llm.maxBlocksPerSeq = (maxContext + llm.blockSize - 1) / llm.blockSize;
   llm.kvDtype = DType::F32;
+  llm.kvLayout = options.kvLayout.empty() ? defaultKvLayout(options.target)
+                                          : options.kvLayout;
   if (!info)
     return Status::ok();
   info->llm = llm;
@@ -186,6 +193,15 @@ Status fillInfo(const std::string &dir, const HfImportOptions &options,
 }
 
 } // namespace
+
+// On the CPU, attention reads one KV head's rows of a block as a single
+// stream (dot products with its query heads, then the weighted V sum), so
+// those rows are kept contiguous: fewer cache lines and pages touched, and
+// the hardware prefetcher sees one sequential stream per run.
+std::string defaultKvLayout(const std::string &target) {
+  (void)target; // cpu is the only target so far
+  return kvLayoutName(KvLayout::BlockHeadTokenDim);
+}
 
 std::vector<std::string> supportedHfArchitectures() {
   std::vector<std::string> names;

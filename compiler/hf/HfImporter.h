@@ -18,6 +18,8 @@ struct HfImportOptions {
   int64_t maxTokensPerStep = 256;  // bound of symbol "tokens"
   int64_t maxSeqs = 64;            // bound of symbol "seqs"
   int64_t maxContext = 0;          // 0 = the model's max_position_embeddings
+  std::string target = "cpu";      // picks the KV layout unless given
+  std::string kvLayout;            // --kv-layout; empty: the target's choice
 };
 
 /// What an LLM import yields besides the graph.
@@ -44,6 +46,9 @@ struct HfModelInfo {
 Status importHf(const std::string &dir, const HfImportOptions &options,
                 mlir::ModuleOp module, std::unique_ptr<WeightSource> *weights,
                 HfModelInfo *info);
+
+/// The KV-cache layout an artifact for `target` gets without --kv-layout.
+std::string defaultKvLayout(const std::string &target);
 
 /// Architectures the registry knows, for messages and the support table.
 std::vector<std::string> supportedHfArchitectures();

@@ -3,6 +3,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/hf/HfImporter.h"
 #include "compiler/onnx/OnnxImporter.h"
+#include "ingot/KvCache.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -24,7 +25,9 @@ void printCompileUsage() {
       "  --shape NAME=2x5x48     pin every dim of an input\n"
       "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
       "  --compile-to=PHASE      print the IR after PHASE, write no artifact\n"
-      "                          (phases: import, graph, plan)\n"
+      "                          (phases: import, graph, fused, laid-out, plan)\n"
+      "  --fusion=on|off         fusion passes (default on; off for comparison)\n"
+      "  --pack-weights=on|off   pack linear weights for the CPU kernel (default on)\n"
       "  --dump-ir=DIR           write the IR of every phase to DIR\n"
       "  --list-onnx-ops         print the supported ONNX ops as JSON and exit\n"
       "  --list-hf-architectures print the supported HF architectures as JSON\n\n"
@@ -32,7 +35,9 @@ void printCompileUsage() {
       "  --block-size N          KV-cache tokens per block (default 16)\n"
       "  --max-tokens-per-step N tokens one engine step may process (default 256)\n"
       "  --max-seqs N            sequences one step may hold (default 64)\n"
-      "  --max-context N         longest sequence (default: the model's)\n");
+      "  --max-context N         longest sequence (default: the model's)\n"
+      "  --kv-layout LAYOUT      KV-cache block layout (default: the target's;\n"
+      "                          cpu: block,head,token,dim; or block,token,head,dim)\n");
 }
 
 /// Parses "2x5x48" into dims; false on anything else.
@@ -127,6 +132,21 @@ int compileMain(int argc, char **argv) {
       options.compileTo = v;
     } else if (value("--dump-ir", &v)) {
       options.dumpIrDir = v;
+    } else if (value("--fusion", &v) || value("--pack-weights", &v)) {
+      std::string flag = arg.substr(0, arg.find('='));
+      if (v != "on" && v != "off") {
+        std::fprintf(stderr, "error: %s takes on or off, got '%s'\n",
+                     flag.c_str(), v.c_str());
+        return 2;
+      }
+      (flag == "--fusion" ? options.fusion : options.packWeights) = v == "on";
+    } else if (value("--kv-layout", &v)) {
+      if (!parseKvLayout(v, nullptr)) {
+        std::fprintf(stderr, "error: --kv-layout '%s' is not a KV-cache "
+                     "layout; known: %s\n", v.c_str(), knownKvLayouts().c_str());
+        return 2;
+      }
+      options.kvLayout = v;
     } else if (value("--block-size", &v) || value("--max-tokens-per-step", &v) ||
                value("--max-seqs", &v) || value("--max-context", &v)) {
       int64_t n = 0;

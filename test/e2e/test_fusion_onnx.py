@@ -1,0 +1,123 @@
+"""Generic elementwise fusion (ingot-fuse-elementwise) on ONNX graphs that
+spell their activations and normalisations out op by op: each graph is
+compiled with fusion on and off, both artifacts run, and both must match
+onnxruntime and each other, with fewer steps when fused.
+
+Tolerance: F32_RTOL (1e-5, justified in ingot_testlib) against
+onnxruntime. Fused and unfused artifacts must agree bitwise: the fused
+kernel runs each op's own per-element function on the same floats."""
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from ingot_testlib import (SOURCE_DIR, assert_close, compile_model, describe,
+                           ingot, make_model, node, ort_run, run_model,
+                           save_model, seed_for)
+
+sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
+import transformer_block  # noqa: E402
+
+F32 = np.float32
+D = 48
+
+
+def gelu_model():
+    """GELU (erf form) as exporters write it: Div, Erf, Add, Mul, Mul."""
+    inits = {"sqrt2": np.array(math.sqrt(2), F32), "one": np.array(1, F32),
+             "half": np.array(0.5, F32)}
+    nodes = [node("Div", ["x", "sqrt2"], ["d"]), node("Erf", ["d"], ["e"]),
+             node("Add", ["e", "one"], ["a"]), node("Mul", ["x", "a"], ["m"]),
+             node("Mul", ["m", "half"], ["y"])]
+    return make_model(nodes, [("x", F32, ["batch", "seq", D])], ["y"], inits)
+
+
+def scale_bias_act_model():
+    """x·scale + bias (per feature), then a swish and a clamp-like tail:
+    broadcast operands of rank 1 and 2 against a rank-3 activation."""
+    rng = np.random.default_rng(3)
+    inits = {"scale": rng.uniform(0.5, 1.5, D).astype(F32),
+             "bias": (0.1 * rng.standard_normal((1, D))).astype(F32),
+             "lo": np.array(-3, F32), "k": np.array(0.75, F32)}
+    nodes = [node("Mul", ["x", "scale"], ["s"]),
+             node("Add", ["s", "bias"], ["b"]),
+             node("Sigmoid", ["b"], ["g"]), node("Mul", ["b", "g"], ["sw"]),
+             node("Max", ["sw", "lo"], ["c"]), node("Tanh", ["c"], ["t"]),
+             node("Mul", ["t", "k"], ["y"])]
+    return make_model(nodes, [("x", F32, ["batch", "seq", D])], ["y"], inits)
+
+
+def layer_norm_model():
+    """LayerNorm written out: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
+    Div, Mul, Add (the shared centred value splits the chain)."""
+    rng = np.random.default_rng(4)
+    inits = {"two": np.array(2, F32), "eps": np.array(1e-5, F32),
+             "gamma": rng.uniform(0.5, 1.5, D).astype(F32),
+             "beta": (0.1 * rng.standard_normal(D)).astype(F32)}
+    nodes = [node("ReduceMean", ["x"], ["mu"], axes=[-1]),
+             node("Sub", ["x", "mu"], ["d"]), node("Pow", ["d", "two"], ["p"]),
+             node("ReduceMean", ["p"], ["var"], axes=[-1]),
+             node("Add", ["var", "eps"], ["ve"]), node("Sqrt", ["ve"], ["sd"]),
+             node("Div", ["d", "sd"], ["n"]), node("Mul", ["n", "gamma"], ["g"]),
+             node("Add", ["g", "beta"], ["y"])]
+    return make_model(nodes, [("x", F32, ["batch", "seq", D])], ["y"], inits,
+                      opset=17)
+
+
+MODELS = {"gelu": gelu_model, "scale_bias_act": scale_bias_act_model,
+          "layer_norm": layer_norm_model}
+BOUNDS = ["--max-dim", "batch=4", "--max-dim", "seq=64"]
+
+
+def kernels_of(artifact):
+    """The kernel name of every step, from `ingot inspect --json`."""
+    proc = ingot("inspect", artifact, "--json")
+    assert proc.returncode == 0, describe(proc)
+    return [s["kernel"] for s in json.loads(proc.stdout)["steps"]]
+
+
+def compile_both(model_path, tmp_path, *extra):
+    fused, unfused = tmp_path / "fused.ingot", tmp_path / "unfused.ingot"
+    compile_model(model_path, fused, *extra)
+    compile_model(model_path, unfused, "--fusion=off", *extra)
+    return fused, unfused
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_fused_matches_unfused_and_onnxruntime(name, tmp_path, request):
+    model = MODELS[name]()
+    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
+                                  tmp_path, *BOUNDS)
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    for batch, seq in ((1, 1), (2, 7), (4, 64)):
+        # 4 x 64 x 48 spans many tiles of the fused kernel.
+        feed = {"x": rng.standard_normal((batch, seq, D)).astype(F32)}
+        want = ort_run(model, feed)["y"]
+        got = run_model(fused, feed, tmp_path)["y"]
+        plain = run_model(unfused, feed, tmp_path)["y"]
+        assert_close(got, want, what=f"fused y [{batch},{seq}]")
+        assert_close(plain, want, what=f"unfused y [{batch},{seq}]")
+        assert np.array_equal(got.view(np.uint32), plain.view(np.uint32)), (
+            f"fused and unfused differ at [{batch},{seq}]")
+    fused_kernels, plain_kernels = kernels_of(fused), kernels_of(unfused)
+    assert "fused_elementwise" in fused_kernels
+    assert len(fused_kernels) < len(plain_kernels), (
+        f"fused {fused_kernels} vs unfused {plain_kernels}")
+
+
+def test_transformer_block_has_fewer_steps(tmp_path, request):
+    model = transformer_block.build(seed=0)
+    path = transformer_block.save(model, tmp_path / "block.onnx")
+    fused, unfused = compile_both(path, tmp_path, "--max-dim", "batch=2",
+                                  "--max-dim", "seq=16")
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    feed = {"x": rng.standard_normal((2, 16, transformer_block.D_MODEL))
+            .astype(F32)}
+    want = ort_run(model, feed)
+    for artifact in (fused, unfused):
+        got = run_model(artifact, feed, tmp_path)
+        for name, value in want.items():
+            assert_close(got[name], value, what=f"{artifact.stem} {name}")
+    assert len(kernels_of(fused)) <= len(kernels_of(unfused))

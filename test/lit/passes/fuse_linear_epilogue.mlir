@@ -1,0 +1,68 @@
+// RUN: ingot-opt %s --ingot-fuse-linear-epilogue --split-input-file | FileCheck %s
+
+// GPT-2's MLP: gelu(tanh) into c_fc, the residual add into c_proj.
+// CHECK-LABEL: func.func @mlp
+// CHECK: %[[H:.*]] = ingot.linear %arg0, %{{.*}}, %{{.*}} {activation = "gelu_tanh", w_layout = "kn"}
+// CHECK: %[[Y:.*]] = ingot.linear %[[H]], %{{.*}}, %{{.*}} residual %arg0 {w_layout = "kn"}
+// CHECK-NOT: ingot.gelu
+// CHECK-NOT: ingot.add
+// CHECK: return %[[Y]]
+func.func @mlp(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %w1 = ingot.param "fc.w" : tensor<64x256xf32>
+  %b1 = ingot.param "fc.b" : tensor<256xf32>
+  %w2 = ingot.param "proj.w" : tensor<256x64xf32>
+  %b2 = ingot.param "proj.b" : tensor<64xf32>
+  %h = ingot.linear %x, %w1, %b1 {w_layout = "kn"} : (tensor<?x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<?x256xf32>
+  %a = ingot.gelu %h {approximate = "tanh"} : tensor<?x256xf32>
+  %o = ingot.linear %a, %w2, %b2 {w_layout = "kn"} : (tensor<?x256xf32>, tensor<256x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %y = ingot.add %x, %o : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// What ONNX exporters write: MatMul by a weight, Add of a bias, Relu.
+// CHECK-LABEL: func.func @onnx_matmul
+// CHECK: ingot.linear %arg0, %{{.*}}, %{{.*}} {activation = "relu", w_layout = "kn"} : (tensor<2x8x64xf32>, tensor<64x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+// CHECK-NOT: ingot.matmul
+// CHECK-NOT: ingot.relu
+func.func @onnx_matmul(%x: tensor<2x8x64xf32>) -> tensor<2x8x32xf32> {
+  %w = ingot.param "w" : tensor<64x32xf32>
+  %b = ingot.param "b" : tensor<32xf32>
+  %m = ingot.matmul %x, %w : (tensor<2x8x64xf32>, tensor<64x32xf32>) -> tensor<2x8x32xf32>
+  %s = ingot.add %m, %b : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+  %r = ingot.relu %s : tensor<2x8x32xf32>
+  return %r : tensor<2x8x32xf32>
+}
+
+// -----
+
+// SiLU written out as x * sigmoid(x).
+// CHECK-LABEL: func.func @silu
+// CHECK: ingot.linear %arg0, %{{.*}} {activation = "silu", w_layout = "nk"}
+// CHECK-NOT: ingot.sigmoid
+func.func @silu(%x: tensor<?x64xf32>) -> tensor<?x32xf32> {
+  %w = ingot.param "w" : tensor<32x64xf32>
+  %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
+  %s = ingot.sigmoid %y : tensor<?x32xf32>
+  %z = ingot.mul %y, %s : (tensor<?x32xf32>, tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %z : tensor<?x32xf32>
+}
+
+// -----
+
+// Must not fire: the linear's output is also returned (the plain result
+// is needed), the add broadcasts, and the matmul's rhs is not a weight.
+// CHECK-LABEL: func.func @no_fuse
+// CHECK: ingot.linear %arg0, %{{.*}} {w_layout = "nk"}
+// CHECK: ingot.relu
+// CHECK: ingot.add
+// CHECK: ingot.matmul
+func.func @no_fuse(%x: tensor<?x64xf32>, %row: tensor<32xf32>, %m: tensor<64x32xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>) {
+  %w = ingot.param "w" : tensor<32x64xf32>
+  %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
+  %r = ingot.relu %y : tensor<?x32xf32>
+  %a = ingot.add %r, %row : (tensor<?x32xf32>, tensor<32xf32>) -> tensor<?x32xf32>
+  %p = ingot.matmul %x, %m : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
+  return %y, %a, %p : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+}
