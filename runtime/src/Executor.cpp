@@ -10,7 +10,9 @@
 
 #include "ingot/Executor.h"
 
+#include "KernelCost.h"
 #include "cpu/KernelRegistry.h"
+#include "ingot/Profiler.h"
 #include "ingot/ShapeRules.h"
 #include "ingot/ThreadPool.h"
 
@@ -64,6 +66,8 @@ struct Executor::Impl {
   const Artifact &artifact;
   ThreadPool &pool;
   const KvCacheView *kvCache = nullptr; // handed to every kernel
+  StepProfiler *profiler = nullptr;     // times kernels when set
+  int64_t profiledRun = -1;             // the profiler's index of this run
   uint8_t *arena = nullptr;
   size_t arenaMapped = 0;
   Status planStatus; // plan problems, reported by run()
@@ -267,8 +271,22 @@ Status Executor::Impl::runStep(size_t index) {
     out.maxShape = b.maxShape;
     out.name = bufferLabel(b);
   }
+  const double startUs = profiler ? profiler->nowUs() : 0.0;
   if (Status s = kernels[index]->fn(ctx); !s)
     return s;
+  if (profiler) {
+    KernelEvent e;
+    e.durUs = profiler->nowUs() - startUs; // before the estimate below
+    e.startUs = startUs;
+    e.run = profiledRun;
+    e.stepIndex = int32_t(index);
+    e.kernel = step.kernel;
+    e.origin = step.origin;
+    const KernelCost cost = estimateKernelCost(ctx);
+    e.bytes = cost.bytes;
+    e.flops = cost.flops;
+    profiler->kernel(e);
+  }
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     if (!ctx.outputs[i].shapeSet)
       return ctx.error("did not set the shape of output " + std::to_string(i));
@@ -304,6 +322,10 @@ Executor::~Executor() {
 
 void Executor::setKvCache(const KvCacheView *view) { impl_->kvCache = view; }
 
+void Executor::setProfiler(StepProfiler *profiler) {
+  impl_->profiler = profiler;
+}
+
 Status Executor::run(const std::vector<NamedTensor> &inputs,
                      std::vector<NamedTensor> *outputs) {
   Impl &im = *impl_;
@@ -320,9 +342,17 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
     }
   if (Status s = im.bindInputs(inputs); !s)
     return s;
+  // The run's span covers the steps only: validation and the output copies
+  // are not engine-step work a kernel could be blamed for.
+  im.profiledRun = im.profiler ? im.profiler->beginRun() : -1;
   for (size_t i = 0; i < m.steps.size(); ++i)
-    if (Status s = im.runStep(i); !s)
+    if (Status s = im.runStep(i); !s) {
+      if (im.profiler)
+        im.profiler->endRun(im.profiledRun);
       return s;
+    }
+  if (im.profiler)
+    im.profiler->endRun(im.profiledRun);
   outputs->clear();
   for (const IoSpec &io : m.outputs) {
     if (!im.known[io.buffer])

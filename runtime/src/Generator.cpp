@@ -1,6 +1,8 @@
 //===- Generator.cpp - Text generation for one sequence -------------------===//
 #include "ingot/Generator.h"
 
+#include "ingot/Profiler.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -115,6 +117,11 @@ Generator::Generator(const Artifact &artifact, unsigned threads)
 
 Generator::~Generator() = default;
 
+void Generator::setProfiler(StepProfiler *profiler) {
+  profiler_ = profiler;
+  executor_.setProfiler(profiler);
+}
+
 Status Generator::create(const Artifact &artifact, unsigned threads,
                          int64_t kvBlocks, std::unique_ptr<Generator> *out) {
   const Manifest &m = artifact.manifest();
@@ -153,6 +160,11 @@ Status Generator::runStep(const std::vector<int32_t> &sequence, int64_t first,
   }
   StepBatch batch;
   batch.addSequence(sequence.data() + first, count, first, sequenceBlocks_, bs);
+  if (profiler_)
+    profiler_->setNextRunLabel(
+        (first + count <= promptLength_ ? "prefill " : "decode ") +
+            std::to_string(count),
+        count);
   std::vector<NamedTensor> outputs;
   if (Status s = executor_.run(batch.toTensors(), &outputs); !s)
     return s;
@@ -183,6 +195,7 @@ Status Generator::generate(const std::vector<int32_t> &prompt,
   for (int32_t b : sequenceBlocks_)
     blocks_->release(b);
   sequenceBlocks_.clear();
+  promptLength_ = int64_t(prompt.size());
 
   auto start = std::chrono::steady_clock::now();
   std::vector<int32_t> sequence = prompt;

@@ -9,9 +9,11 @@
 #include "BatchGenerate.h"
 #include "JsonReader.h"
 #include "JsonWriter.h"
+#include "ProfileOutput.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Engine.h"
+#include "ingot/Profiler.h"
 
 #include <chrono>
 #include <cmath>
@@ -275,6 +277,9 @@ int batchGenerateMain(const GenerateArgs &a) {
   options.maxTokensPerStep = a.maxTokensPerStep;
   options.maxSeqs = a.maxSeqs;
   options.prefixCaching = a.prefixCaching;
+  StepProfiler profiler;
+  if (!a.profile.empty())
+    options.profiler = &profiler;
   std::unique_ptr<Engine> engine;
   if (Status s = Engine::create(*artifact, options, &engine); !s)
     return fail(a.artifact + ": " + s.message());
@@ -330,6 +335,11 @@ int batchGenerateMain(const GenerateArgs &a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   EngineStats stats = engine->stats();
+  if (!a.profile.empty()) {
+    if (Status s = writeChromeTrace(profiler, a.profile, "--profile"); !s)
+      return fail(s.message());
+    std::fprintf(stderr, "%s", profiler.topKernelsTable(15, 0, 0).c_str());
+  }
 
   std::string out;
   for (size_t i = 0; i < requests.size(); ++i) {

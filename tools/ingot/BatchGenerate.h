@@ -12,6 +12,7 @@ namespace ingot::cli {
 /// mode they are the defaults of every line that leaves the key out).
 struct GenerateArgs {
   std::string artifact, prompt, logitsOut;
+  std::string profile; // --profile: Chrome trace file, top kernels on stderr
   std::vector<int32_t> promptTokens;
   bool hasPrompt = false, hasTokens = false, chat = false, json = false;
   int64_t maxNewTokens = -1, topK = -1, seed = 0, threads = 0, kvBlocks = 0;

@@ -2,10 +2,12 @@
 #include "BatchGenerate.h"
 #include "Commands.h"
 #include "JsonWriter.h"
+#include "ProfileOutput.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Generator.h"
 #include "ingot/Npy.h"
+#include "ingot/Profiler.h"
 
 #include <cerrno>
 #include <cmath>
@@ -23,7 +25,7 @@ void printGenerateUsage() {
       "usage: ingot generate ART.ingot (--prompt TEXT | --prompt-tokens 1,2,3)\n"
       "         [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
       "         [--seed S] [--chat] [--json] [--logits-out FILE.npy]\n"
-      "         [--threads N] [--kv-blocks N]\n"
+      "         [--threads N] [--kv-blocks N] [--profile TRACE.json]\n"
       "       ingot generate ART.ingot --batch-file IN.jsonl\n"
       "         --output OUT.jsonl [--kv-blocks N | --kv-cache-mb M]\n"
       "         [--block-size B] [--max-tokens-per-step N] [--max-seqs N]\n"
@@ -37,7 +39,10 @@ void printGenerateUsage() {
       "  \"repetition_penalty\", \"presence_penalty\",\n"
       "  \"frequency_penalty\", \"seed\", \"stop\", \"stop_token_ids\",\n"
       "  \"ignore_eos\"; the sampling flags give the defaults. OUT.jsonl has\n"
-      "  one line per request, in input order.\n");
+      "  one line per request, in input order.\n"
+      "  --profile writes a Chrome trace of every step and kernel (open it\n"
+      "  in ui.perfetto.dev) and prints the top 15 kernels to stderr; it\n"
+      "  works in both modes.\n");
 }
 
 bool parseInt(const std::string &s, int64_t *out) {
@@ -152,6 +157,8 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
       a->prefixCaching = false;
     } else if (arg == "--logits-out") {
       ok = next(&a->logitsOut);
+    } else if (arg == "--profile") {
+      ok = next(&a->profile) && !a->profile.empty();
     } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
       a->artifact = arg;
     } else {
@@ -210,6 +217,9 @@ int generateMain(int argc, char **argv) {
                                    a.kvBlocks, &gen);
       !s)
     return fail(s.message());
+  StepProfiler profiler;
+  if (!a.profile.empty())
+    gen->setProfiler(&profiler);
 
   const GenerationDefaults &defaults = artifact->manifest().generation;
   std::vector<int32_t> prompt = a.promptTokens;
@@ -282,6 +292,13 @@ int generateMain(int argc, char **argv) {
                  "TPOT %.1f ms, %.1f tokens/s]\n",
                  prompt.size(), n, result.finishReason.c_str(), result.ttftMs,
                  result.tpotMs, tokensPerSecond);
+  }
+  // After the text and its newline, so the table starts on a line of its
+  // own in a terminal.
+  if (!a.profile.empty()) {
+    if (Status s = writeChromeTrace(profiler, a.profile, "--profile"); !s)
+      return fail(s.message());
+    std::fprintf(stderr, "%s", profiler.topKernelsTable(15, 0, 0).c_str());
   }
   return 0;
 }

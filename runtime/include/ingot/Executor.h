@@ -12,6 +12,7 @@
 namespace ingot {
 
 class ThreadPool;
+class StepProfiler;
 struct KvCacheView;
 
 /// A host tensor owned by the caller: dense, row-major.
@@ -41,6 +42,9 @@ public:
   /// The KV cache that paged_attention steps read and write, or nullptr
   /// (those steps then fail). Owned by the caller; must outlive the runs.
   void setKvCache(const KvCacheView *view);
+  /// Reports every run and kernel to `profiler` (owned by the caller, must
+  /// outlive the runs); nullptr, the default, takes no timestamps at all.
+  void setProfiler(StepProfiler *profiler);
 
 private:
   struct Impl;

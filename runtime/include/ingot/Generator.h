@@ -24,6 +24,8 @@
 
 namespace ingot {
 
+class StepProfiler;
+
 /// The inputs of one engine step (compiler/hf/HfImporter.h): the tokens of
 /// several sequences back to back, and how to find each one's KV blocks.
 struct StepBatch {
@@ -67,6 +69,9 @@ public:
   const Tokenizer &tokenizer() const { return *tokenizer_; }
   const LlmConfig &config() const { return config_; }
   const KvCacheStorage &kvCache() const { return kv_; }
+  /// Times every step ("prefill N" / "decode 1") and kernel; nullptr stops.
+  /// Owned by the caller, must outlive the generate calls.
+  void setProfiler(StepProfiler *profiler);
 
 private:
   Generator(const Artifact &artifact, unsigned threads);
@@ -83,6 +88,8 @@ private:
   std::vector<int32_t> sequenceBlocks_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<int32_t> eosIds_;
+  StepProfiler *profiler_ = nullptr;
+  int64_t promptLength_ = 0; // of the current generate call, for labels
 };
 
 /// Splits `bytes` into the longest valid UTF-8 prefix (returned) and the
