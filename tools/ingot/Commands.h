@@ -14,5 +14,7 @@ int runMain(int argc, char **argv);     // RunCommand.cpp
 int inspectMain(int argc, char **argv); // InspectCommand.cpp
 int generateMain(int argc, char **argv); // GenerateCommand.cpp
 int tokenizeMain(int argc, char **argv); // TokenizeCommand.cpp
+int benchMain(int argc, char **argv);    // BenchCommand.cpp
+int profileMain(int argc, char **argv);  // ProfileCommand.cpp
 
 } // namespace ingot::cli

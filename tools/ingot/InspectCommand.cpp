@@ -6,11 +6,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Inspect.h"
 
 #include "JsonWriter.h" // runtime-private helper
 #include "ingot/Artifact.h"
+#include "ingot/MemoryFootprint.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -22,182 +26,17 @@ namespace ingot::cli {
 namespace {
 
 void printUsage(FILE *f) {
-  std::fprintf(f, "usage: ingot inspect ART [--json]\n\n"
-                  "Describes a compiled artifact. --json prints one JSON "
-                  "object instead of text.\n");
+  std::fprintf(f,
+               "usage: ingot inspect ART [--json] [--memory]\n"
+               "         [--kv-blocks N | --kv-cache-mb M] [--threads T]\n\n"
+               "Describes a compiled artifact. --json prints one JSON "
+               "object instead of text.\n"
+               "--memory prints only what serving it takes: weights, the KV\n"
+               "cache at the budget the engine would use (or the one given),\n"
+               "the activation arena and the runtime's overhead for T threads\n"
+               "(default: all cores).\n");
 }
 
-const char *kindName(BufferKind k) {
-  switch (k) {
-  case BufferKind::Input:
-    return "input";
-  case BufferKind::Param:
-    return "param";
-  case BufferKind::Arena:
-    return "arena";
-  }
-  return "unknown";
-}
-
-/// A dynamic dim's name; "?" when the compiler did not name it.
-std::string dimSymbol(const Dim &d) {
-  return d.symbol.empty() ? std::string("?") : d.symbol;
-}
-
-uint64_t totalBytes(const MemorySummary &m) {
-  return m.weightsBytes + m.arenaBytes + m.kvCacheBytes + m.overheadBytes;
-}
-
-//===--- JSON -------------------------------------------------------------===//
-
-void jsonShape(json::Writer &w, const std::vector<int64_t> &shape) {
-  w.beginArray(/*inlineItems=*/true);
-  for (int64_t d : shape)
-    w.value(d);
-  w.endArray();
-}
-
-void jsonIo(json::Writer &w, const std::vector<IoSpec> &specs) {
-  w.beginArray();
-  for (const IoSpec &io : specs) {
-    w.beginObject();
-    w.field("name", io.name);
-    w.field("dtype", dtypeName(io.dtype));
-    w.key("shape");
-    w.beginArray(true);
-    for (const Dim &d : io.dims)
-      d.size >= 0 ? w.value(d.size) : w.value(dimSymbol(d));
-    w.endArray();
-    w.field("buffer", io.buffer);
-    w.endObject();
-  }
-  w.endArray();
-}
-
-void jsonAttr(json::Writer &w, const Attr &a) {
-  w.key(a.name);
-  switch (a.kind) {
-  case Attr::Kind::Int:
-    w.value(a.i);
-    break;
-  case Attr::Kind::Float:
-    w.value(a.f);
-    break;
-  case Attr::Kind::Str:
-    w.value(a.s);
-    break;
-  case Attr::Kind::Ints:
-    jsonShape(w, a.ints);
-    break;
-  case Attr::Kind::Floats:
-    w.beginArray(true);
-    for (double f : a.floats)
-      w.value(f);
-    w.endArray();
-    break;
-  }
-}
-
-void jsonIds(json::Writer &w, const std::vector<uint32_t> &ids) {
-  w.beginArray(true);
-  for (uint32_t id : ids)
-    id == kNoBuffer ? w.null() : w.value(id);
-  w.endArray();
-}
-
-std::string toJson(const Artifact &art) {
-  const Manifest &m = art.manifest();
-  std::string out;
-  json::Writer w(&out);
-  w.beginObject();
-  w.field("path", art.path());
-  w.field("file_size", art.fileSize());
-  w.field("format_version", m.formatVersion);
-  w.field("compiler_version", m.compilerVersion);
-  w.field("model", m.modelName);
-  w.key("targets");
-  w.beginArray(true);
-  for (const std::string &t : m.targets)
-    w.value(t);
-  w.endArray();
-  w.key("sections");
-  w.beginArray();
-  for (const Artifact::SectionInfo &s : art.sections()) {
-    w.beginObject();
-    w.field("name", s.name), w.field("offset", s.offset);
-    w.field("size", s.size);
-    w.endObject();
-  }
-  w.endArray();
-  w.key("inputs");
-  jsonIo(w, m.inputs);
-  w.key("outputs");
-  jsonIo(w, m.outputs);
-  w.key("symbols");
-  w.beginObject();
-  for (const SymbolBound &s : m.symbols)
-    w.field(s.name, s.max);
-  w.endObject();
-  w.key("tensors");
-  w.beginArray();
-  for (const TensorEntry &t : m.tensors) {
-    w.beginObject();
-    w.field("name", t.name), w.field("dtype", dtypeName(t.dtype));
-    w.key("shape"), jsonShape(w, t.shape);
-    w.field("bytes", t.bytes), w.field("offset", t.offset);
-    w.field("layout", t.layout);
-    w.endObject();
-  }
-  w.endArray();
-  w.key("buffers");
-  w.beginArray();
-  for (const Buffer &b : m.buffers) {
-    w.beginObject();
-    w.field("id", b.id), w.field("name", b.name);
-    w.field("kind", kindName(b.kind)), w.field("dtype", dtypeName(b.dtype));
-    w.key("max_shape"), jsonShape(w, b.maxShape);
-    w.field("max_bytes", b.maxBytes);
-    w.key("arena_offset");
-    b.kind == BufferKind::Arena ? w.value(b.arenaOffset) : w.null();
-    if (b.kind == BufferKind::Param)
-      w.field("tensor", b.tensorIndex);
-    if (b.kind == BufferKind::Input)
-      w.field("input", b.ioIndex);
-    w.endObject();
-  }
-  w.endArray();
-  w.key("steps");
-  w.beginArray();
-  for (size_t i = 0; i < m.steps.size(); ++i) {
-    const Step &s = m.steps[i];
-    w.beginObject();
-    w.field("index", i), w.field("kernel", s.kernel);
-    w.field("origin", s.origin);
-    w.key("inputs"), jsonIds(w, s.inputs);
-    w.key("outputs"), jsonIds(w, s.outputs);
-    w.key("attrs");
-    w.beginObject();
-    for (const Attr &a : s.attrs)
-      jsonAttr(w, a);
-    w.endObject();
-    w.endObject();
-  }
-  w.endArray();
-  const MemorySummary &mem = m.memory;
-  w.key("memory");
-  w.beginObject();
-  w.field("weights_bytes", mem.weightsBytes);
-  w.field("arena_bytes", mem.arenaBytes);
-  w.field("arena_lower_bound_bytes", mem.arenaLowerBoundBytes);
-  w.field("arena_naive_bytes", mem.arenaNaiveBytes);
-  w.field("kv_cache_bytes", mem.kvCacheBytes);
-  w.field("overhead_bytes", mem.overheadBytes);
-  w.field("total_bytes", totalBytes(mem));
-  w.endObject();
-  w.endObject();
-  out += '\n';
-  return out;
-}
 
 //===--- Text -------------------------------------------------------------===//
 
@@ -310,6 +149,15 @@ void printText(const Artifact &art) {
   std::printf("model     %s\ntargets  ", printable(m.modelName).c_str());
   for (const std::string &t : m.targets)
     std::printf(" %s", printable(t).c_str());
+  if (m.hasLlm) {
+    const LlmConfig &l = m.llm;
+    std::printf("\nllm       %s: %lld layers, %lld heads (%lld KV) of dim %lld\n"
+                "kv cache  %s, %lld tokens per block, layout %s",
+                printable(l.architecture).c_str(), (long long)l.numLayers,
+                (long long)l.numHeads, (long long)l.numKvHeads,
+                (long long)l.headDim, dtypeName(l.kvDtype),
+                (long long)l.blockSize, printable(l.kvLayout).c_str());
+  }
   std::printf("\n\nsections\n");
   std::vector<std::vector<std::string>> rows = {{"name", "offset", "size"}};
   for (const Artifact::SectionInfo &s : art.sections())
@@ -390,18 +238,70 @@ void printText(const Artifact &art) {
   printTable(rows);
 }
 
+/// `inspect --memory`: the footprint only, each line with exact bytes so
+/// scripts can check that the parts add up.
+void printFootprint(const Artifact &art, const MemoryFootprint &f) {
+  auto line = [](const char *name, uint64_t bytes, const std::string &note) {
+    std::printf("  %-18s %14llu B  %10s%s%s\n", name, (unsigned long long)bytes,
+                humanBytes(bytes).c_str(), note.empty() ? "" : "  ",
+                note.c_str());
+  };
+  std::printf("memory to serve %s\n", printable(art.path()).c_str());
+  const Manifest &m = art.manifest();
+  line("weights", f.weightsBytes, "");
+  line("kv cache", f.kvBytes,
+       m.hasLlm ? cat({std::to_string(f.kvBlocks), " blocks x ",
+                       std::to_string(m.llm.blockSize),
+                       " tokens = ", std::to_string(f.kvTokens), " tokens"})
+                : std::string("none (not an LLM)"));
+  line("activation arena", f.arenaBytes,
+       cat({"liveness lower bound ", humanBytes(f.arenaLowerBoundBytes)}));
+  line("runtime overhead", f.overheadBytes,
+       cat({"manifest ", humanBytes(f.manifestBytes), " + step I/O ",
+            humanBytes(f.stepIoBytes), " + scratch ",
+            humanBytes(f.threadScratchBytes), " (", std::to_string(f.threads),
+            " threads)"}));
+  line("total", f.totalBytes, "");
+}
+
+bool parseCount(const char *s, int64_t *out) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = s ? std::strtoll(s, &end, 10) : 0;
+  if (!s || !*s || *end || errno || v < 1)
+    return false;
+  *out = v;
+  return true;
+}
+
 } // namespace
 
 int inspectMain(int argc, char **argv) {
   const char *path = nullptr;
-  bool asJson = false;
+  bool asJson = false, memoryOnly = false;
+  int64_t kvBlocks = 0, kvCacheMb = 0, threads = 0;
   for (int i = 1; i < argc; ++i) {
+    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       printUsage(stdout);
       return 0;
     }
     if (!std::strcmp(argv[i], "--json")) {
       asJson = true;
+    } else if (!std::strcmp(argv[i], "--memory")) {
+      memoryOnly = true;
+    } else if (!std::strcmp(argv[i], "--kv-blocks") ||
+               !std::strcmp(argv[i], "--kv-cache-mb") ||
+               !std::strcmp(argv[i], "--threads")) {
+      int64_t *target = !std::strcmp(argv[i], "--threads")     ? &threads
+                        : !std::strcmp(argv[i], "--kv-blocks") ? &kvBlocks
+                                                               : &kvCacheMb;
+      if (!parseCount(value, target)) {
+        std::fprintf(stderr, "error: %s expects an integer >= 1, got '%s'\n",
+                     argv[i], value ? value : "nothing");
+        return 2;
+      }
+      ++i;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       std::fprintf(stderr, "error: unknown option '%s'\n", argv[i]);
       printUsage(stderr);
@@ -418,14 +318,29 @@ int inspectMain(int argc, char **argv) {
     printUsage(stderr);
     return 2;
   }
+  if (kvBlocks && kvCacheMb) {
+    std::fprintf(stderr,
+                 "error: give at most one of --kv-blocks and --kv-cache-mb\n");
+    return 2;
+  }
   std::unique_ptr<Artifact> art;
   if (Status st = Artifact::open(path, &art); !st) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 1;
   }
+  int64_t blocks = 0;
+  if (Status st = engineKvBlocks(art->manifest(), kvBlocks, kvCacheMb, &blocks);
+      !st) {
+    std::fprintf(stderr, "error: %s: %s\n", path, st.message().c_str());
+    return 1;
+  }
+  MemoryFootprint fp =
+      computeFootprint(art->manifest(), blocks, unsigned(threads));
   if (asJson) {
-    std::string text = toJson(*art);
+    std::string text = inspectJson(*art, fp);
     std::fwrite(text.data(), 1, text.size(), stdout);
+  } else if (memoryOnly) {
+    printFootprint(*art, fp);
   } else {
     printText(*art);
   }

@@ -15,7 +15,10 @@ void printUsage() {
                "  generate ART --prompt TEXT   generate text with an LLM artifact\n"
                "  run ART --input NAME=F.npy   run a compiled artifact\n"
                "  inspect ART [--json]         describe a compiled artifact\n"
-               "  tokenize ART --text TEXT     encode/decode with its tokenizer\n\n"
+               "  tokenize ART --text TEXT     encode/decode with its tokenizer\n"
+               "  profile ART                  time every step and kernel of a\n"
+               "                               prefill + decode workload\n"
+               "  bench ART [workload]         benchmark the serving engine\n\n"
                "Run 'ingot <command> --help' for a command's options.\n");
 }
 
@@ -45,6 +48,10 @@ int main(int argc, char **argv) {
     return ingot::cli::generateMain(argc - 1, argv + 1);
   if (!std::strcmp(cmd, "tokenize"))
     return ingot::cli::tokenizeMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "bench"))
+    return ingot::cli::benchMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "profile"))
+    return ingot::cli::profileMain(argc - 1, argv + 1);
   std::fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
   printUsage();
   return 2;

@@ -24,6 +24,8 @@
 
 namespace ingot {
 
+class StepProfiler;
+
 struct EngineOptions {
   unsigned threads = 0;          // 0 = all cores
   int64_t kvBlocks = 0;          // KV budget in blocks; 0 = use kvCacheMb
@@ -31,6 +33,9 @@ struct EngineOptions {
   int64_t maxTokensPerStep = 0;  // 0 = the compiled bound
   int64_t maxSeqs = 0;           // 0 = the compiled bound
   bool prefixCaching = true;
+  /// Times every step and kernel, labelled "prefill N" / "decode N" /
+  /// "mixed P+D" (tokens); owned by the caller, must outlive the engine.
+  StepProfiler *profiler = nullptr;
 };
 
 struct RequestParams {
@@ -66,6 +71,11 @@ struct EngineStats {
   double prefixCacheHitRate = 0;
   int64_t kvBlocksTotal = 0;
   int64_t peakKvBlocksUsed = 0;
+  // At the step start where held blocks were most: their token slots and
+  // how many of them hold a token (the rest is unused space at the ends of
+  // partly filled blocks; benchmarks report it as KV waste).
+  int64_t peakKvSlotsHeld = 0;
+  int64_t peakKvSlotsFilled = 0;
   int64_t kvBlocksUsed = 0;       // held by sequences now (cached idle excluded)
   int64_t blockSize = 0;
   int64_t finishedRequests = 0;

@@ -17,6 +17,7 @@
 #include "ingot/Executor.h"
 #include "ingot/Generator.h"
 #include "ingot/KvCache.h"
+#include "ingot/Profiler.h"
 #include "ingot/ThreadPool.h"
 
 #include <algorithm>
@@ -58,6 +59,8 @@ struct Engine::Impl {
               const std::string &reason, const std::string &error = "");
   void onToken(Request &r, int32_t token);
   void publishStats();
+  void trackKvPeak(const std::vector<ScheduledChunk> &plan);
+  void labelStep(const std::vector<ScheduledChunk> &plan);
 
   const Artifact &artifact;
   LlmConfig config;
@@ -69,6 +72,7 @@ struct Engine::Impl {
   std::unique_ptr<Tokenizer> tokenizer;
   std::vector<int32_t> eosIds;
   int64_t context = 0;
+  StepProfiler *profiler = nullptr;
 
   // Shared with submitting threads, under `mu`.
   mutable std::mutex mu;
@@ -116,6 +120,8 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
   if (Status s = im.kv.allocate(c, limits.kvBlocks); !s)
     return s;
   im.executor.setKvCache(&im.kv.view());
+  im.executor.setProfiler(options.profiler);
+  im.profiler = options.profiler;
   if (Status s = Tokenizer::create(m.tokenizer, &im.tokenizer); !s)
     return Status::error(artifact.path() + ": tokenizer: " + s.message());
   im.eosIds = m.generation.eosIds;
@@ -279,7 +285,10 @@ void Engine::Impl::step() {
                " the engine has; raise the KV budget");
   if (plan.empty())
     return;
+  trackKvPeak(plan);
   StepBatch batch = engine::buildStep(*scheduler, *blocks, plan);
+  if (profiler)
+    labelStep(plan);
   std::vector<NamedTensor> outputs;
   Status s = executor.run(batch.toTensors(), &outputs);
   ++local.steps;
@@ -304,6 +313,45 @@ void Engine::Impl::step() {
     onToken(r, token);
   }
   publishStats();
+}
+
+void Engine::Impl::labelStep(const std::vector<ScheduledChunk> &plan) {
+  // A decode chunk is one token past the prompt; anything else (prompt
+  // chunks, recompute after preemption) is prefill work.
+  int64_t prefill = 0, decode = 0;
+  for (const ScheduledChunk &c : plan) {
+    auto it = requests.find(c.seq);
+    const bool isDecode = c.count == 1 && it != requests.end() &&
+                          c.first >= int64_t(it->second->prompt.size());
+    (isDecode ? decode : prefill) += c.count;
+  }
+  std::string label = !decode    ? "prefill " + std::to_string(prefill)
+                      : !prefill ? "decode " + std::to_string(decode)
+                                 : "mixed " + std::to_string(prefill) + "+" +
+                                       std::to_string(decode);
+  profiler->setNextRunLabel(std::move(label), prefill + decode);
+}
+
+void Engine::Impl::trackKvPeak(const std::vector<ScheduledChunk> &plan) {
+  const int64_t bs = config.blockSize;
+  int64_t held = blocks->numUsed() * bs;
+  if (held <= local.peakKvSlotsHeld)
+    return;
+  // Shared prefix blocks are full, so the only empty slots are at the end
+  // of each sequence's own last block: its table minus the tokens it will
+  // hold once this step has run.
+  std::unordered_map<uint64_t, int64_t> after;
+  for (const ScheduledChunk &c : plan)
+    after[c.seq] = c.first + c.count;
+  int64_t empty = 0;
+  for (uint64_t id : scheduler->running()) {
+    auto it = after.find(id);
+    int64_t filled = it != after.end() ? it->second : scheduler->computed(id);
+    int64_t slots = int64_t(blocks->table(id).size()) * bs;
+    empty += std::max<int64_t>(slots - filled, 0);
+  }
+  local.peakKvSlotsHeld = held;
+  local.peakKvSlotsFilled = std::max<int64_t>(held - empty, 0);
 }
 
 void Engine::Impl::loop() {
