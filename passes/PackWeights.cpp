@@ -4,9 +4,15 @@
 // row-major weights each block is 16 separate row streams, with "nk16" (see
 // runtime/include/ingot/WeightLayout.h) it is one contiguous run. The pass
 // only records the layout on a new param: the artifact writer packs the
-// bytes at compile time, so loading stays a plain map. The packed param is
-// a different tensor, so other readers of the original (a tied embedding's
-// gather) keep the row-major one.
+// bytes at compile time, so loading stays a plain map.
+//
+// What is packed follows measurement on AVX-512: 16-bit weights stream
+// 1.2-1.4x faster packed in the GEMV microbenchmark, f32 ones no faster at
+// one row and slower at four or more, so `element-types` defaults to
+// bf16,f16. End to end the packed bf16 SmolLM2 decodes no faster and
+// prefills 17% slower, so the compiler runs this pass only when asked
+// (--pack-weights=on). A param that other ops also read (a tied
+// embedding's gather) is left alone: a packed copy would store it twice.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

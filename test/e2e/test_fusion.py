@@ -1,8 +1,8 @@
 """Fusion and weight packing change how a step runs, never what it computes.
 
-Every tiny HF model (test/fixtures/hf_models.py) is compiled twice: with the
-defaults (every fusion pass, packed weights) and with `--fusion=off
---pack-weights=off`. Both must match the float64 reference (test_llm.py's
+Every tiny HF model (test/fixtures/hf_models.py) is compiled twice: with
+every fusion pass and packed weights (`--pack-weights=on`; fusion is the
+default) and with `--fusion=off --pack-weights=off`. Both must match the float64 reference (test_llm.py's
 tolerance) and each other to 1e-5; the fused kernels are designed to repeat
 the unfused arithmetic exactly, so in practice the logits are identical.
 The fused plan must also really be smaller and hold the fused kernels.
@@ -41,7 +41,8 @@ def artifacts(models, tmp_path_factory):
     out = tmp_path_factory.mktemp("artifacts")
     built = {}
     for name in NAMES:
-        for mode, flags in (("fused", []), ("unfused", UNFUSED)):
+        for mode, flags in (("fused", ["--pack-weights=on"]),
+                            ("unfused", UNFUSED)):
             art = out / f"{name}-{mode}.ingot"
             proc = ingot("compile", models[name], "-o", art, *COMPILE_FLAGS,
                          *flags, timeout=300)
