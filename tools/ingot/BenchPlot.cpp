@@ -74,13 +74,3 @@ Status writePlot(const std::string &path, const std::vector<ServingRun> &runs) {
 }
 
 } // namespace ingot::cli::bench
-
-// TEMPORARY: PngPlot.cpp is written in parallel with bench; until it is in
-// the build, this weak stand-in keeps the tool linking and --plot reports
-// the gap. The real (strong) definition replaces it at link time.
-__attribute__((weak)) ingot::Status
-ingot::tools::writePlotPng(const std::string &path,
-                           const std::vector<PlotPanel> &, int, int) {
-  return Status::error("cannot write " + path +
-                       ": this ingot was built without PNG plotting");
-}
