@@ -61,12 +61,37 @@ Status materialise(WeightSource &weights, const ParamSpec &spec,
   return Status::ok();
 }
 
+/// Row-major parts concatenated along dim 0 are the parts one after the
+/// other: streamed, like a plain tensor, with the total checked.
+Status streamRows(WeightSource &weights, const ParamSpec &spec,
+                  const ByteSink &sink) {
+  uint64_t total = spec.elemBytes, written = 0;
+  for (int64_t d : spec.shape)
+    total *= uint64_t(d);
+  for (const std::string &part : spec.parts)
+    if (Status s = weights.produce(part, [&](const void *p, size_t n) {
+          written += n;
+          if (written <= total)
+            sink(p, n);
+        });
+        !s)
+      return s;
+  if (written != total)
+    return Status::error("weight '" + spec.name + "': parts hold " +
+                         std::to_string(written) + " bytes but " +
+                         shapeText(spec.shape) + " needs " +
+                         std::to_string(total));
+  return Status::ok();
+}
+
 } // namespace
 
 Status produceParam(WeightSource &weights, const ParamSpec &spec,
                     const ByteSink &sink) {
   if (spec.parts.empty() && spec.layout == "row-major")
     return weights.produce(spec.name, sink);
+  if (spec.layout == "row-major" && spec.concatAxis == 0)
+    return streamRows(weights, spec, sink);
   std::vector<uint8_t> rowMajor;
   if (Status s = materialise(weights, spec, rowMajor); !s)
     return s;

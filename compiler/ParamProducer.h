@@ -1,9 +1,11 @@
 //===- ParamProducer.h - Bytes of a planned weight tensor -------*- C++ -*-===//
 //
 // A plan.param is a source tensor, or several concatenated (merged
-// projections), possibly packed into a kernel layout. This streams a plain
-// one straight from the weight source and materialises one tensor at a
-// time for the others, so compiling still needs memory for one tensor.
+// projections), possibly packed into a kernel layout. This streams plain
+// ones and row-major concatenations along dim 0 (merged Q/K/V, gate/up)
+// straight from the weight source, and materialises one tensor at a time
+// for the others (column concatenation, packing), so compiling needs memory
+// for one tensor at most.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
