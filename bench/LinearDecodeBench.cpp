@@ -9,12 +9,12 @@
 
 #include "LlmTestUtil.h"
 
+#include "ingot/Probe.h"
 #include "ingot/WeightLayout.h"
 
 #include <chrono>
 #include <cstdlib>
 #include <functional>
-#include <immintrin.h>
 #include <memory>
 
 using namespace ingot;
@@ -89,43 +89,10 @@ std::vector<std::shared_ptr<Tensor>> weights(DType dt, int64_t n, int64_t k,
   return ws;
 }
 
-/// Sum of n floats with 8 independent 256-bit accumulators: far more
-/// arithmetic throughput than memory can feed, so it measures the read rate.
-__attribute__((target("avx2"))) double sumAvx2(const float *x, int64_t n) {
-  __m256 acc[8];
-  for (__m256 &a : acc)
-    a = _mm256_setzero_ps();
-  for (int64_t i = 0; i + 64 <= n; i += 64)
-    for (int j = 0; j < 8; ++j)
-      acc[j] = _mm256_add_ps(acc[j], _mm256_loadu_ps(x + i + 8 * j));
-  alignas(32) float lanes[8];
-  double total = 0;
-  for (__m256 &a : acc) {
-    _mm256_store_ps(lanes, a);
-    for (float l : lanes)
-      total += l;
-  }
-  return total;
-}
-
 TEST(LlmBench, LinearDecodeBandwidth) {
-  ASSERT_TRUE(__builtin_cpu_supports("avx2"));
   ThreadPool pool(std::getenv("INGOT_BENCH_THREADS")
                       ? std::atoi(std::getenv("INGOT_BENCH_THREADS"))
                       : 2);
-  const int64_t probeFloats = int64_t(64) << 20; // 256 MiB
-  std::vector<float> big(probeFloats, 1.0f);
-  double sink = 0;
-  auto probe = [&] {
-    std::vector<double> part(64, 0.0);
-    pool.parallelFor(64, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c)
-        part[c] =
-            sumAvx2(big.data() + c * (probeFloats / 64), probeFloats / 64);
-    });
-    for (double v : part)
-      sink += v;
-  };
   // SmolLM2-135M's decode linears: q/o-like 576->576 is covered by
   // 576->1536 (gate/up) and 1536->576 (down); 576->49152 is the LM head.
   const std::pair<int64_t, int64_t> shapes[] = {
@@ -151,15 +118,18 @@ TEST(LlmBench, LinearDecodeBandwidth) {
   const int rounds = std::getenv("INGOT_BENCH_ROUNDS")
                          ? std::atoi(std::getenv("INGOT_BENCH_ROUNDS"))
                          : 15;
-  double probeBest = 1e30;
+  // The runtime's ceiling probe (the one `ingot bench` uses), its best
+  // reading over the rounds, interleaved with the cases.
+  double probeBest = 0;
   std::vector<double> best(cases.size(), 1e30);
   for (int round = 0; round < rounds; ++round) {
-    probeBest = std::min(probeBest, seconds(probe));
+    probeBest = std::max(probeBest, probeCeilings(pool, 0.2).readGBps);
     for (size_t i = 0; i < cases.size(); ++i)
       best[i] = std::min(best[i], seconds([&] { cases[i].run(pool); }));
   }
-  std::printf("memory-read probe (sum of 256 MiB, %d threads): %.1f GB/s\n",
-              int(pool.size()), probeFloats * 4.0 / probeBest / 1e9);
+  std::printf("memory-read probe (ingot::probeCeilings, %d threads): %.1f "
+              "GB/s\n",
+              int(pool.size()), probeBest);
   std::printf("linear, %d threads, weights read from memory (GB/s of "
               "weights; us per call)\n",
               int(pool.size()));
@@ -177,7 +147,6 @@ TEST(LlmBench, LinearDecodeBandwidth) {
                   best[i + j] / double(a.ws.size()) * 1e6, gb,
                   best[i + 3 + j] / double(b.ws.size()) * 1e6, gb / ga);
     }
-  std::printf("(sink %g)\n", sink);
 }
 
 } // namespace
