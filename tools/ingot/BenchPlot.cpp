@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
-#include "PngPlot.h"
+#include "ingot/PngPlot.h"
 
 #include <algorithm>
 
