@@ -1,14 +1,17 @@
-"""Writes runtime/src/tokenizer/UnicodeTables.cpp: the Unicode data ingot's
-tokenizer needs, as compact sorted tables.
+"""Writes the Unicode data ingot's tokenizer needs as compact sorted tables
+(declared in runtime/src/tokenizer/UnicodeTables.h), one file per use, in
+runtime/src/tokenizer/:
 
-  * \\p{L} (general category L*), \\p{N} (N*) and \\s (White_Space: U+0009-000D,
-    U+0085 and categories Zs, Zl, Zp) as code point ranges, for the
-    pre-tokenizer split patterns;
-  * what the Digits pre-tokenizer takes for a digit (Rust's char::is_numeric:
-    N* of the Unicode version of the Rust that built `tokenizers`, 17.0 for
-    0.23.3), found by asking the installed `tokenizers` about each character;
-  * canonical decompositions, canonical combining classes and primary
-    composites, for NFC normalisation (Qwen2's normalizer).
+  * UnicodeClassTables.cpp: \\p{L} (general category L*), \\p{N} (N*) and
+    \\s (White_Space: U+0009-000D, U+0085 and categories Zs, Zl, Zp) as code
+    point ranges, for the pre-tokenizer split patterns, and what the Digits
+    pre-tokenizer takes for a digit (Rust's char::is_numeric: N* of the
+    Unicode version of the Rust that built `tokenizers`, 17.0 for 0.23.3),
+    found by asking the installed `tokenizers` about each character;
+  * UnicodeCompositionTables.cpp: canonical combining classes and primary
+    composites, for NFC's reordering and composition (Qwen2's normalizer);
+  * UnicodeDecompositionTables.cpp: canonical decompositions, for NFC's
+    decomposition; a single binary-searched array, so one file however long.
 
 The tables must agree with the Hugging Face `tokenizers` package, not with
 any particular Unicode release: it matches the classes with Oniguruma
@@ -36,7 +39,7 @@ except ImportError:  # still works, but may disagree with `tokenizers`
           f"{ud.unidata_version}", file=sys.stderr)
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "runtime" / "src" / "tokenizer" / "UnicodeTables.cpp"
+OUT_DIR = ROOT / "runtime" / "src" / "tokenizer"
 MAX_CP = 0x110000
 
 
@@ -136,66 +139,77 @@ def main():
             composites.append((d[0], d[1], cp))
     composites.sort()
 
-    def table(name, rows, fmt, per_line):
-        lines = [f"const {name}[] = {{"]
-        for i in range(0, len(rows), per_line):
-            lines.append("    " + ", ".join(fmt(r) for r in
-                                           rows[i:i + per_line]) + ",")
-        lines.append("};")
-        return "\n".join(lines)
-
     hexr = lambda r: "{0x%X, 0x%X}" % r
+    triple = lambda r: "{0x%X, 0x%X, 0x%X}" % r
+    files = {
+        "UnicodeClassTables.cpp": (
+            "Pre-tokenizer character classes",
+            [f'const char *const kUnicodeVersion = "{ud.unidata_version}";',
+             "",
+             table("CodeRange kLetterRanges", "kLetterRangeCount",
+                   ranges(lambda c: category(c).startswith("L")), hexr, 6),
+             table("CodeRange kNumberRanges", "kNumberRangeCount",
+                   ranges(lambda c: category(c).startswith("N")), hexr, 6),
+             table("CodeRange kWhiteSpaceRanges", "kWhiteSpaceRangeCount",
+                   ranges(is_white_space), hexr, 6),
+             table("CodeRange kDigitsNumericRanges",
+                   "kDigitsNumericRangeCount", ranges(digits_numeric), hexr,
+                   6)]),
+        "UnicodeCompositionTables.cpp": (
+            "NFC composition data",
+            [table("CccRange kCccRanges", "kCccRangeCount",
+                   ccc_ranges(unknown), lambda r: "{0x%X, 0x%X, %d}" % r, 5),
+             table("Composition kCompositions", "kCompositionCount",
+                   composites, triple, 4)]),
+        "UnicodeDecompositionTables.cpp": (
+            "NFC decompositions",
+            [table("Decomposition kDecompositions", "kDecompositionCount",
+                   decomps, triple, 4)]),
+    }
+    for name, (summary, tables) in files.items():
+        text = source_file(name, summary, len(unknown), tables)
+        (OUT_DIR / name).write_text(text)
+        print(f"wrote {(OUT_DIR / name).relative_to(ROOT)} "
+              f"({text.count(chr(10))} lines)")
+    print(f"Unicode {ud.unidata_version}: {len(decomps)} decompositions, "
+          f"{len(composites)} compositions, NFC data of {len(unknown)} code "
+          f"points left out")
+
+
+def table(declaration, count_name, rows, fmt, per_line):
+    """A C++ array definition, per_line rows a line, and its element count."""
+    array = declaration.split()[-1]
+    lines = [f"const {declaration}[] = {{"]
+    for i in range(0, len(rows), per_line):
+        lines.append("    " + ", ".join(fmt(r) for r in
+                                       rows[i:i + per_line]) + ",")
+    lines += ["};", f"const size_t {count_name} = std::size({array});", ""]
+    return "\n".join(lines)
+
+
+def source_file(name, summary, unknown_count, tables):
+    """One generated .cpp file: LLVM-style banner, the tables, namespace."""
+    banner = f"//===- {name} - {summary} "
+    banner += "-" * max(3, 75 - len(banner)) + "===//"
     parts = [
-        "//===- UnicodeTables.cpp - Generated Unicode data for the tokenizer -===//",
+        banner,
         "//",
         "// GENERATED by scripts/gen_unicode_tables.py from Unicode "
         f"{ud.unidata_version}, less the NFC",
-        f"// data of {len(unknown)} characters that tokenizers' NFC does not "
-        "know; do not edit.",
+        f"// data of {unknown_count} characters that tokenizers' NFC does "
+        "not know; do not edit.",
         "// Regenerate: .venv/bin/python scripts/gen_unicode_tables.py",
         "//",
-        "//===----------------------------------------------------------------------===//",
+        "//===" + "-" * 70 + "===//",
         '#include "UnicodeTables.h"',
         "",
         "namespace ingot::tok::tables {",
         "",
-        f'const char *const kUnicodeVersion = "{ud.unidata_version}";',
-        "",
-        table("CodeRange kLetterRanges",
-              ranges(lambda c: category(c).startswith("L")), hexr, 6),
-        "const size_t kLetterRangeCount = std::size(kLetterRanges);",
-        "",
-        table("CodeRange kNumberRanges",
-              ranges(lambda c: category(c).startswith("N")), hexr, 6),
-        "const size_t kNumberRangeCount = std::size(kNumberRanges);",
-        "",
-        table("CodeRange kWhiteSpaceRanges", ranges(is_white_space), hexr, 6),
-        "const size_t kWhiteSpaceRangeCount = std::size(kWhiteSpaceRanges);",
-        "",
-        table("CodeRange kDigitsNumericRanges", ranges(digits_numeric), hexr,
-              6),
-        "const size_t kDigitsNumericRangeCount = "
-        "std::size(kDigitsNumericRanges);",
-        "",
-        table("CccRange kCccRanges", ccc_ranges(unknown),
-              lambda r: "{0x%X, 0x%X, %d}" % r, 5),
-        "const size_t kCccRangeCount = std::size(kCccRanges);",
-        "",
-        table("Decomposition kDecompositions", decomps,
-              lambda r: "{0x%X, 0x%X, 0x%X}" % r, 4),
-        "const size_t kDecompositionCount = std::size(kDecompositions);",
-        "",
-        table("Composition kCompositions", composites,
-              lambda r: "{0x%X, 0x%X, 0x%X}" % r, 4),
-        "const size_t kCompositionCount = std::size(kCompositions);",
-        "",
+        *tables,
         "} // namespace ingot::tok::tables",
         "",
     ]
-    OUT.write_text("\n".join(parts))
-    print(f"wrote {OUT.relative_to(ROOT)} (Unicode {ud.unidata_version}, "
-          f"{len(decomps)} decompositions, {len(composites)} compositions, "
-          f"NFC data of {len(unknown)} code points left out)")
+    return "\n".join(parts)
 
 
 if __name__ == "__main__":
