@@ -260,6 +260,9 @@ Status Executor::Impl::runStep(size_t index) {
     in.dtype = b.dtype;
     in.shape = shapes[id];
     in.name = bufferLabel(b);
+    in.groupSize = b.kind == BufferKind::Param
+                       ? m.tensors[b.tensorIndex].groupSize
+                       : 0;
   }
   ctx.outputs.resize(step.outputs.size());
   for (size_t i = 0; i < step.outputs.size(); ++i) {

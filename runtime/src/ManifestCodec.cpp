@@ -34,6 +34,8 @@ Writer encodeTensor(const TensorEntry &t) {
     w.uintField(5, t.offset);
   if (t.bytes)
     w.uintField(6, t.bytes);
+  if (t.groupSize)
+    w.uintField(7, uint64_t(t.groupSize));
   return w;
 }
 
@@ -138,6 +140,13 @@ bool decodeTensor(Reader &r, TensorEntry *t, std::string *) {
       return readU64(r, type, &t->offset);
     case 6:
       return readU64(r, type, &t->bytes);
+    case 7: {
+      uint64_t g = 0;
+      if (!readU64(r, type, &g) || g > (uint64_t(1) << 40))
+        return false;
+      t->groupSize = int64_t(g);
+      return true;
+    }
     default:
       return r.skip(type);
     }

@@ -8,6 +8,7 @@
 #include "ArtifactFormat.h"
 
 #include "ArtifactFormatUtil.h"
+#include "ingot/Quant.h"
 #include "ingot/KvCache.h"
 #include "tokenizer/ChatTemplate.h"
 #include "tokenizer/PreTokenizer.h"
@@ -37,6 +38,21 @@ bool shapeBytes(const std::vector<int64_t> &shape, size_t elementSize,
 }
 
 bool validDType(DType t) { return isValidDType(uint32_t(t)); }
+
+/// The bytes tensor `t` needs: numel * element size, or for a quantised
+/// dtype its blocks (2-D, group >= 1). False when invalid or overflowing.
+bool tensorBytes(const TensorEntry &t, uint64_t *bytes) {
+  if (!isQuantDType(t.dtype))
+    return t.groupSize == 0 && shapeBytes(t.shape, dtypeSize(t.dtype), bytes);
+  if (t.shape.size() != 2)
+    return false;
+  const int64_t b =
+      quantTensorBytes(t.dtype, t.shape[0], t.shape[1], t.groupSize);
+  if (b < 0)
+    return false;
+  *bytes = uint64_t(b);
+  return true;
+}
 
 /// The LLM parts of a manifest (hasLlm): KV geometry, tokenizer, defaults.
 Status validateLlm(const Manifest &m) {
@@ -125,8 +141,10 @@ Status layOutTensors(Manifest *m, uint64_t *weightsSize) {
     std::string what = "tensor " + std::to_string(i) + " " + quoted(t.name);
     if (!validDType(t.dtype))
       return fail(what + " has an invalid dtype");
-    if (!shapeBytes(t.shape, dtypeSize(t.dtype), &t.bytes))
-      return fail(what + " has an invalid shape " + shapeStr(t.shape));
+    if (!tensorBytes(t, &t.bytes))
+      return fail(what + " has an invalid shape " + shapeStr(t.shape) +
+                  " or group size " + std::to_string(t.groupSize) +
+                  " for " + dtypeName(t.dtype));
     t.offset = alignUp(cursor, kTensorAlign);
     if (t.offset < cursor || __builtin_add_overflow(t.offset, t.bytes, &cursor))
       return fail(what + ": weight section size overflows");
@@ -145,8 +163,10 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
     uint64_t want;
     if (!validDType(t.dtype))
       return fail(what + " has an invalid dtype");
-    if (!shapeBytes(t.shape, dtypeSize(t.dtype), &want))
-      return fail(what + " has an invalid shape " + shapeStr(t.shape));
+    if (!tensorBytes(t, &want))
+      return fail(what + " has an invalid shape " + shapeStr(t.shape) +
+                  " or group size " + std::to_string(t.groupSize) +
+                  " for " + dtypeName(t.dtype));
     if (t.bytes != want)
       return fail(what + " is " + std::to_string(t.bytes) +
                   " bytes but its shape and dtype need " +
@@ -166,6 +186,9 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                   "; ids must equal their index");
     if (!validDType(b.dtype))
       return fail(what + " has an invalid dtype");
+    if (isQuantDType(b.dtype) && b.kind != BufferKind::Param)
+      return fail(what + " is " + dtypeName(b.dtype) +
+                  ": only weights may be quantised");
     if (!b.maxShape.empty() && b.maxShape.size() != b.rank)
       return fail(what + " has rank " + std::to_string(b.rank) +
                   " but max_shape " + shapeStr(b.maxShape));
@@ -194,6 +217,16 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
       if (known && need > m.tensors[b.tensorIndex].bytes)
         return fail(what + ": max_shape " + shapeStr(b.maxShape) +
                     " is larger than its tensor");
+      // Kernels size their reads of a quantised weight from its shape:
+      // buffer and tensor must agree on both.
+      if ((isQuantDType(b.dtype) ||
+           isQuantDType(m.tensors[b.tensorIndex].dtype)) &&
+          (b.dtype != m.tensors[b.tensorIndex].dtype ||
+           b.maxShape != m.tensors[b.tensorIndex].shape))
+        return fail(what + " is " + dtypeName(b.dtype) + " " +
+                    shapeStr(b.maxShape) + " but its tensor is " +
+                    dtypeName(m.tensors[b.tensorIndex].dtype) + " " +
+                    shapeStr(m.tensors[b.tensorIndex].shape));
       break;
     case BufferKind::Input:
       if (b.ioIndex < 0 || size_t(b.ioIndex) >= m.inputs.size())

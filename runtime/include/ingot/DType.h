@@ -20,6 +20,12 @@ enum class DType : uint8_t {
   I8 = 7,
   U8 = 8,
   Bool = 9, // one byte per element, 0 or 1
+  // Quantised block formats (ingot/Quant.h): weights of linears only; a
+  // tensor's size comes from quantTensorBytes, not from an element size.
+  Q8 = 10,
+  Q4 = 11,
+  Q4M = 12,
+  F8E4M3 = 13,
 };
 
 inline size_t dtypeSize(DType t) {
@@ -37,6 +43,11 @@ inline size_t dtypeSize(DType t) {
   case DType::U8:
   case DType::Bool:
     return 1;
+  case DType::Q8:
+  case DType::Q4:
+  case DType::Q4M:
+  case DType::F8E4M3:
+    return 0; // no per-element size: see quantTensorBytes
   }
   return 0;
 }
@@ -53,6 +64,10 @@ inline const char *dtypeName(DType t) {
   case DType::I8: return "int8";
   case DType::U8: return "uint8";
   case DType::Bool: return "bool";
+  case DType::Q8: return "q8";
+  case DType::Q4: return "q4";
+  case DType::Q4M: return "q4m";
+  case DType::F8E4M3: return "f8e4m3";
   }
   return "unknown";
 }
@@ -65,6 +80,6 @@ inline std::optional<DType> dtypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
-inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 9; }
+inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 13; }
 
 } // namespace ingot

@@ -28,6 +28,9 @@ struct TensorEntry {
   std::string layout = "row-major";
   uint64_t offset = 0; // from the start of the weight section, 64-B aligned
   uint64_t bytes = 0;
+  /// Quantised dtypes only (ingot/Quant.h): values per block along the
+  /// last dim; shape is then the logical [N, K] and bytes quantTensorBytes.
+  int64_t groupSize = 0;
 };
 
 /// A dimension of a model input/output: a fixed size or a named symbol.

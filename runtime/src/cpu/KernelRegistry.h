@@ -10,10 +10,12 @@
 #pragma once
 
 #include "ingot/DType.h"
+#include "ingot/Quant.h"
 #include "ingot/Manifest.h"
 #include "ingot/ShapeRules.h"
 #include "ingot/Status.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -36,9 +38,18 @@ struct KernelInput {
   DType dtype = DType::F32;
   shape::Shape shape; // runtime shape, all dims known
   std::string name;   // buffer/value name, for messages
+  int64_t groupSize = 0; // quantised weights: values per block (Quant.h)
 
   int64_t numElements() const { return shape::numElements(shape); }
-  size_t bytes() const { return size_t(numElements()) * dtypeSize(dtype); }
+  size_t bytes() const {
+    if (isQuantDType(dtype)) // blocks of a quantised [N, K] weight
+      return shape.size() == 2
+                 ? size_t(std::max<int64_t>(
+                       0, quantTensorBytes(dtype, shape[0], shape[1],
+                                           groupSize)))
+                 : 0;
+    return size_t(numElements()) * dtypeSize(dtype);
+  }
   template <typename T> const T *as() const {
     return static_cast<const T *>(data);
   }
