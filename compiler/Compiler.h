@@ -31,6 +31,12 @@ struct CompileOptions {
   // measured on, SmolLM2 bf16 decoded no faster packed and prefilled 17%
   // slower (see the ingot-pack-weights description).
   bool packWeights = false;
+  // --quant none|int8|int4|fp8, --group-size (-1: the mode's default,
+  // 0: per channel), --quant-scheme sym|asym, --quant-exclude GLOB,...
+  std::string quant = "none";
+  int64_t groupSize = -1;
+  std::string quantScheme = "sym";
+  std::vector<std::string> quantExclude;
   // Hugging Face directories only: the engine-step limits.
   int64_t blockSize = 16;
   int64_t maxTokensPerStep = 256;

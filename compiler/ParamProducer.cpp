@@ -1,6 +1,7 @@
 //===- ParamProducer.cpp - Bytes of a planned weight tensor ---------------===//
 #include "compiler/ParamProducer.h"
 
+#include "ingot/Quant.h"
 #include "ingot/WeightLayout.h"
 
 #include <cstring>
@@ -84,17 +85,43 @@ Status streamRows(WeightSource &weights, const ParamSpec &spec,
   return Status::ok();
 }
 
+/// The row-major values of `spec` quantised into its block format.
+Status quantise(const ParamSpec &spec, const std::vector<uint8_t> &rowMajor,
+                const ByteSink &sink) {
+  if (spec.shape.size() != 2)
+    return Status::error("weight '" + spec.name + "': quantising needs a " +
+                         "2-D tensor, got " + shapeText(spec.shape));
+  const int64_t n = spec.shape[0], k = spec.shape[1];
+  const int64_t bytes = quantTensorBytes(spec.quant, n, k, spec.group);
+  if (bytes < 0)
+    return Status::error("weight '" + spec.name + "': invalid quantisation " +
+                         "group " + std::to_string(spec.group));
+  std::vector<uint8_t> out(static_cast<size_t>(bytes));
+  QuantOptions o;
+  o.format = spec.quant;
+  o.group = spec.group;
+  if (Status s = quantizeTensor(o, spec.elemType, rowMajor.data(), n, k,
+                                out.data());
+      !s)
+    return Status::error("weight '" + spec.name + "': " + s.message());
+  sink(out.data(), out.size());
+  return Status::ok();
+}
+
 } // namespace
 
 Status produceParam(WeightSource &weights, const ParamSpec &spec,
                     const ByteSink &sink) {
-  if (spec.parts.empty() && spec.layout == "row-major")
+  const bool plain = spec.layout == "row-major" && !isQuantDType(spec.quant);
+  if (spec.parts.empty() && plain)
     return weights.produce(spec.name, sink);
-  if (spec.layout == "row-major" && spec.concatAxis == 0)
+  if (plain && spec.concatAxis == 0)
     return streamRows(weights, spec, sink);
   std::vector<uint8_t> rowMajor;
   if (Status s = materialise(weights, spec, rowMajor); !s)
     return s;
+  if (isQuantDType(spec.quant))
+    return quantise(spec, rowMajor, sink);
   if (spec.layout == "row-major") {
     sink(rowMajor.data(), rowMajor.size());
     return Status::ok();

@@ -25,6 +25,11 @@ struct ParamSpec {
   std::string layout = "row-major";
   std::vector<int64_t> shape;     // logical shape of the whole tensor
   size_t elemBytes = 4;
+  DType elemType = DType::F32;    // of the source values
+  /// A quantised format (ingot/Quant.h) to store the values in, with
+  /// `group` values per block; F32 = stored as they are.
+  DType quant = DType::F32;
+  int64_t group = 0;
 };
 
 Status produceParam(WeightSource &weights, const ParamSpec &spec,

@@ -3,6 +3,7 @@
 //   import    ONNX -> ingot graph dialect
 //   graph     fold shape computations, propagate static shapes, CSE
 //   fused     fusion passes (--fusion=off skips them)
+//   quantized weights in quantised block formats (--quant, default none)
 //   laid-out  weight layouts for the target's kernels (--pack-weights=off)
 //   plan      bound dynamic dims, lower to plan steps, place buffers in one arena
 //   artifact  serialise the plan and stream the weights into model.ingot
@@ -50,6 +51,15 @@ void addFusionPasses(OpPassManager &pm) {
   fn.addPass(createFuseElementwise());
 }
 
+void addQuantPasses(OpPassManager &pm, const CompileOptions &options) {
+  QuantizeWeightsOptions q;
+  q.mode = options.quant;
+  q.groupSize = options.groupSize;
+  q.scheme = options.quantScheme;
+  q.exclude.assign(options.quantExclude.begin(), options.quantExclude.end());
+  pm.nest<func::FuncOp>().addPass(createQuantizeWeights(q));
+}
+
 void addLayoutPasses(OpPassManager &pm) {
   pm.nest<func::FuncOp>().addPass(createPackWeights());
 }
@@ -95,7 +105,8 @@ Status writeIr(ModuleOp module, const std::string &dir, int index,
 
 const std::vector<std::string> &phaseNames() {
   static const std::vector<std::string> names = {
-      "import", "graph", "fused", "laid-out", "plan", "artifact"};
+      "import",   "graph", "fused",   "quantized",
+      "laid-out", "plan",  "artifact"};
   return names;
 }
 
@@ -191,12 +202,21 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   if (Status s = finishPhase(3, "fused"); !s || options.compileTo == "fused")
     return s;
 
+  PassManager quantPm(&context);
+  if (options.quant != "none")
+    addQuantPasses(quantPm, options);
+  if (failed(quantPm.run(*module)))
+    return fail("quantisation");
+  if (Status s = finishPhase(4, "quantized");
+      !s || options.compileTo == "quantized")
+    return s;
+
   PassManager layoutPm(&context);
   if (options.packWeights)
     addLayoutPasses(layoutPm);
   if (failed(layoutPm.run(*module)))
     return fail("weight layout");
-  if (Status s = finishPhase(4, "laid-out");
+  if (Status s = finishPhase(5, "laid-out");
       !s || options.compileTo == "laid-out")
     return s;
 
@@ -204,7 +224,7 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   addPlanPasses(planPm, options, maxDims);
   if (failed(planPm.run(*module)))
     return fail("planning");
-  if (Status s = finishPhase(5, "plan"); !s || options.compileTo == "plan")
+  if (Status s = finishPhase(6, "plan"); !s || options.compileTo == "plan")
     return s;
 
   ArtifactInfo info;

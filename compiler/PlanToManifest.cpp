@@ -18,6 +18,15 @@ using namespace mlir;
 namespace ingot::compiler {
 namespace {
 
+/// The DType of a plan.param's `quant` format name.
+std::optional<DType> quantDTypeOf(llvm::StringRef name) {
+  for (DType t : {DType::Q8, DType::Q4, DType::Q4M, DType::F8E4M3})
+    if (name == dtypeName(t))
+      return t;
+  return std::nullopt;
+}
+
+
 std::optional<DType> dtypeOf(Type t) {
   if (t.isF32()) return DType::F32;
   if (t.isF16()) return DType::F16;
@@ -181,6 +190,18 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
       spec.layout = param.getLayout().str();
       spec.shape = b.maxShape;
       spec.elemBytes = dtypeSize(b.dtype);
+      spec.elemType = b.dtype;
+      if (auto q = param.getQuant()) {
+        std::optional<DType> qd = quantDTypeOf(*q);
+        if (!qd)
+          return Status::error("param '" + b.name + "': unknown quantised " +
+                               "format '" + q->str() + "'");
+        spec.quant = *qd;
+        spec.group = param.getGroup();
+        b.dtype = *qd;
+        m.tensors[b.tensorIndex].dtype = *qd;
+        m.tensors[b.tensorIndex].groupSize = spec.group;
+      }
       producers.push_back([&weights, spec](const ByteSink &sink) {
         return produceParam(weights, spec, sink);
       });

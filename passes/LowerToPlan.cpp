@@ -15,6 +15,17 @@ using namespace ingot;
 
 namespace {
 
+/// The plan form of a param's #ingot.quant: its format name and group.
+StringAttr quantFormatOf(graph::ParamOp p) {
+  auto q = p.getQuantAttr();
+  return q ? StringAttr::get(p.getContext(), q.getFormat()) : StringAttr();
+}
+IntegerAttr quantGroupOf(graph::ParamOp p) {
+  auto q = p.getQuantAttr();
+  return IntegerAttr::get(IntegerType::get(p.getContext(), 64),
+                          q ? q.getGroup() : 0);
+}
+
 /// Kernels with trailing optional operands, padded with plan.none so every
 /// step of a kernel has the same arity.
 int64_t kernelArity(StringRef kernel) {
@@ -93,7 +104,9 @@ LogicalResult lowerFunction(func::FuncOp graph) {
               plan::ParamOp::create(b, param.getLoc(), toMemRef(param.getType()),
                                     param.getNameAttr(), param.getPartsAttr(),
                                     param.getConcatAxisAttr(),
-                                    param.getLayoutAttr()));
+                                    param.getLayoutAttr(),
+                                    quantFormatOf(param),
+                                    quantGroupOf(param)));
       continue;
     }
     if (auto constant = dyn_cast<graph::ConstantOp>(op)) {

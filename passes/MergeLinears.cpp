@@ -23,7 +23,9 @@ namespace {
 /// A plain weight reference (not already merged or packed).
 ParamOp plainParam(Value v) {
   auto p = v ? v.getDefiningOp<ParamOp>() : nullptr;
-  return p && !p.getParts() && p.getLayout() == "row-major" ? p : nullptr;
+  return p && !p.getParts() && p.getLayout() == "row-major" && !p.getQuant()
+             ? p
+             : nullptr;
 }
 
 /// Linears that can be merged agree on all of this.
@@ -73,7 +75,7 @@ ParamOp mergedParam(OpBuilder &b, ArrayRef<ParamOp> ps, int64_t axis) {
   return ParamOp::create(b, front.getLoc(), type,
                          b.getStringAttr(name), b.getStrArrayAttr(parts),
                          b.getI64IntegerAttr(axis),
-                         b.getStringAttr("row-major"));
+                         b.getStringAttr("row-major"), /*quant=*/nullptr);
 }
 
 /// Merges `group` (same key, in block order) at the first one's position.

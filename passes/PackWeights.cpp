@@ -37,7 +37,7 @@ ParamOp packableWeight(LinearOp l, int64_t minRows,
   if (l.getWLayout() != "nk")
     return nullptr;
   auto p = l.getWeight().getDefiningOp<ParamOp>();
-  if (!p || p.getLayout() != "row-major")
+  if (!p || p.getLayout() != "row-major" || p.getQuant())
     return nullptr;
   // Only linears (as their weight) may read it.
   for (OpOperand &use : p->getUses()) {
@@ -68,7 +68,8 @@ ParamOp packedParam(ParamOp p, StringRef layout) {
       p.getParts() ? *p.getParts() : b.getStrArrayAttr({p.getName()});
   return ParamOp::create(
       b, p.getLoc(), p.getType(), b.getStringAttr(p.getName() + "@" + layout),
-      parts, b.getI64IntegerAttr(p.getConcatAxis()), b.getStringAttr(layout));
+      parts, b.getI64IntegerAttr(p.getConcatAxis()), b.getStringAttr(layout),
+      /*quant=*/nullptr);
 }
 
 struct PackWeightsPass : public ingot::impl::PackWeightsBase<PackWeightsPass> {

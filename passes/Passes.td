@@ -287,6 +287,52 @@ def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 
+def QuantizeWeights : Pass<"ingot-quantize-weights", "mlir::func::FuncOp"> {
+  let summary = "Store linear weights in a quantised block format";
+  let description = [{
+    Each "nk" linear whose weight is a row-major 2-D f32/f16/bf16
+    `ingot.param` gets a param with `#ingot.quant<format, group = G>`: the
+    artifact writer quantises the bytes one tensor at a time while
+    streaming them, and the linear kernel computes on the blocks. `mode`
+    int8 gives q8 (symmetric), int4 gives q4 (symmetric) or, with
+    `scheme=asym`, q4m (scale and minimum), fp8 gives f8e4m3. The group
+    runs along K; `group-size` 0 means one group per row (per output
+    channel), and a K that is not a multiple of the group ends each row
+    with a shorter group.
+
+    A param that other ops also read (a tied embedding's gather) keeps its
+    original for them: embeddings and norms are never quantised, while the
+    tied lm_head gets a quantised copy of its own. `exclude` takes glob
+    patterns matched against the param's name, the names of its source
+    tensors and the linear's node name (e.g. `lm_head`, `*embed*`); a match
+    keeps the weight as it is. Weights in "kn" layout (ONNX MatMul) and
+    packed weights are left alone.
+
+    Before:
+    ```mlir
+    %w = ingot.param "q.weight" : tensor<64x576xf32>
+    %y = ingot.linear %x, %w {w_layout = "nk"} : (...) -> tensor<?x64xf32>
+    ```
+    After (`mode=int4`):
+    ```mlir
+    %w = ingot.param "q.weight@q4g32" {parts = ["q.weight"], quant = #ingot.quant<"q4", group = 32>} : tensor<64x576xf32>
+    %y = ingot.linear %x, %w {w_layout = "nk"} : (...) -> tensor<?x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"none\"",
+           "none, int8, int4 or fp8">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"-1",
+           "Values per scale along K; 0 = per output channel; -1 = the "
+           "mode's default (int8 and int4: 32, fp8: per channel)">,
+    Option<"scheme", "scheme", "std::string", /*default=*/"\"sym\"",
+           "sym or asym (int4 only: a minimum per group)">,
+    ListOption<"exclude", "exclude", "std::string",
+               "Glob patterns of weights to leave unquantised">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def FuseElementwise : Pass<"ingot-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise ops into one kernel";
   let description = [{

@@ -3,6 +3,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -10,7 +13,26 @@ using namespace ingot::graph;
 
 #include "dialects/Ingot/IngotDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Ingot/IngotAttrs.cpp.inc"
+
+LogicalResult
+QuantAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
+                  StringRef format, int64_t group) {
+  static const char *kFormats[] = {"q8", "q4", "q4m", "f8e4m3"};
+  if (!llvm::is_contained(kFormats, format))
+    return emitError() << "unknown quantised format \"" << format
+                       << "\"; known: q8, q4, q4m, f8e4m3";
+  if (group < 1)
+    return emitError() << "quantisation group must be >= 1, got " << group;
+  return success();
+}
+
 void IngotDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Ingot/IngotAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Ingot/IngotOps.cpp.inc"

@@ -12,6 +12,9 @@
 
 #include "dialects/Ingot/IngotDialect.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Ingot/IngotAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Ingot/IngotOps.h.inc"
 

@@ -27,6 +27,14 @@ LogicalResult ParamOp::verify() {
   if (getLayout() != "row-major" && getLayout() != "nk16")
     return emitOpError("layout must be \"row-major\" or \"nk16\", got \"")
            << getLayout() << "\"";
+  if (getQuant()) {
+    Type elem = getType().getElementType();
+    if (getType().getRank() != 2 || getLayout() != "row-major" ||
+        !(elem.isF32() || elem.isF16() || elem.isBF16()))
+      return emitOpError("a quantised param must be a row-major 2-D f32, "
+                         "f16 or bf16 tensor, got ")
+             << getType() << " (layout \"" << getLayout() << "\")";
+  }
   return success();
 }
 

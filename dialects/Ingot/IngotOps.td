@@ -26,6 +26,31 @@ def Ingot_Dialect : Dialect {
   }];
   let cppNamespace = "::ingot::graph";
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+}
+
+def Ingot_QuantAttr : AttrDef<Ingot_Dialect, "Quant"> {
+  let mnemonic = "quant";
+  let summary = "the block format a weight is stored in";
+  let description = [{
+    A quantised weight: its [N, K] values are stored row by row in blocks
+    of `group` values along K (the last block of a row is shorter when K
+    is not a multiple), each block holding an f16 scale `d` and the values:
+    `q8` int8 (d·q), `q4` int4 (d·(q − 8)), `q4m` int4 with an f16 minimum
+    m (d·q + m), `f8e4m3` fp8 e4m3 (d·v). With group 32, q8/q4/q4m blocks
+    are llama.cpp's Q8_0/Q4_0/Q4_1 byte for byte
+    (runtime/include/ingot/Quant.h has the exact layout).
+
+    ```mlir
+    %w = ingot.param "proj.weight@q4g32" {quant = #ingot.quant<"q4", group = 32>} : tensor<64x576xf32>
+    ```
+    The param's type stays the logical (dequantised) tensor type, so every
+    shape rule holds unchanged; only the artifact stores the blocks.
+  }];
+  let parameters = (ins StringRefParameter<"q8, q4, q4m or f8e4m3">:$format,
+                        "int64_t":$group);
+  let assemblyFormat = "`<` $format `,` `group` `=` $group `>`";
+  let genVerifyDecl = 1;
 }
 
 class Ingot_Op<string mnemonic, list<Trait> traits = []>
@@ -58,13 +83,14 @@ def Ingot_ParamOp : Ingot_Op<"param"> {
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$parts,
                    DefaultValuedAttr<I64Attr, "0">:$concat_axis,
-                   DefaultValuedAttr<StrAttr, "\"row-major\"">:$layout);
+                   DefaultValuedAttr<StrAttr, "\"row-major\"">:$layout,
+                   OptionalAttr<Ingot_QuantAttr>:$quant);
   let results = (outs Ingot_Tensor:$result);
   let builders = [
     OpBuilder<(ins "mlir::Type":$type, "mlir::StringAttr":$name), [{
       build($_builder, $_state, type, name, /*parts=*/nullptr,
             $_builder.getI64IntegerAttr(0),
-            $_builder.getStringAttr("row-major"));
+            $_builder.getStringAttr("row-major"), /*quant=*/nullptr);
     }]>
   ];
   let assemblyFormat = "$name attr-dict `:` type($result)";

@@ -34,11 +34,16 @@ def Plan_ParamOp : Plan_Op<"param", [Pure]> {
     %w = plan.param "layers.0.q_proj.weight" : memref<64x64xf32>
     ```
     `parts`, `concat_axis` and `layout` are those of the `ingot.param` it
-    came from: how the artifact writer produces the bytes.
+    came from: how the artifact writer produces the bytes. A quantised
+    param (`#ingot.quant`) carries its block format as `quant` ("q8",
+    "q4", "q4m", "f8e4m3") and `group`; its memref type stays the logical
+    one.
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$parts,
                    DefaultValuedAttr<I64Attr, "0">:$concat_axis,
-                   DefaultValuedAttr<StrAttr, "\"row-major\"">:$layout);
+                   DefaultValuedAttr<StrAttr, "\"row-major\"">:$layout,
+                   OptionalAttr<StrAttr>:$quant,
+                   DefaultValuedAttr<I64Attr, "0">:$group);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
 }

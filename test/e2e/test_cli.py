@@ -283,7 +283,8 @@ def ingot_opt_parses(mlir_path):
 # What each phase's IR must contain: graph ops that reference weights by
 # name, or the plan's kernel steps (docs/kernels.md).
 PHASE_DIALECT = {"import": "ingot.param", "graph": "ingot.param",
-                 "fused": "ingot.param", "laid-out": "ingot.param",
+                 "fused": "ingot.param", "quantized": "ingot.param",
+                 "laid-out": "ingot.param",
                  "plan": "plan.kernel"}
 
 

@@ -25,10 +25,18 @@ void printCompileUsage() {
       "  --shape NAME=2x5x48     pin every dim of an input\n"
       "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
       "  --compile-to=PHASE      print the IR after PHASE, write no artifact\n"
-      "                          (phases: import, graph, fused, laid-out, plan)\n"
+      "                          (phases: import, graph, fused, quantized,\n"
+      "                          laid-out, plan)\n"
       "  --fusion=on|off         fusion passes (default on; off for comparison)\n"
       "  --pack-weights=on|off   pack 16-bit linear weights into nk16 panels\n"
       "                          (default off: measured no faster end to end)\n"
+      "  --quant none|int8|int4|fp8  linear weights in a quantised format\n"
+      "                          (default none; int8 = q8, int4 = q4 or q4m)\n"
+      "  --group-size N          values per scale along K (int8/int4 default\n"
+      "                          32; 0 = per output channel, fp8's default)\n"
+      "  --quant-scheme sym|asym int4: symmetric (q4) or with a minimum (q4m)\n"
+      "  --quant-exclude GLOB,.. weights to keep as they are (names of params,\n"
+      "                          source tensors or nodes, e.g. lm_head,*embed*)\n"
       "  --dump-ir=DIR           write the IR of every phase to DIR\n"
       "  --list-onnx-ops         print the supported ONNX ops as JSON and exit\n"
       "  --list-hf-architectures print the supported HF architectures as JSON\n\n"
@@ -141,6 +149,35 @@ int compileMain(int argc, char **argv) {
         return 2;
       }
       (flag == "--fusion" ? options.fusion : options.packWeights) = v == "on";
+    } else if (value("--quant", &v)) {
+      if (v != "none" && v != "int8" && v != "int4" && v != "fp8") {
+        std::fprintf(stderr, "error: --quant takes none, int8, int4 or fp8, "
+                     "got '%s'\n", v.c_str());
+        return 2;
+      }
+      options.quant = v;
+    } else if (value("--quant-scheme", &v)) {
+      if (v != "sym" && v != "asym") {
+        std::fprintf(stderr, "error: --quant-scheme takes sym or asym, got "
+                     "'%s'\n", v.c_str());
+        return 2;
+      }
+      options.quantScheme = v;
+    } else if (value("--quant-exclude", &v)) {
+      for (size_t p = 0; p <= v.size();) {
+        size_t c = std::min(v.find(',', p), v.size());
+        if (c > p)
+          options.quantExclude.push_back(v.substr(p, c - p));
+        p = c + 1;
+      }
+    } else if (value("--group-size", &v)) {
+      if (v.empty() || v.size() > 9 ||
+          v.find_first_not_of("0123456789") != std::string::npos) {
+        std::fprintf(stderr, "error: --group-size needs an integer 0..999999999 "
+                     "(0 = per channel), got '%s'\n", v.c_str());
+        return 2;
+      }
+      options.groupSize = std::stoll(v);
     } else if (value("--kv-layout", &v)) {
       if (!parseKvLayout(v, nullptr)) {
         std::fprintf(stderr, "error: --kv-layout '%s' is not a KV-cache "
@@ -173,6 +210,12 @@ int compileMain(int argc, char **argv) {
                    options.modelPath.c_str(), arg.c_str());
       return 2;
     }
+  }
+  if (options.quantScheme == "asym" && options.quant != "int4") {
+    std::fprintf(stderr, "error: --quant-scheme asym needs --quant int4 (int8 "
+                 "and fp8 are symmetric), got --quant %s\n",
+                 options.quant.c_str());
+    return 2;
   }
   if (options.targets.empty())
     options.targets.push_back("cpu");
