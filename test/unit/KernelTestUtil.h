@@ -129,6 +129,8 @@ struct Call {
   /// this input (the kernel then reads the input from that memory), as an
   /// in-place plan does.
   int aliasInput = -1;
+  /// Per input: values per block of a quantised weight (Quant.h), 0 else.
+  std::vector<int64_t> groupSizes;
 };
 
 /// Runs a kernel; outputs get their runtime shapes and bytes.
@@ -148,6 +150,8 @@ inline Status runKernel(const Call &c, std::vector<Tensor> *outs) {
       in.dtype = c.inputs[i]->dtype;
       in.shape = c.inputs[i]->shape;
       in.name = "in" + std::to_string(i);
+      if (i < c.groupSizes.size())
+        in.groupSize = c.groupSizes[i];
     }
     ctx.inputs.push_back(in);
   }

@@ -34,10 +34,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Linear.h"
+#include "cpu/LinearQuant.h"
 #include "cpu/Activation.h"
 #include "cpu/KernelUtil.h"
 #include "cpu/MathF32.h"
 
+#include "ingot/Quant.h"
 #include "ingot/ThreadPool.h"
 
 #include <algorithm>
@@ -138,41 +140,72 @@ void chunkWithEpilogue(const Epilogue &ep, const LinearDecodeArgs &a,
   }
 }
 
-void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
-           const LinearKernelSet &ks, const Epilogue &ep) {
-  // Blocks of 8 output features keep the kernels' NB-row tiles whole (16,
-  // a whole panel, for "nk16"); a chunk should hold at least ~64 KiB of
-  // weights to be worth a thread.
-  const int64_t kBlock = a.nk16 ? kNk16PanelRows : 8;
-  const int64_t rowBytes = std::max<int64_t>(1, a.k * dtypeSize(a.wType));
-  const int64_t grain = std::max<int64_t>(1, ceilDiv(65536, rowBytes * kBlock));
-  if (a.m <= kLinearNkMaxRows) {
+/// Runs `dots(r, rows, j, j1)` (y[r:r+rows, j:j1) of `a`) over all of y in
+/// blocks of `block` output features, each followed by the epilogue.
+/// `rowBytes` is the bytes of one weight row, for the split over threads.
+template <typename Dots>
+void forNkBlocks(const KernelContext &ctx, const LinearDecodeArgs &a,
+                 int64_t block, int64_t rowBytes, int64_t maxRows,
+                 const Epilogue &ep, Dots &&dots) {
+  // A chunk should hold at least ~64 KiB of weights to be worth a thread.
+  rowBytes = std::max<int64_t>(1, rowBytes);
+  const int64_t grain = std::max<int64_t>(1, ceilDiv(65536, rowBytes * block));
+  if (a.m <= maxRows) {
     // With an epilogue, pieces of at most ~32 KiB of y, so that it is
     // still in L1 when the epilogue reads it.
     const int64_t piece =
-        ep.any() ? std::max<int64_t>(1, 8192 / a.m / kBlock) * kBlock : a.n;
-    ctx.parallelFor(ceilDiv(a.n, kBlock), grain, [&](int64_t b, int64_t e) {
-      const int64_t n1 = std::min(a.n, e * kBlock);
-      for (int64_t j = b * kBlock; j < n1; j += piece) {
+        ep.any() ? std::max<int64_t>(1, 8192 / a.m / block) * block : a.n;
+    ctx.parallelFor(ceilDiv(a.n, block), grain, [&](int64_t b, int64_t e) {
+      const int64_t n1 = std::min(a.n, e * block);
+      for (int64_t j = b * block; j < n1; j += piece) {
         const int64_t j1 = std::min(n1, j + piece);
-        chunkWithEpilogue(ep, a, 0, a.m, j, j1, [&] { ks.nk(a, j, j1); });
+        chunkWithEpilogue(ep, a, 0, a.m, j, j1, [&] { dots(0, a.m, j, j1); });
       }
     });
     return;
   }
   const int64_t panel =
-      std::max<int64_t>(1, kNkPanelBytes / (rowBytes * kBlock)) * kBlock;
-  ctx.parallelFor(ceilDiv(a.n, kBlock), grain, [&](int64_t b, int64_t e) {
-    const int64_t n1 = std::min(a.n, e * kBlock);
-    for (int64_t j = b * kBlock; j < n1; j += panel) {
+      std::max<int64_t>(1, kNkPanelBytes / (rowBytes * block)) * block;
+  ctx.parallelFor(ceilDiv(a.n, block), grain, [&](int64_t b, int64_t e) {
+    const int64_t n1 = std::min(a.n, e * block);
+    for (int64_t j = b * block; j < n1; j += panel) {
       const int64_t j1 = std::min(n1, j + panel);
-      for (int64_t r = 0; r < a.m; r += kNkRowGroup) {
-        const int64_t rows = std::min(kNkRowGroup, a.m - r);
+      for (int64_t r = 0; r < a.m; r += maxRows) {
+        const int64_t rows = std::min(maxRows, a.m - r);
         chunkWithEpilogue(ep, a, r, r + rows, j, j1,
-                          [&] { ks.nk(rowSlice(a, r, rows), j, j1); });
+                          [&] { dots(r, rows, j, j1); });
       }
     }
   });
+}
+
+void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
+           const LinearKernelSet &ks, const Epilogue &ep) {
+  // Blocks of 8 output features keep the kernels' NB-row tiles whole (16,
+  // a whole panel, for "nk16").
+  const int64_t block = a.nk16 ? kNk16PanelRows : 8;
+  forNkBlocks(ctx, a, block, a.k * int64_t(dtypeSize(a.wType)), kNkRowGroup,
+              ep, [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
+                ks.nk(rows == a.m ? a : rowSlice(a, r, rows), j, j1);
+              });
+}
+
+/// Linear on a quantised weight (LinearQuant.h), with the blocking of
+/// the f32 "nk" path.
+Status runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
+                  int64_t group, const Epilogue &ep) {
+  const QuantLinearKernels &ks = bestQuantLinearKernels();
+  QuantLinearArgs q;
+  q.n = a.n, q.k = a.k, q.x = a.x, q.w = a.w, q.wType = a.wType;
+  q.group = group, q.bias = a.bias;
+  forNkBlocks(ctx, a, 8, quantRowBytes(a.wType, a.k, group),
+              kQuantLinearMaxRows, ep,
+              [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
+                QuantLinearArgs s = q;
+                s.m = rows, s.row0 = r, s.y = a.y + r * a.n;
+                ks.nk(s, j, j1);
+              });
+  return Status::ok();
 }
 
 void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
@@ -240,12 +273,16 @@ Status linearKernel(KernelContext &ctx) {
     return s;
   if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
     return s;
-  for (size_t i = 1; i < std::min<size_t>(3, ctx.numInputs()); ++i)
-    if (ctx.hasInput(i))
-      if (Status s =
-              ctx.expectInputDType(i, {DType::F32, DType::F16, DType::BF16});
-          !s)
-        return s;
+  if (Status s = ctx.expectInputDType(1, {DType::F32, DType::F16, DType::BF16,
+                                          DType::Q8, DType::Q4, DType::Q4M,
+                                          DType::F8E4M3});
+      !s)
+    return s;
+  if (ctx.hasInput(2))
+    if (Status s =
+            ctx.expectInputDType(2, {DType::F32, DType::F16, DType::BF16});
+        !s)
+      return s;
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   std::string layout;
@@ -272,6 +309,11 @@ Status linearKernel(KernelContext &ctx) {
                      std::to_string(k) + " features but weight '" + w.name +
                      "' " + shape::toString(w.shape) + " (layout " + layout +
                      ") expects " + std::to_string(wk));
+  if (isQuantDType(w.dtype) && (layout != "nk" || w.groupSize < 1))
+    return ctx.error("quantised weight '" + w.name + "' (" +
+                     dtypeName(w.dtype) + ", group " +
+                     std::to_string(w.groupSize) +
+                     ") needs w_layout \"nk\" and a group size >= 1");
   const KernelInput *bias = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   if (bias && (bias->shape.size() != 1 || bias->shape[0] != n))
     return ctx.error("bias '" + bias->name + "' must have shape [" +
@@ -326,6 +368,8 @@ Status linearKernel(KernelContext &ctx) {
     });
     return Status::ok();
   }
+  if (isQuantDType(w.dtype))
+    return runNkQuant(ctx, a, w.groupSize, ep);
   if (nk)
     runNk(ctx, a, ks, ep);
   else
