@@ -5,6 +5,7 @@
 #include "ingot/MemoryFootprint.h"
 
 #include <string>
+#include <vector>
 
 namespace ingot::cli {
 
@@ -14,5 +15,25 @@ std::string dimSymbol(const Dim &d);
 uint64_t totalBytes(const MemorySummary &m);
 /// The artifact and its memory footprint as one JSON object (--json).
 std::string inspectJson(const Artifact &art, const MemoryFootprint &fp);
+
+} // namespace ingot::cli
+
+namespace ingot::cli {
+
+/// The weight bytes of one storage format (a dtype) in an artifact.
+struct WeightFormatTotal {
+  std::string format;    // dtypeName: "float32", "q8", "q4m", ...
+  int64_t groupSize = 0; // quantised: the tensors' group size, -1 if mixed
+  uint64_t tensors = 0, elements = 0, bytes = 0;
+  double bitsPerWeight() const {
+    return elements ? 8.0 * double(bytes) / double(elements) : 0;
+  }
+};
+
+/// Weight bytes by format, largest first.
+std::vector<WeightFormatTotal> weightFormats(const Manifest &m);
+/// The lm_head's weight tensor (the linear step whose node is "lm_head"),
+/// or nullptr when the plan has none.
+const TensorEntry *lmHeadWeight(const Manifest &m);
 
 } // namespace ingot::cli

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "Inspect.h"
+#include "ingot/Quant.h"
 
 #include "JsonWriter.h" // runtime-private helper
 #include "ingot/Artifact.h"
@@ -191,6 +192,25 @@ void printText(const Artifact &art) {
                     std::to_string(t.offset), printable(t.layout)});
   }
   printTable(rows);
+
+  std::printf("\nweights by format\n");
+  rows = {{"format", "group", "tensors", "bytes", "bits/weight"}};
+  for (const WeightFormatTotal &f : weightFormats(m)) {
+    char bits[32];
+    std::snprintf(bits, sizeof bits, "%.2f", f.bitsPerWeight());
+    rows.push_back({f.format,
+                    f.groupSize > 0   ? std::to_string(f.groupSize)
+                    : f.groupSize < 0 ? "mixed"
+                                      : "-",
+                    std::to_string(f.tensors), humanBytes(f.bytes), bits});
+  }
+  printTable(rows);
+  if (const TensorEntry *head = lmHeadWeight(m))
+    std::printf("lm_head   %s%s (%s)\n", dtypeName(head->dtype),
+                head->groupSize
+                    ? cat({", group ", std::to_string(head->groupSize)}).c_str()
+                    : "",
+                isQuantDType(head->dtype) ? "quantised" : "not quantised");
 
   std::printf("\nbuffers (%zu)\n", m.buffers.size());
   rows = {

@@ -1,5 +1,6 @@
 //===- InspectJson.cpp - `ingot inspect --json` ---------------------------===//
 #include "Inspect.h"
+#include "ingot/Quant.h"
 
 #include "JsonWriter.h" // runtime-private helper
 
@@ -142,9 +143,37 @@ std::string inspectJson(const Artifact &art, const MemoryFootprint &fp) {
     w.key("shape"), jsonShape(w, t.shape);
     w.field("bytes", t.bytes), w.field("offset", t.offset);
     w.field("layout", t.layout);
+    if (isQuantDType(t.dtype)) {
+      w.field("group_size", t.groupSize);
+      w.field("bits_per_weight",
+              quantBitsPerWeight(t.dtype, t.shape.size() == 2 ? t.shape[1] : 0,
+                                 t.groupSize));
+    }
     w.endObject();
   }
   w.endArray();
+  w.key("weight_formats");
+  w.beginArray();
+  for (const WeightFormatTotal &f : weightFormats(m)) {
+    w.beginObject();
+    w.field("format", f.format);
+    if (f.groupSize > 0)
+      w.field("group_size", f.groupSize);
+    else if (f.groupSize < 0)
+      w.field("group_size", "mixed");
+    w.field("tensors", f.tensors), w.field("elements", f.elements);
+    w.field("bytes", f.bytes), w.field("bits_per_weight", f.bitsPerWeight());
+    w.endObject();
+  }
+  w.endArray();
+  if (const TensorEntry *head = lmHeadWeight(m)) {
+    w.key("lm_head");
+    w.beginObject();
+    w.field("tensor", head->name), w.field("format", dtypeName(head->dtype));
+    if (head->groupSize)
+      w.field("group_size", head->groupSize);
+    w.endObject();
+  }
   w.key("buffers");
   w.beginArray();
   for (const Buffer &b : m.buffers) {
