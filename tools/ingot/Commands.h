@@ -16,5 +16,6 @@ int generateMain(int argc, char **argv); // GenerateCommand.cpp
 int tokenizeMain(int argc, char **argv); // TokenizeCommand.cpp
 int benchMain(int argc, char **argv);    // BenchCommand.cpp
 int profileMain(int argc, char **argv);  // ProfileCommand.cpp
+int perplexityMain(int argc, char **argv); // PerplexityCommand.cpp
 
 } // namespace ingot::cli

@@ -18,6 +18,8 @@ void printUsage() {
                "  tokenize ART --text TEXT     encode/decode with its tokenizer\n"
                "  profile ART                  time every step and kernel of a\n"
                "                               prefill + decode workload\n"
+               "  perplexity ART --text FILE   perplexity of the model over a\n"
+               "                               text, with sliding windows\n"
                "  bench ART [workload]         benchmark the serving engine\n\n"
                "Run 'ingot <command> --help' for a command's options.\n");
 }
@@ -52,6 +54,8 @@ int main(int argc, char **argv) {
     return ingot::cli::benchMain(argc - 1, argv + 1);
   if (!std::strcmp(cmd, "profile"))
     return ingot::cli::profileMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "perplexity"))
+    return ingot::cli::perplexityMain(argc - 1, argv + 1);
   std::fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
   printUsage();
   return 2;

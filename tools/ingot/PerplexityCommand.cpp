@@ -1,0 +1,418 @@
+//===- PerplexityCommand.cpp - `ingot perplexity` -------------------------===//
+//
+// Token-level perplexity of an LLM artifact over a text file, with the
+// sliding-window method of Hugging Face's "Perplexity of fixed-length
+// models": windows of `context` tokens start every `stride` tokens, each is
+// run from position 0 on a fresh context, and scores only the tokens the
+// previous window did not (the first window all but its first token, as
+// a window's first token has nothing to be predicted from). The last window
+// ends at the text's end. NLL_i = -log softmax(logits at i - 1)[token i],
+// in double with a max-subtracted log-sum-exp; PPL = exp(mean NLL).
+//
+// All-position logits from a step that returns the rows at logits_indices
+// only ([seqs], at most the compiled max-seqs): each position whose logits
+// are needed is fed as a one-token "sequence" whose block table is the
+// window's, at its own position; the context before the first scored
+// position goes in as one ordinary multi-token sequence. This is exactly a
+// causal forward of the window because paged attention (cpu/PagedAttention
+// .cpp) writes the K/V of every token of the step into the cache before any
+// token attends, and a token attends to the window positions [0, its own]
+// of its sequence's blocks: which "sequence" a token belongs to only picks
+// the block table, and all of them name the same blocks. Every other op of
+// the step is row-wise. test/e2e/test_perplexity.py checks the result
+// against a float64 reference.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "JsonWriter.h"
+
+#include "ingot/Artifact.h"
+#include "ingot/Executor.h"
+#include "ingot/Generator.h"
+#include "ingot/KvCache.h"
+#include "ingot/ThreadPool.h"
+#include "ingot/Tokenizer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+namespace ingot::cli {
+namespace {
+
+struct PerplexityArgs {
+  std::string artifact, textFile;
+  // Unset: the defaults. Their range checks need the artifact, so a value
+  // out of range is an error (exit 1), not a usage error.
+  std::optional<int64_t> context, stride;
+  int64_t threads = 0, maxTokens = 0; // maxTokens 0: the whole text
+  bool json = false;
+};
+
+void printPerplexityUsage() {
+  std::fprintf(
+      stderr,
+      "usage: ingot perplexity ART.ingot --text FILE [--context N]\n"
+      "         [--stride S] [--max-tokens N] [--threads T] [--json]\n\n"
+      "  Tokenizes FILE with the artifact's tokenizer (BOS first if the\n"
+      "  tokenizer adds one) and scores it with sliding windows of --context\n"
+      "  tokens (default min(512, the compiled context)) that start every\n"
+      "  --stride tokens (default context/2); each window scores only the\n"
+      "  tokens the previous one did not. --max-tokens keeps the first N\n"
+      "  tokens of the text. Prints the perplexity, exp(mean NLL), or with\n"
+      "  --json one object {perplexity, nll_mean, tokens_scored, context,\n"
+      "  stride, windows, seconds, tokens_per_second}.\n");
+}
+
+bool parseCount(const char *s, int64_t *out, int64_t min) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < min)
+    return false;
+  *out = v;
+  return true;
+}
+
+/// Returns 0 to go on, -1 after --help, else the usage exit code 2.
+int parseArgs(int argc, char **argv, PerplexityArgs *a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
+    auto number = [&](int64_t *out, int64_t min) {
+      if (!value || !parseCount(value, out, min)) {
+        const std::string expected =
+            min == INT64_MIN ? "an integer"
+                             : "an integer >= " + std::to_string(min);
+        std::fprintf(stderr, "error: %s expects %s, got '%s'\n", arg.c_str(),
+                     expected.c_str(), value ? value : "(nothing)");
+        return false;
+      }
+      ++i;
+      return true;
+    };
+    bool ok = true;
+    if (arg == "--help" || arg == "-h") {
+      printPerplexityUsage();
+      return -1;
+    } else if (arg == "--text") {
+      if ((ok = value != nullptr))
+        a->textFile = argv[++i];
+      else
+        std::fprintf(stderr, "error: --text expects a file name\n");
+    } else if (arg == "--context") {
+      ok = number(&a->context.emplace(), INT64_MIN);
+    } else if (arg == "--stride") {
+      ok = number(&a->stride.emplace(), INT64_MIN);
+    } else if (arg == "--max-tokens") {
+      ok = number(&a->maxTokens, 2);
+    } else if (arg == "--threads") {
+      ok = number(&a->threads, 0);
+    } else if (arg == "--json") {
+      a->json = true;
+    } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
+      a->artifact = arg;
+    } else {
+      std::fprintf(stderr, "error: unknown argument '%s'\n\n", arg.c_str());
+      printPerplexityUsage();
+      return 2;
+    }
+    if (!ok)
+      return 2;
+  }
+  if (a->artifact.empty() || a->textFile.empty()) {
+    std::fprintf(stderr, "error: give an artifact and --text FILE\n\n");
+    printPerplexityUsage();
+    return 2;
+  }
+  return 0;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+Status readTextFile(const std::string &path, std::string *text) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::error("--text " + path +
+                         " is a directory; expected a "
+                         "text file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error("--text " + path + ": cannot open it (" +
+                         std::strerror(errno) + ")");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad())
+    return Status::error("--text " + path + ": cannot read it");
+  *text = bytes.str();
+  if (text->empty())
+    return Status::error("--text " + path +
+                         " is empty; expected some text "
+                         "to score");
+  return Status::ok();
+}
+
+/// Text tokens [begin, end) are run from position 0; [firstScored, end)
+/// are scored, each from the logits of the token before it.
+struct Window {
+  int64_t begin = 0, end = 0, firstScored = 0;
+};
+
+/// Hugging Face's loop: begin = 0, stride, 2·stride, ... until a window
+/// reaches the end; each scores from where the previous one ended, but
+/// never its own first token.
+std::vector<Window> planWindows(int64_t tokens, int64_t context,
+                                int64_t stride) {
+  std::vector<Window> windows;
+  int64_t prevEnd = 0;
+  for (int64_t begin = 0; begin < tokens; begin += stride) {
+    Window w;
+    w.begin = begin;
+    w.end = std::min(begin + context, tokens);
+    w.firstScored = std::max(prevEnd, begin + 1);
+    if (w.firstScored < w.end)
+      windows.push_back(w);
+    prevEnd = w.end;
+    if (w.end == tokens)
+      break;
+  }
+  return windows;
+}
+
+/// -log softmax(logits)[target], in double: log-sum-exp after the max.
+double tokenNll(const float *logits, int64_t vocab, int32_t target) {
+  double mx = -INFINITY;
+  for (int64_t v = 0; v < vocab; ++v)
+    mx = std::max(mx, double(logits[v]));
+  double sum = 0;
+  for (int64_t v = 0; v < vocab; ++v)
+    sum += std::exp(double(logits[v]) - mx);
+  return mx + std::log(sum) - double(logits[target]);
+}
+
+/// Runs windows through the artifact's step and sums their tokens' NLL.
+/// Every window reuses the same cache blocks from position 0: a position is
+/// written before any token of the window reads it.
+class WindowScorer {
+public:
+  WindowScorer(const Artifact &artifact, unsigned threads)
+      : config_(artifact.manifest().llm), pool_(threads),
+        executor_(artifact, pool_) {}
+
+  Status init(int64_t context) {
+    const int64_t numBlocks =
+        (context + config_.blockSize - 1) / config_.blockSize;
+    if (Status s = kv_.allocate(config_, numBlocks); !s)
+      return s;
+    executor_.setKvCache(&kv_.view());
+    for (int64_t b = 0; b < numBlocks; ++b)
+      blocks_.push_back(int32_t(b));
+    return Status::ok();
+  }
+
+  /// Adds the NLL of the window's scored tokens to `*nllSum`.
+  Status score(const std::vector<int32_t> &ids, const Window &w,
+               double *nllSum) {
+    const int32_t *win = ids.data() + w.begin;
+    const int64_t fed = w.end - w.begin - 1; // the last token predicts none
+    const int64_t firstRow = w.firstScored - w.begin - 1;
+    const int64_t maxTokens = std::max<int64_t>(1, config_.maxTokensPerStep);
+    const int64_t maxSeqs = std::max<int64_t>(1, config_.maxSeqs);
+    for (int64_t pos = 0; pos < fed;) {
+      StepBatch batch;
+      std::vector<int64_t> rowPositions; // -1: a context row, not scored
+      if (pos < firstRow) {
+        const int64_t count = std::min(firstRow - pos, maxTokens);
+        batch.addSequence(win + pos, count, pos, blocks_, config_.blockSize);
+        rowPositions.push_back(-1);
+        pos += count;
+      }
+      while (pos >= firstRow && pos < fed &&
+             int64_t(batch.tokens.size()) < maxTokens &&
+             int64_t(rowPositions.size()) < maxSeqs) {
+        batch.addSequence(win + pos, 1, pos, blocks_, config_.blockSize);
+        rowPositions.push_back(pos++);
+      }
+      std::vector<NamedTensor> outputs;
+      if (Status s = executor_.run(batch.toTensors(), &outputs); !s)
+        return s;
+      const HostTensor &logits = outputs.at(0).tensor;
+      const int64_t vocab = logits.shape.at(1);
+      const float *rows = reinterpret_cast<const float *>(logits.data.data());
+      for (size_t r = 0; r < rowPositions.size(); ++r)
+        if (rowPositions[r] >= 0)
+          *nllSum +=
+              tokenNll(rows + r * vocab, vocab, win[rowPositions[r] + 1]);
+    }
+    return Status::ok();
+  }
+
+private:
+  const LlmConfig &config_;
+  ThreadPool pool_;
+  Executor executor_;
+  KvCacheStorage kv_;
+  std::vector<int32_t> blocks_;
+};
+
+/// A bar redrawn in place on a terminal; otherwise a line per ~10%.
+class Progress {
+public:
+  explicit Progress(int64_t total) : total_(total), tty_(isatty(2)) {}
+
+  void update(int64_t done, int64_t scored, double nllSum, double seconds) {
+    const int64_t tenth = done * 10 / total_;
+    if (!tty_ && tenth == lastTenth_ && done != total_)
+      return;
+    lastTenth_ = tenth;
+    const double ppl = scored ? std::exp(nllSum / double(scored)) : 0;
+    const double eta =
+        done ? seconds * double(total_ - done) / double(done) : 0;
+    if (tty_) {
+      const int width = 30, fill = int(width * done / total_);
+      std::fprintf(stderr, "\r[%s%s] %lld/%lld windows, ppl %.4f, ETA %.0f s ",
+                   std::string(fill, '#').c_str(),
+                   std::string(width - fill, '.').c_str(),
+                   static_cast<long long>(done), static_cast<long long>(total_),
+                   ppl, eta);
+      if (done == total_)
+        std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "perplexity: %lld/%lld windows, ppl %.4f\n",
+                   static_cast<long long>(done), static_cast<long long>(total_),
+                   ppl);
+    }
+  }
+
+private:
+  int64_t total_, lastTenth_ = 0;
+  bool tty_;
+};
+
+/// The context and stride to use, or an error naming the flag.
+Status resolveWindowing(const PerplexityArgs &a, const LlmConfig &c,
+                        int64_t *context, int64_t *stride) {
+  const int64_t maxContext =
+      std::min(c.maxPositions, c.maxBlocksPerSeq * c.blockSize);
+  *context = a.context.value_or(std::min<int64_t>(512, maxContext));
+  if (*context > maxContext)
+    return Status::error("--context " + std::to_string(*context) +
+                         " exceeds the context of " +
+                         std::to_string(maxContext) + " tokens " + a.artifact +
+                         " was compiled for (--max-context)");
+  if (*context < 2) // a 1-token window predicts nothing
+    return Status::error((a.context
+                              ? "--context " + std::to_string(*context)
+                              : a.artifact + " was compiled for a context of " +
+                                    std::to_string(maxContext) + " tokens") +
+                         "; expected a context of at least 2 tokens");
+  *stride = a.stride.value_or(std::max<int64_t>(1, *context / 2));
+  if (*stride < 1 || *stride > *context)
+    return Status::error("--stride " + std::to_string(*stride) +
+                         ": expected 1 to the context (" +
+                         std::to_string(*context) + " tokens)");
+  return Status::ok();
+}
+
+} // namespace
+
+int perplexityMain(int argc, char **argv) {
+  PerplexityArgs a;
+  if (int rc = parseArgs(argc, argv, &a))
+    return rc < 0 ? 0 : rc;
+  std::string text;
+  if (Status s = readTextFile(a.textFile, &text); !s)
+    return fail(s.message());
+  std::unique_ptr<Artifact> artifact;
+  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+    return fail(s.message());
+  const Manifest &m = artifact->manifest();
+  if (!m.hasLlm)
+    return fail(a.artifact + ": not an LLM artifact (compiled from an ONNX "
+                             "graph); `ingot perplexity` needs a language "
+                             "model");
+  int64_t context = 0, stride = 0;
+  if (Status s = resolveWindowing(a, m.llm, &context, &stride); !s)
+    return fail(s.message());
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (Status s = Tokenizer::create(m.tokenizer, &tokenizer); !s)
+    return fail(a.artifact + ": tokenizer: " + s.message());
+
+  std::vector<int32_t> ids = tokenizer->encode(text, tokenizer->addBos());
+  if (a.maxTokens && int64_t(ids.size()) > a.maxTokens)
+    ids.resize(size_t(a.maxTokens));
+  if (ids.size() < 2)
+    return fail("--text " + a.textFile + " is " + std::to_string(ids.size()) +
+                " token long; perplexity needs at least 2 tokens");
+  for (int32_t id : ids)
+    if (id < 0 || id >= m.llm.vocabSize)
+      return fail(a.artifact + ": its tokenizer gave token " +
+                  std::to_string(id) + ", outside the model's vocabulary of " +
+                  std::to_string(m.llm.vocabSize));
+
+  const std::vector<Window> windows =
+      planWindows(int64_t(ids.size()), context, stride);
+  WindowScorer scorer(*artifact, unsigned(a.threads));
+  if (Status s = scorer.init(context); !s)
+    return fail(a.artifact + ": " + s.message());
+  Progress progress(int64_t(windows.size()));
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  double nllSum = 0;
+  int64_t scored = 0;
+  for (size_t i = 0; i < windows.size(); ++i) {
+    if (Status s = scorer.score(ids, windows[i], &nllSum); !s)
+      return fail(a.artifact + ": " + s.message());
+    scored += windows[i].end - windows[i].firstScored;
+    progress.update(int64_t(i + 1), scored, nllSum, elapsed());
+  }
+  const double seconds = elapsed();
+  const double nllMean = nllSum / double(scored);
+  const double ppl = std::exp(nllMean);
+  const double rate = seconds > 0 ? double(scored) / seconds : 0;
+
+  if (a.json) {
+    std::string out;
+    json::Writer w(&out, 0);
+    w.beginObject();
+    w.field("perplexity", ppl);
+    w.field("nll_mean", nllMean);
+    w.field("tokens_scored", scored);
+    w.field("context", context);
+    w.field("stride", stride);
+    w.field("windows", int64_t(windows.size()));
+    w.field("seconds", seconds);
+    w.field("tokens_per_second", rate);
+    w.endObject();
+    std::printf("%s\n", out.c_str());
+  } else {
+    std::printf("perplexity %.3f over %lld tokens (context %lld, stride "
+                "%lld), %.1f s, %.0f tokens/s\n",
+                ppl, static_cast<long long>(scored),
+                static_cast<long long>(context), static_cast<long long>(stride),
+                seconds, rate);
+  }
+  return 0;
+}
+
+} // namespace ingot::cli
