@@ -164,3 +164,23 @@ def test_smollm2_reads_english_with_low_perplexity(smollm2):
     nll = -logp[np.arange(len(ids) - 1), ids[1:]].mean()
     print(f"mean NLL over {len(ids)} tokens: {nll:.3f}")
     assert nll < 3.0
+
+
+GPL3 = Path("/usr/share/common-licenses/GPL-3")
+
+
+@pytest.mark.skipif(not GPL3.is_file(), reason="no /usr/share/common-licenses/GPL-3")
+def test_perplexity_matches_reference(artifact, reference, model_dir):
+    """`ingot perplexity` on the real model: the first 300 tokens of the
+    GPL-3 in windows of 128 every 64, against the float64 reference's NLLs
+    with the same windowing (tolerance as in test_perplexity.py)."""
+    from test_perplexity import PPL_RTOL, reference_nlls, text_ids
+    ids = text_ids(model_dir, GPL3)[:300]
+    expected = reference_nlls(reference, ids, 128, 64)
+    proc = ingot("perplexity", artifact, "--text", GPL3, "--json", "--context",
+                 "128", "--stride", "64", "--max-tokens", "300", timeout=600)
+    assert proc.returncode == 0, describe(proc)
+    out = json.loads(proc.stdout)
+    assert out["tokens_scored"] == len(expected) == 299
+    err = abs(out["perplexity"] / np.exp(expected.mean()) - 1)
+    assert err < PPL_RTOL, f"perplexity relative error {err:.3g}"
