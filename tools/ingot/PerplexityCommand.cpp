@@ -150,8 +150,7 @@ Status readTextFile(const std::string &path, std::string *text) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Status::error("--text " + path +
-                         " is a directory; expected a "
-                         "text file");
+                         " is a directory; expected a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error("--text " + path + ": cannot open it (" +
@@ -163,8 +162,7 @@ Status readTextFile(const std::string &path, std::string *text) {
   *text = bytes.str();
   if (text->empty())
     return Status::error("--text " + path +
-                         " is empty; expected some text "
-                         "to score");
+                         " is empty; expected some text to score");
   return Status::ok();
 }
 
