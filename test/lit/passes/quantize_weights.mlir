@@ -20,7 +20,7 @@
 // FP8: ingot.param "q.weight@f8e4m3g576" {parts = ["q.weight"], quant = #ingot.quant<"f8e4m3", group = 576>}
 // CHANNEL: ingot.param "q.weight@q8g576" {parts = ["q.weight"], quant = #ingot.quant<"q8", group = 576>}
 // NONE-LABEL: func.func @plain
-// NONE-NOT: quant
+// NONE-NOT: #ingot.quant
 // BADMODE: unknown mode 'int3'; known: none, int8, int4, fp8
 // BADSCHEME: int8 is symmetric only; scheme=asym needs int4
 func.func @plain(%x: tensor<?x576xf32>) -> tensor<?x64xf32> {
@@ -39,7 +39,7 @@ func.func @plain(%x: tensor<?x576xf32>) -> tensor<?x64xf32> {
 // INT8: ingot.gather %[[E]]
 // INT8: ingot.linear %{{.+}}, %[[Q]] {w_layout = "nk"}
 // EXCL-LABEL: func.func @tied
-// EXCL-NOT: quant
+// EXCL-NOT: #ingot.quant
 func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
   %e = ingot.param "embed" : tensor<100x16xf32>
   %h = ingot.gather %e, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
@@ -59,7 +59,7 @@ func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
 // INT8: ingot.param "mlp.up.bias" : tensor<48xf32>
 // EXCL-LABEL: func.func @not_quantised
 // EXCL: ingot.param "mlp.up.weight" : tensor<48x32xf32>
-// EXCL-NOT: quant
+// EXCL-NOT: #ingot.quant
 func.func @not_quantised(%x: tensor<?x64xf32>, %x2: tensor<?x32xf32>) -> (tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x48xf32>) {
   %kn = ingot.param "kn.weight" : tensor<64x32xf32>
   %a = ingot.linear %x, %kn {w_layout = "kn"} : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
