@@ -343,3 +343,35 @@ func.func @param_empty_name() -> tensor<3xi64> {
   %w = ingot.param "" : tensor<3xi64>
   return %w : tensor<3xi64>
 }
+
+// -----
+
+func.func @param_quant_unknown_format() -> tensor<8x32xf32> {
+  // expected-error @+1 {{unknown quantised format "q3"; known: q8, q4, q4m, f8e4m3}}
+  %w = ingot.param "w" {quant = #ingot.quant<"q3", group = 32>} : tensor<8x32xf32>
+  return %w : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @param_quant_group_zero() -> tensor<8x32xf32> {
+  // expected-error @+1 {{quantisation group must be >= 1, got 0}}
+  %w = ingot.param "w" {quant = #ingot.quant<"q8", group = 0>} : tensor<8x32xf32>
+  return %w : tensor<8x32xf32>
+}
+
+// -----
+
+func.func @param_quant_not_2d() -> tensor<32xf32> {
+  // expected-error @+1 {{'ingot.param' op a quantised param must be a row-major 2-D f32, f16 or bf16 tensor, got 'tensor<32xf32>' (layout "row-major")}}
+  %w = ingot.param "w" {quant = #ingot.quant<"q8", group = 32>} : tensor<32xf32>
+  return %w : tensor<32xf32>
+}
+
+// -----
+
+func.func @param_quant_int_elements() -> tensor<8x32xi32> {
+  // expected-error @+1 {{'ingot.param' op a quantised param must be a row-major 2-D f32, f16 or bf16 tensor}}
+  %w = ingot.param "w" {quant = #ingot.quant<"q4", group = 32>} : tensor<8x32xi32>
+  return %w : tensor<8x32xi32>
+}

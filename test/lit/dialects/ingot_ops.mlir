@@ -15,6 +15,15 @@ func.func @param() -> tensor<64x64xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @param_quantised
+// CHECK:         ingot.param "w@q4mg128" {parts = ["w"], quant = #ingot.quant<"q4m", group = 128>} : tensor<64x576xbf16>
+func.func @param_quantised() -> tensor<64x576xbf16> {
+  %w = ingot.param "w@q4mg128" {parts = ["w"], quant = #ingot.quant<"q4m", group = 128>} : tensor<64x576xbf16>
+  return %w : tensor<64x576xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @constant
 // CHECK:         %[[S:.+]] = ingot.constant dense<[2, 8, 64]> : tensor<3xi64>
 // CHECK:         %[[F:.+]] = ingot.constant dense<1.000000e+00> : tensor<f32>

@@ -124,3 +124,15 @@ func.func @shape_kernels_and_passthrough(%x: tensor<?x64xf32> {ingot.dims = ["se
 
 // A function without a body has nothing to lower and must survive the pass.
 // DECL: func.func private @external
+
+// -----
+
+// A quantised param carries its block format and group into the plan; its
+// memref keeps the logical shape and element type.
+// CHECK-LABEL: func.func @quantised_param
+// CHECK:         plan.param "w@q4g32" {group = 32 : i64, parts = ["w"], quant = "q4"} : memref<16x64xf32>
+func.func @quantised_param(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}) -> tensor<?x16xf32> {
+  %w = ingot.param "w@q4g32" {parts = ["w"], quant = #ingot.quant<"q4", group = 32>} : tensor<16x64xf32>
+  %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<16x64xf32>) -> tensor<?x16xf32>
+  return %y : tensor<?x16xf32>
+}
