@@ -136,11 +136,19 @@ TEST(Quant, E4m3MatchesTheFormat) {
   }
 }
 
-std::vector<const QuantLinearKernels *> supportedSets() {
-  std::vector<const QuantLinearKernels *> sets = {&genericQuantLinearKernels()};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c"))
+/// Kernel sets of one lane width: the portable one first, then the ISA's
+/// when this CPU has it.
+std::vector<const QuantLinearKernels *> supportedSets(int lanes) {
+  std::vector<const QuantLinearKernels *> sets = {
+      &genericQuantLinearKernels(lanes)};
+  const bool avx2 = __builtin_cpu_supports("avx2") &&
+                    __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
+  if (lanes == 8 && avx2)
     sets.push_back(&avx2QuantLinearKernels());
+  if (lanes == 16 && avx2 && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl"))
+    sets.push_back(&avx512QuantLinearKernels());
   return sets;
 }
 
@@ -171,15 +179,17 @@ std::vector<float> dequantised(const Case &c, const std::vector<uint8_t> &w,
 /// rows of x) and equals the double sum over the dequantised values.
 TEST(LinearQuant, EveryIsaMatchesTheExactSumsBitwiseAlike) {
   for (const Case &c : kCases)
+    for (int lanes : {8, 16})
     for (int64_t m : {1, 2, 3, 5, 8, 13, 32}) {
-      SCOPED_TRACE(describe(c) + " m=" + std::to_string(m));
+      SCOPED_TRACE(describe(c) + " m=" + std::to_string(m) + " lanes=" +
+                   std::to_string(lanes));
       const int64_t n = 23;
       std::vector<uint8_t> w = quantisedWeights(c, n, 11);
       std::vector<float> wf = dequantised(c, w, n);
       std::vector<float> x = randomValues(size_t((m + 2) * c.k), 12);
       std::vector<float> bias = randomValues(size_t(n), 13);
       std::vector<float> first;
-      for (const QuantLinearKernels *ks : supportedSets()) {
+      for (const QuantLinearKernels *ks : supportedSets(lanes)) {
         SCOPED_TRACE(ks->isa);
         std::vector<float> y(size_t(m * n), -1.0f);
         QuantLinearArgs a;

@@ -1,8 +1,9 @@
 //===- LinearQuant.cpp - Portable quantised linear and the ISA choice -----===//
 //
-// The portable kernel performs the x86 kernel's operations one lane at a
-// time (LinearQuant.h). It is the fallback for CPUs without AVX2 and the
-// reference the x86 kernel is tested against bitwise.
+// The portable kernel performs an x86 kernel's operations one lane at a
+// time (LinearQuant.h), for 8 or 16 lanes. It is the fallback for CPUs
+// without AVX2 and the reference the x86 kernels are tested against
+// bitwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +29,18 @@ float reduceAdd8(const float *v) {
   return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7]));
 }
 
+/// The ISA kernels' lane reductions: 16 lanes fold in halves first.
+template <int L> float reduceLanes(const float *v) {
+  if constexpr (L == 8) {
+    return reduceAdd8(v);
+  } else {
+    float h[8];
+    for (int l = 0; l < 8; ++l)
+      h[l] = v[l] + v[l + 8];
+    return reduceAdd8(h);
+  }
+}
+
 /// Row j of the weight dequantised (widenGroup's factors times d).
 template <DType T>
 void dequantRow(const QuantLinearArgs &a, int64_t j, float *out) {
@@ -44,38 +57,39 @@ void dequantRow(const QuantLinearArgs &a, int64_t j, float *out) {
   }
 }
 
-template <DType T>
+template <DType T, int L>
 void nkRange(const QuantLinearArgs &a, int64_t n0, int64_t n1) {
   std::vector<float> w(size_t(a.k));
   for (int64_t j = n0; j < n1; ++j) {
     dequantRow<T>(a, j, w.data());
     for (int64_t r = a.row0; r < a.row0 + a.m; ++r) {
       const float *x = a.x + r * a.k;
-      float lanes[8] = {}, tail = 0;
+      float lanes[L] = {}, tail = 0;
       for (int64_t k0 = 0; k0 < a.k; k0 += a.group) {
-        const int64_t gs = std::min(a.group, a.k - k0), vec = gs / 8 * 8;
-        for (int64_t v = 0; v < vec; v += 8)
-          for (int l = 0; l < 8; ++l)
+        const int64_t gs = std::min(a.group, a.k - k0), vec = gs / L * L;
+        for (int64_t v = 0; v < vec; v += L)
+          for (int l = 0; l < L; ++l)
             lanes[l] = std::fma(x[k0 + v + l], w[size_t(k0 + v + l)], lanes[l]);
         for (int64_t v = vec; v < gs; ++v)
           tail = std::fma(x[k0 + v], w[size_t(k0 + v)], tail);
       }
-      const float s = reduceAdd8(lanes) + tail;
+      const float s = reduceLanes<L>(lanes) + tail;
       a.y[(r - a.row0) * a.n + j] = a.bias ? s + a.bias[j] : s;
     }
   }
 }
 
+template <int L>
 void nkGeneric(const QuantLinearArgs &a, int64_t n0, int64_t n1) {
   switch (a.wType) {
   case DType::Q8:
-    return nkRange<DType::Q8>(a, n0, n1);
+    return nkRange<DType::Q8, L>(a, n0, n1);
   case DType::Q4:
-    return nkRange<DType::Q4>(a, n0, n1);
+    return nkRange<DType::Q4, L>(a, n0, n1);
   case DType::Q4M:
-    return nkRange<DType::Q4M>(a, n0, n1);
+    return nkRange<DType::Q4M, L>(a, n0, n1);
   case DType::F8E4M3:
-    return nkRange<DType::F8E4M3>(a, n0, n1);
+    return nkRange<DType::F8E4M3, L>(a, n0, n1);
   default:
     return;
   }
@@ -83,17 +97,31 @@ void nkGeneric(const QuantLinearArgs &a, int64_t n0, int64_t n1) {
 
 } // namespace
 
-const QuantLinearKernels &genericQuantLinearKernels() {
-  static const QuantLinearKernels set{nkGeneric, "generic"};
-  return set;
+const QuantLinearKernels &genericQuantLinearKernels(int lanes) {
+  static const QuantLinearKernels set8{nkGeneric<8>, "generic", 8};
+  static const QuantLinearKernels set16{nkGeneric<16>, "generic16", 16};
+  return lanes == 16 ? set16 : set8;
 }
 
 const QuantLinearKernels &bestQuantLinearKernels() {
   static const QuantLinearKernels *best = [] {
     // INGOT_GEMM_ISA caps this as it caps the f32 kernels.
-    if (bestGemmIsa() != GemmIsa::Generic && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
-      return &avx2QuantLinearKernels();
+    const bool avx2 = __builtin_cpu_supports("avx2") &&
+                      __builtin_cpu_supports("fma") &&
+                      __builtin_cpu_supports("f16c");
+    switch (bestGemmIsa()) {
+    case GemmIsa::Avx512:
+      if (avx2 && __builtin_cpu_supports("avx512bw") &&
+          __builtin_cpu_supports("avx512vl"))
+        return &avx512QuantLinearKernels();
+      [[fallthrough]];
+    case GemmIsa::Avx2:
+      if (avx2)
+        return &avx2QuantLinearKernels();
+      break;
+    case GemmIsa::Generic:
+      break;
+    }
     return &genericQuantLinearKernels();
   }();
   return *best;
