@@ -29,6 +29,24 @@ Status materialise(WeightSource &weights, const ParamSpec &spec,
   std::vector<std::string> parts = spec.parts;
   if (parts.empty())
     parts.push_back(spec.name);
+  if (parts.size() == 1) {
+    // One source tensor is already row-major: read it in place, so that
+    // quantising it holds the tensor once, not twice.
+    out.clear();
+    out.reserve(total);
+    if (Status s = weights.produce(parts[0], [&](const void *p, size_t n) {
+          auto *c = static_cast<const uint8_t *>(p);
+          out.insert(out.end(), c, c + n);
+        });
+        !s)
+      return s;
+    if (out.size() != total)
+      return Status::error("weight '" + spec.name + "': part '" + parts[0] +
+                           "' has " + std::to_string(out.size()) +
+                           " bytes but " + shapeText(spec.shape) + " needs " +
+                           std::to_string(total));
+    return Status::ok();
+  }
   std::vector<std::vector<uint8_t>> bytes(parts.size());
   uint64_t sum = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
