@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <immintrin.h>
+#include <vector>
 
 namespace ingot::cpu {
 
@@ -27,6 +28,7 @@ struct Vec {
   static F zero() { return _mm256_setzero_ps(); }
   static F set1(float v) { return _mm256_set1_ps(v); }
   static F loadu(const float *p) { return _mm256_loadu_ps(p); }
+  static void storeu(float *p, F v) { _mm256_storeu_ps(p, v); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   /// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), as LinearQuant.cpp's reduce.
@@ -71,6 +73,7 @@ struct Vec {
   static F zero() { return _mm512_setzero_ps(); }
   static F set1(float v) { return _mm512_set1_ps(v); }
   static F loadu(const float *p) { return _mm512_loadu_ps(p); }
+  static void storeu(float *p, F v) { _mm512_storeu_ps(p, v); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   /// The two halves added lane by lane, then the 8-lane order.
