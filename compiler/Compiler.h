@@ -35,7 +35,7 @@ struct CompileOptions {
   // 0: per channel), --quant-scheme sym|asym, --quant-exclude GLOB,...
   std::string quant = "none";
   int64_t groupSize = -1;
-  std::string quantScheme = "sym";
+  std::string quantScheme; // empty: the mode's default (int4: asym)
   std::vector<std::string> quantExclude;
   // Hugging Face directories only: the engine-step limits.
   int64_t blockSize = 16;

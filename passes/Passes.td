@@ -294,8 +294,10 @@ def QuantizeWeights : Pass<"ingot-quantize-weights", "mlir::func::FuncOp"> {
     `ingot.param` gets a param with `#ingot.quant<format, group = G>`: the
     artifact writer quantises the bytes one tensor at a time while
     streaming them, and the linear kernel computes on the blocks. `mode`
-    int8 gives q8 (symmetric), int4 gives q4 (symmetric) or, with
-    `scheme=asym`, q4m (scale and minimum), fp8 gives f8e4m3. The group
+    int8 gives q8 (symmetric), int4 gives q4m (scale and minimum) or, with
+    `scheme=sym`, q4 (symmetric), fp8 gives f8e4m3. int4 defaults to asym
+    because on SmolLM2-135M (GPL-3 text, context 512) q4 g32 raised the
+    perplexity by 38% over f32 and q4m g32 by 5%. The group
     runs along K; `group-size` 0 means one group per row (per output
     channel), and a K that is not a multiple of the group ends each row
     with a shorter group.
@@ -315,7 +317,7 @@ def QuantizeWeights : Pass<"ingot-quantize-weights", "mlir::func::FuncOp"> {
     ```
     After (`mode=int4`):
     ```mlir
-    %w = ingot.param "q.weight@q4g32" {parts = ["q.weight"], quant = #ingot.quant<"q4", group = 32>} : tensor<64x576xf32>
+    %w = ingot.param "q.weight@q4mg32" {parts = ["q.weight"], quant = #ingot.quant<"q4m", group = 32>} : tensor<64x576xf32>
     %y = ingot.linear %x, %w {w_layout = "nk"} : (...) -> tensor<?x64xf32>
     ```
   }];
@@ -325,8 +327,9 @@ def QuantizeWeights : Pass<"ingot-quantize-weights", "mlir::func::FuncOp"> {
     Option<"groupSize", "group-size", "int64_t", /*default=*/"-1",
            "Values per scale along K; 0 = per output channel; -1 = the "
            "mode's default (int8 and int4: 32, fp8: per channel)">,
-    Option<"scheme", "scheme", "std::string", /*default=*/"\"sym\"",
-           "sym or asym (int4 only: a minimum per group)">,
+    Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
+           "sym or asym (int4 only: a minimum per group); empty = the "
+           "mode's default (int4: asym, int8 and fp8: sym)">,
     ListOption<"exclude", "exclude", "std::string",
                "Glob patterns of weights to leave unquantised">,
   ];

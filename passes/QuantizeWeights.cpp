@@ -55,8 +55,10 @@ struct QuantizeWeightsPass
   /// The block format and default group of mode/scheme, or failure.
   LogicalResult formatOf(func::FuncOp func, std::string *format,
                          int64_t *defaultGroup) {
-    const bool asym = scheme == "asym";
-    if (scheme != "sym" && !asym)
+    const std::string chosen =
+        scheme.empty() ? (mode == "int4" ? "asym" : "sym") : std::string(scheme);
+    const bool asym = chosen == "asym";
+    if (chosen != "sym" && !asym)
       return func.emitError("ingot-quantize-weights: scheme must be sym or "
                             "asym, got '")
              << scheme << "'";

@@ -32,9 +32,10 @@ MODELS = ["llama", "llama_tied_bf16", "qwen2"]
 # setting -> (compile flags, stored format, group; 0 = K, per channel)
 QUANTS = {
     "int8": (["--quant", "int8"], "q8", 32),
-    "int4": (["--quant", "int4"], "q4", 32),
-    "int4-asym": (["--quant", "int4", "--quant-scheme", "asym"], "q4m", 32),
-    "int4-g48": (["--quant", "int4", "--group-size", "48"], "q4", 48),  # K=64: 48+16
+    "int4": (["--quant", "int4", "--quant-scheme", "sym"], "q4", 32),
+    "int4-asym": (["--quant", "int4"], "q4m", 32),  # int4's default scheme
+    "int4-g48": (["--quant", "int4", "--quant-scheme", "sym", "--group-size", "48"],
+                 "q4", 48),  # K=64: 48+16
     "int8-channel": (["--quant", "int8", "--group-size", "0"], "q8", 0),
     "fp8": (["--quant", "fp8"], "f8e4m3", 0),
 }

@@ -1,5 +1,6 @@
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int8" --split-input-file | FileCheck %s --check-prefix=INT8
-// RUN: ingot-opt %s --ingot-quantize-weights="mode=int4" --split-input-file | FileCheck %s --check-prefix=INT4
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 scheme=sym" --split-input-file | FileCheck %s --check-prefix=INT4
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int4" --split-input-file | FileCheck %s --check-prefix=INT4DEFAULT
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 scheme=asym group-size=128" --split-input-file | FileCheck %s --check-prefix=ASYM
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=fp8" --split-input-file | FileCheck %s --check-prefix=FP8
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int8 group-size=0" --split-input-file | FileCheck %s --check-prefix=CHANNEL
@@ -16,6 +17,7 @@
 // INT8: %[[W:.+]] = ingot.param "q.weight@q8g32" {parts = ["q.weight"], quant = #ingot.quant<"q8", group = 32>} : tensor<64x576xf32>
 // INT8: ingot.linear %arg0, %[[W]] {w_layout = "nk"}
 // INT4: ingot.param "q.weight@q4g32" {parts = ["q.weight"], quant = #ingot.quant<"q4", group = 32>} : tensor<64x576xf32>
+// INT4DEFAULT: ingot.param "q.weight@q4mg32" {parts = ["q.weight"], quant = #ingot.quant<"q4m", group = 32>} : tensor<64x576xf32>
 // ASYM: ingot.param "q.weight@q4mg128" {parts = ["q.weight"], quant = #ingot.quant<"q4m", group = 128>} : tensor<64x576xf32>
 // FP8: ingot.param "q.weight@f8e4m3g576" {parts = ["q.weight"], quant = #ingot.quant<"f8e4m3", group = 576>}
 // CHANNEL: ingot.param "q.weight@q8g576" {parts = ["q.weight"], quant = #ingot.quant<"q8", group = 576>}
