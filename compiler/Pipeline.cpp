@@ -74,6 +74,18 @@ void addPlanPasses(OpPassManager &pm, const CompileOptions &options,
   pm.nest<func::FuncOp>().addPass(createPlanMemory());
 }
 
+/// --quant only touches "nk" linear weights (HF models); say so rather
+/// than hand back an unquantised artifact without a word.
+void warnIfNothingQuantised(ModuleOp module, const CompileOptions &options) {
+  bool any = false;
+  module.walk([&](graph::ParamOp p) { any |= bool(p.getQuant()); });
+  if (!any)
+    llvm::errs() << "warning: " << options.modelPath << ": --quant "
+                 << options.quant << " found no weight to quantise (only the "
+                    "weights of \"nk\" linears are, i.e. Hugging Face "
+                    "projections; ONNX MatMul weights are not yet)\n";
+}
+
 /// Formats an MLIR diagnostic as "node 'NAME': message".
 std::string describe(Diagnostic &diag) {
   std::string where;
@@ -207,6 +219,8 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
     addQuantPasses(quantPm, options);
   if (failed(quantPm.run(*module)))
     return fail("quantisation");
+  if (options.quant != "none")
+    warnIfNothingQuantised(*module, options);
   if (Status s = finishPhase(4, "quantized");
       !s || options.compileTo == "quantized")
     return s;

@@ -355,3 +355,16 @@ def test_weight_formats_account_for_every_byte(name, quant, fmt, bpw, compiled):
     q = next(f for f in formats if f["format"] == fmt)
     assert (q["group_size"], q["bits_per_weight"]) == (32, bpw)
     assert all(t["bits_per_weight"] == bpw for t in tensors if t["dtype"] == fmt)
+
+
+def test_quant_on_a_graph_without_hf_linears_warns(tmp_path):
+    """An ONNX MatMul by a weight becomes a "kn" linear, which --quant does
+    not touch yet: the compile says so instead of staying silent."""
+    from ingot_testlib import make_model, node, save_model
+    w = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
+    model = make_model([node("MatMul", ["x", "w"], ["y"])],
+                       [("x", np.float32, [4, 64])], ["y"], {"w": w})
+    path = save_model(model, tmp_path / "matmul.onnx")
+    proc = ingot("compile", path, "-o", tmp_path / "m.ingot", "--quant", "int8")
+    assert proc.returncode == 0, describe(proc)
+    assert "--quant int8 found no weight to quantise" in proc.stderr, describe(proc)

@@ -49,6 +49,17 @@ struct Vec {
     return _mm256_cvtepi32_ps(high ? _mm256_srli_epi32(b, 4)
                                    : _mm256_and_si256(b, _mm256_set1_epi32(0x0f)));
   }
+  /// The 32 values of an int4 run (16 bytes: values 0..15 the low
+  /// nibbles, 16..31 the high ones) as 4 vectors in value order.
+  static void widenRun32(const uint8_t *p, F out[4]) {
+    const __m256i b0 = _mm256_cvtepu8_epi32(load8(p));
+    const __m256i b1 = _mm256_cvtepu8_epi32(load8(p + 8));
+    const __m256i mask = _mm256_set1_epi32(0x0f);
+    out[0] = _mm256_cvtepi32_ps(_mm256_and_si256(b0, mask));
+    out[1] = _mm256_cvtepi32_ps(_mm256_and_si256(b1, mask));
+    out[2] = _mm256_cvtepi32_ps(_mm256_srli_epi32(b0, 4));
+    out[3] = _mm256_cvtepi32_ps(_mm256_srli_epi32(b1, 4));
+  }
   /// Each byte into the high half of a 16-bit lane (sign at bit 15); an
   /// arithmetic shift by one moves exponent and mantissa to bits 13..7
   /// (e4m3HalfBits) and copies the sign into bit 14, which the mask clears.
@@ -96,6 +107,11 @@ struct Vec {
     const __m512i b = _mm512_cvtepu8_epi32(load16(p));
     return _mm512_cvtepi32_ps(high ? _mm512_srli_epi32(b, 4)
                                    : _mm512_and_si512(b, _mm512_set1_epi32(0x0f)));
+  }
+  static void widenRun32(const uint8_t *p, F out[2]) {
+    const __m512i b = _mm512_cvtepu8_epi32(load16(p));
+    out[0] = _mm512_cvtepi32_ps(_mm512_and_si512(b, _mm512_set1_epi32(0x0f)));
+    out[1] = _mm512_cvtepi32_ps(_mm512_srli_epi32(b, 4));
   }
   static F widenE4m3(const uint8_t *p) {
     const __m256i hi = _mm256_slli_epi16(_mm256_cvtepu8_epi16(load16(p)), 8);
