@@ -245,8 +245,6 @@ Status quantizeTensor(const QuantOptions &o, DType elemType, const void *src,
   return Status::ok();
 }
 
-const char *quantFormatName(DType t) { return dtypeName(t); }
-
 uint8_t floatToE4m3(float f) {
   if (std::isnan(f))
     return 0x7f;

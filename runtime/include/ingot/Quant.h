@@ -66,9 +66,6 @@ void dequantizeRow(DType t, int64_t group, const void *src, int64_t k,
 Status quantizeTensor(const QuantOptions &o, DType elemType, const void *src,
                       int64_t n, int64_t k, void *dst);
 
-/// The format named "q8", "q4", "q4m" or "f8e4m3" (dtypeName's names).
-const char *quantFormatName(DType t);
-
 /// e4m3 ("fn": no infinities, 0x7f/0xff NaN) from and to f32, rounding to
 /// nearest even and saturating at ±448.
 uint8_t floatToE4m3(float f);
