@@ -142,6 +142,7 @@ inline void expectSameManifest(const Manifest &a, const Manifest &b) {
     EXPECT_EQ(x.layout, y.layout);
     EXPECT_EQ(x.offset, y.offset);
     EXPECT_EQ(x.bytes, y.bytes);
+    EXPECT_EQ(x.groupSize, y.groupSize);
   }
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
   for (size_t i = 0; i < a.buffers.size(); ++i) {
