@@ -37,6 +37,7 @@ struct CompileOptions {
   int64_t groupSize = -1;
   std::string quantScheme; // empty: the mode's default (int4: asym)
   std::vector<std::string> quantExclude;
+  std::string quantLmHead; // same|int8|none; empty: int4 -> int8, else same
   // Hugging Face directories only: the engine-step limits.
   int64_t blockSize = 16;
   int64_t maxTokensPerStep = 256;

@@ -57,6 +57,7 @@ void addQuantPasses(OpPassManager &pm, const CompileOptions &options) {
   q.groupSize = options.groupSize;
   q.scheme = options.quantScheme;
   q.exclude.assign(options.quantExclude.begin(), options.quantExclude.end());
+  q.lmHead = options.quantLmHead;
   pm.nest<func::FuncOp>().addPass(createQuantizeWeights(q));
 }
 

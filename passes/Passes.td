@@ -310,6 +310,11 @@ def QuantizeWeights : Pass<"ingot-quantize-weights", "mlir::func::FuncOp"> {
     keeps the weight as it is. Weights in "kn" layout (ONNX MatMul) and
     packed weights are left alone.
 
+    The linear named `lm_head` follows `lm-head`: with int4 it defaults to
+    int8 (q8), as llama.cpp's 4-bit files keep their output matrix at higher
+    precision. On SmolLM2-135M a q4m lm_head alone raised the perplexity by
+    4.6%; with it at q8 the int4 model is within 0.1% of f32.
+
     Before:
     ```mlir
     %w = ingot.param "q.weight" : tensor<64x576xf32>
@@ -332,6 +337,9 @@ def QuantizeWeights : Pass<"ingot-quantize-weights", "mlir::func::FuncOp"> {
            "mode's default (int4: asym, int8 and fp8: sym)">,
     ListOption<"exclude", "exclude", "std::string",
                "Glob patterns of weights to leave unquantised">,
+    Option<"lmHead", "lm-head", "std::string", /*default=*/"\"\"",
+           "The lm_head's format: same (as the others), int8, or none; "
+           "empty = the mode's default (int4: int8, else same)">,
   ];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }

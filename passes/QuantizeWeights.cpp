@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
 #include "llvm/Support/GlobPattern.h"
 
 namespace ingot {
@@ -118,24 +120,42 @@ struct QuantizeWeightsPass
       }
       patterns.push_back(std::move(*g));
     }
-    // One quantised param per original, shared by all its linears; the
-    // original stays for other readers and is erased when none are left.
-    llvm::DenseMap<Operation *, ParamOp> quantised;
+    const std::string head = lmHead.empty()
+                                 ? (mode == "int4" ? "int8" : "same")
+                                 : std::string(lmHead);
+    if (head != "same" && head != "int8" && head != "none") {
+      func.emitError("ingot-quantize-weights: lm-head must be same, int8 or "
+                     "none, got '")
+          << head << "'";
+      return signalPassFailure();
+    }
+    // One quantised param per original and format, shared by its linears;
+    // the original stays for other readers and is erased when none are left.
+    std::map<std::pair<Operation *, std::string>, ParamOp> quantised;
     func.walk([&](LinearOp l) {
       ParamOp p = quantisableWeight(l);
       if (!p || excluded(p, l, patterns))
         return;
-      ParamOp &q = quantised[p.getOperation()];
+      std::string f = format;
+      int64_t group = groupSize < 0 ? defaultGroup : groupSize;
+      if (nodeName(l.getLoc()) == "lm_head" && head != "same") {
+        if (head == "none")
+          return;
+        f = "q8", group = groupSize < 0 ? 32 : groupSize;
+      }
+      ParamOp &q = quantised[{p.getOperation(), f}];
       if (!q) {
         const int64_t k = p.getType().getDimSize(1);
-        int64_t group = groupSize < 0 ? defaultGroup : groupSize;
         if (group == 0 || group > k)
           group = k; // one group per row: per output channel
-        q = quantisedParam(p, format, group);
+        q = quantisedParam(p, f, group);
       }
       l.getWeightMutable().assign(q.getResult());
     });
-    for (auto &[op, q] : quantised)
+    llvm::SmallPtrSet<Operation *, 8> originals;
+    for (auto &[key, q] : quantised)
+      originals.insert(key.first);
+    for (Operation *op : originals)
       if (op->use_empty())
         op->erase();
   }

@@ -32,10 +32,13 @@ MODELS = ["llama", "llama_tied_bf16", "qwen2"]
 # setting -> (compile flags, stored format, group; 0 = K, per channel)
 QUANTS = {
     "int8": (["--quant", "int8"], "q8", 32),
-    "int4": (["--quant", "int4", "--quant-scheme", "sym"], "q4", 32),
-    "int4-asym": (["--quant", "int4"], "q4m", 32),  # int4's default scheme
-    "int4-g48": (["--quant", "int4", "--quant-scheme", "sym", "--group-size", "48"],
-                 "q4", 48),  # K=64: 48+16
+    # int4 keeps its lm_head at int8 by default (test_int4_lm_head_is_int8);
+    # `same` puts it in the setting's format, which the checks below expect.
+    "int4": (["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same"],
+             "q4", 32),
+    "int4-asym": (["--quant", "int4", "--quant-lm-head", "same"], "q4m", 32),
+    "int4-g48": (["--quant", "int4", "--quant-scheme", "sym", "--group-size", "48",
+                  "--quant-lm-head", "same"], "q4", 48),  # K=64: 48+16
     "int8-channel": (["--quant", "int8", "--group-size", "0"], "q8", 0),
     "fp8": (["--quant", "fp8"], "f8e4m3", 0),
 }
@@ -315,6 +318,7 @@ def test_exclude_mlp(compiled, source):
 @pytest.mark.parametrize("args, flag", [
     (["--quant", "int3"], "--quant"),
     (["--quant", "int4", "--quant-scheme", "foo"], "--quant-scheme"),
+    (["--quant", "int4", "--quant-lm-head", "int3"], "--quant-lm-head"),
     (["--quant", "int8", "--group-size", "-1"], "--group-size"),
     (["--quant", "int8", "--quant-scheme", "asym"], "--quant-scheme"),
 ])
@@ -368,3 +372,24 @@ def test_quant_on_a_graph_without_hf_linears_warns(tmp_path):
     proc = ingot("compile", path, "-o", tmp_path / "m.ingot", "--quant", "int8")
     assert proc.returncode == 0, describe(proc)
     assert "--quant int8 found no weight to quantise" in proc.stderr, describe(proc)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_int4_lm_head_is_int8(name, compiled, source):
+    """By default --quant int4 stores the lm_head as q8 g32 (as llama.cpp's
+    4-bit files keep their output matrix at higher precision), byte for
+    byte numpy's q8 of the source; the other linears stay q4m."""
+    art = compiled(name, "--quant", "int4")
+    tied = hf_models.CASES[name].get("config", {}).get("tie_word_embeddings", False)
+    head = "model.embed_tokens.weight" if tied else "lm_head.weight"
+    assert art.info["lm_head"] == {"tensor": head + "@q8g32", "format": "q8",
+                                   "group_size": 32}
+    formats = {t["dtype"] for t in art.info["tensors"] if "@" in t["name"]}
+    assert formats == {"q4m", "q8"}
+    for t, parts, fmt, group in art.quantised():
+        if fmt != "q8":
+            continue
+        assert parts == [head]
+        src = source[name][head]
+        want = quantize("q8", src, 32)
+        assert np.array_equal(art.tensor_bytes(t).reshape(want.shape), want)

@@ -36,6 +36,8 @@ void printCompileUsage() {
       "                          32; 0 = per output channel, fp8's default)\n"
       "  --quant-scheme sym|asym int4: with a minimum (q4m, default) or\n"
       "                          symmetric (q4, as GGUF Q4_0)\n"
+      "  --quant-lm-head same|int8|none  the lm_head's format (default: int8\n"
+      "                          with --quant int4, else the same as the rest)\n"
       "  --quant-exclude GLOB,.. weights to keep as they are (names of params,\n"
       "                          source tensors or nodes, e.g. lm_head,*embed*)\n"
       "  --dump-ir=DIR           write the IR of every phase to DIR\n"
@@ -164,6 +166,13 @@ int compileMain(int argc, char **argv) {
         return 2;
       }
       options.quantScheme = v;
+    } else if (value("--quant-lm-head", &v)) {
+      if (v != "same" && v != "int8" && v != "none") {
+        std::fprintf(stderr, "error: --quant-lm-head takes same, int8 or none, "
+                     "got '%s'\n", v.c_str());
+        return 2;
+      }
+      options.quantLmHead = v;
     } else if (value("--quant-exclude", &v)) {
       for (size_t p = 0; p <= v.size();) {
         size_t c = std::min(v.find(',', p), v.size());

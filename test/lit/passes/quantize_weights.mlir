@@ -1,6 +1,9 @@
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int8" --split-input-file | FileCheck %s --check-prefix=INT8
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 scheme=sym" --split-input-file | FileCheck %s --check-prefix=INT4
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int4" --split-input-file | FileCheck %s --check-prefix=INT4DEFAULT
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 lm-head=same" --split-input-file | FileCheck %s --check-prefix=HEADSAME
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int8 lm-head=none" --split-input-file | FileCheck %s --check-prefix=HEADNONE
+// RUN: not ingot-opt %s --ingot-quantize-weights="mode=int8 lm-head=int2" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADHEAD
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 scheme=asym group-size=128" --split-input-file | FileCheck %s --check-prefix=ASYM
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=fp8" --split-input-file | FileCheck %s --check-prefix=FP8
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int8 group-size=0" --split-input-file | FileCheck %s --check-prefix=CHANNEL
@@ -25,6 +28,7 @@
 // NONE-NOT: #ingot.quant
 // BADMODE: unknown mode 'int3'; known: none, int8, int4, fp8
 // BADSCHEME: int8 is symmetric only; scheme=asym needs int4
+// BADHEAD: lm-head must be same, int8 or none, got 'int2'
 func.func @plain(%x: tensor<?x576xf32>) -> tensor<?x64xf32> {
   %w = ingot.param "q.weight" : tensor<64x576xf32>
   %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x576xf32>, tensor<64x576xf32>) -> tensor<?x64xf32>
@@ -42,6 +46,13 @@ func.func @plain(%x: tensor<?x576xf32>) -> tensor<?x64xf32> {
 // INT8: ingot.linear %{{.+}}, %[[Q]] {w_layout = "nk"}
 // EXCL-LABEL: func.func @tied
 // EXCL-NOT: #ingot.quant
+// With int4 the lm_head defaults to int8 (q8), unless lm-head says else.
+// INT4DEFAULT-LABEL: func.func @tied
+// INT4DEFAULT: ingot.param "embed@q8g16" {parts = ["embed"], quant = #ingot.quant<"q8", group = 16>}
+// HEADSAME-LABEL: func.func @tied
+// HEADSAME: ingot.param "embed@q4mg16" {parts = ["embed"], quant = #ingot.quant<"q4m", group = 16>}
+// HEADNONE-LABEL: func.func @tied
+// HEADNONE-NOT: #ingot.quant
 func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
   %e = ingot.param "embed" : tensor<100x16xf32>
   %h = ingot.gather %e, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
@@ -59,6 +70,7 @@ func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
 // INT8: ingot.param "packed@nk16" {{{.*}}layout = "nk16"
 // INT8: ingot.param "mlp.up.weight@q8g32"
 // INT8: ingot.param "mlp.up.bias" : tensor<48xf32>
+// HEADNONE-LABEL: func.func @not_quantised
 // EXCL-LABEL: func.func @not_quantised
 // EXCL: ingot.param "mlp.up.weight" : tensor<48x32xf32>
 // EXCL-NOT: #ingot.quant
