@@ -20,7 +20,9 @@ ONNX_NAME = "smollm2-135m-instruct-kv.onnx"
 INGOT_STACKS = {
     "ingot": [],
     "ingot-int8": ["--quant", "int8"],
-    "ingot-int4": ["--quant", "int4", "--quant-scheme", "sym"],
+    # Matched to the peers' files: the all-Q4_0 GGUF has a 4-bit output
+    # matrix, the bundled Q4_1 file a Q8_0 one (int4's default lm_head).
+    "ingot-int4": ["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same"],
     "ingot-q4m": ["--quant", "int4", "--quant-scheme", "asym"],
     "ingot-fp8": ["--quant", "fp8"],
 }
@@ -33,7 +35,7 @@ PAIRS = (
     ("f32 ↔ F32", "ingot", "llama.cpp-f32"),
     ("8-bit: q8 g32 ↔ Q8_0", "ingot-int8", "llama.cpp-q8_0"),
     ("4-bit: q4 g32 ↔ Q4_0", "ingot-int4", "llama.cpp-q4_0"),
-    ("4-bit + min: q4m g32 ↔ Q4_1", "ingot-q4m", "llama.cpp-q4_1"),
+    ("4-bit + min: q4m g32, lm_head q8 ↔ Q4_1, token_embd Q8_0", "ingot-q4m", "llama.cpp-q4_1"),
     ("f32 ↔ F16", "ingot", "llama.cpp-f16"),
     ("f32 ↔ f32", "ingot", "onnxruntime"),
 )
