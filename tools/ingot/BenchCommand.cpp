@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
+#include "CliNumbers.h"
 #include "Commands.h"
 
 #include "ingot/Artifact.h"
@@ -54,16 +55,6 @@ void printUsage(FILE *f) {
       "        --progress, --no-probe (skip the ceiling probe)\n");
 }
 
-bool parseInt(const char *s, int64_t *out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s, &end, 10);
-  if (!*s || *end || errno)
-    return false;
-  *out = v;
-  return true;
-}
-
 bool parseDouble(const char *s, double *out) {
   char *end = nullptr;
   double v = std::strtod(s, &end);
@@ -104,7 +95,7 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
       if (arg != f.name)
         continue;
       int64_t x;
-      if (!v || !parseInt(v, &x) || x < f.min)
+      if (!v || !parseInt64(v, &x) || x < f.min)
         return usageError(arg +
                           " expects an integer >= " + std::to_string(f.min) +
                           ", got '" + (v ? v : "nothing") + "'");
@@ -137,7 +128,7 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
       ++i;
     } else if (arg == "--seed" || arg == "--threads") {
       int64_t x;
-      if (!v || !parseInt(v, &x) || x < 0)
+      if (!v || !parseInt64(v, &x) || x < 0)
         return usageError(arg + " expects an integer >= 0");
       arg == "--seed" ? a->seed = uint64_t(x) : a->threads = unsigned(x);
       ++i;
@@ -147,7 +138,7 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
       while (true) {
         size_t comma = list.find(',', pos);
         int64_t x;
-        if (!parseInt(list.substr(pos, comma - pos).c_str(), &x) || x < 1)
+        if (!parseInt64(list.substr(pos, comma - pos).c_str(), &x) || x < 1)
           return usageError("--max-concurrency expects integers >= 1 "
                             "separated by commas, got '" +
                             list + "'");

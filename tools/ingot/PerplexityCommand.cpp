@@ -9,28 +9,15 @@
 // ends at the text's end. NLL_i = -log softmax(logits at i - 1)[token i],
 // in double with a max-subtracted log-sum-exp; PPL = exp(mean NLL).
 //
-// All-position logits from a step that returns the rows at logits_indices
-// only ([seqs], at most the compiled max-seqs): each position whose logits
-// are needed is fed as a one-token "sequence" whose block table is the
-// window's, at its own position; the context before the first scored
-// position goes in as one ordinary multi-token sequence. This is exactly a
-// causal forward of the window because paged attention (cpu/PagedAttention
-// .cpp) writes the K/V of every token of the step into the cache before any
-// token attends, and a token attends to the window positions [0, its own]
-// of its sequence's blocks: which "sequence" a token belongs to only picks
-// the block table, and all of them name the same blocks. Every other op of
-// the step is row-wise. test/e2e/test_perplexity.py checks the result
-// against a float64 reference.
+// PerplexityScorer.h runs the windows through the artifact's step.
 //
 //===----------------------------------------------------------------------===//
+#include "CliNumbers.h"
 #include "Commands.h"
 #include "JsonWriter.h"
+#include "PerplexityScorer.h"
 
 #include "ingot/Artifact.h"
-#include "ingot/Executor.h"
-#include "ingot/Generator.h"
-#include "ingot/KvCache.h"
-#include "ingot/ThreadPool.h"
 #include "ingot/Tokenizer.h"
 
 #include <algorithm>
@@ -77,23 +64,13 @@ void printPerplexityUsage() {
       "  stride, windows, seconds, tokens_per_second}.\n");
 }
 
-bool parseCount(const char *s, int64_t *out, int64_t min) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s, &end, 10);
-  if (!*s || *end || errno || v < min)
-    return false;
-  *out = v;
-  return true;
-}
-
 /// Returns 0 to go on, -1 after --help, else the usage exit code 2.
 int parseArgs(int argc, char **argv, PerplexityArgs *a) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
     auto number = [&](int64_t *out, int64_t min) {
-      if (!value || !parseCount(value, out, min)) {
+      if (!value || !parseInt64AtLeast(value, out, min)) {
         const std::string expected =
             min == INT64_MIN ? "an integer"
                              : "an integer >= " + std::to_string(min);
@@ -165,109 +142,6 @@ Status readTextFile(const std::string &path, std::string *text) {
                          " is empty; expected some text to score");
   return Status::ok();
 }
-
-/// Text tokens [begin, end) are run from position 0; [firstScored, end)
-/// are scored, each from the logits of the token before it.
-struct Window {
-  int64_t begin = 0, end = 0, firstScored = 0;
-};
-
-/// Hugging Face's loop: begin = 0, stride, 2·stride, ... until a window
-/// reaches the end; each scores from where the previous one ended, but
-/// never its own first token.
-std::vector<Window> planWindows(int64_t tokens, int64_t context,
-                                int64_t stride) {
-  std::vector<Window> windows;
-  int64_t prevEnd = 0;
-  for (int64_t begin = 0; begin < tokens; begin += stride) {
-    Window w;
-    w.begin = begin;
-    w.end = std::min(begin + context, tokens);
-    w.firstScored = std::max(prevEnd, begin + 1);
-    if (w.firstScored < w.end)
-      windows.push_back(w);
-    prevEnd = w.end;
-    if (w.end == tokens)
-      break;
-  }
-  return windows;
-}
-
-/// -log softmax(logits)[target], in double: log-sum-exp after the max.
-double tokenNll(const float *logits, int64_t vocab, int32_t target) {
-  double mx = -INFINITY;
-  for (int64_t v = 0; v < vocab; ++v)
-    mx = std::max(mx, double(logits[v]));
-  double sum = 0;
-  for (int64_t v = 0; v < vocab; ++v)
-    sum += std::exp(double(logits[v]) - mx);
-  return mx + std::log(sum) - double(logits[target]);
-}
-
-/// Runs windows through the artifact's step and sums their tokens' NLL.
-/// Every window reuses the same cache blocks from position 0: a position is
-/// written before any token of the window reads it.
-class WindowScorer {
-public:
-  WindowScorer(const Artifact &artifact, unsigned threads)
-      : config_(artifact.manifest().llm), pool_(threads),
-        executor_(artifact, pool_) {}
-
-  Status init(int64_t context) {
-    const int64_t numBlocks =
-        (context + config_.blockSize - 1) / config_.blockSize;
-    if (Status s = kv_.allocate(config_, numBlocks); !s)
-      return s;
-    executor_.setKvCache(&kv_.view());
-    for (int64_t b = 0; b < numBlocks; ++b)
-      blocks_.push_back(int32_t(b));
-    return Status::ok();
-  }
-
-  /// Adds the NLL of the window's scored tokens to `*nllSum`.
-  Status score(const std::vector<int32_t> &ids, const Window &w,
-               double *nllSum) {
-    const int32_t *win = ids.data() + w.begin;
-    const int64_t fed = w.end - w.begin - 1; // the last token predicts none
-    const int64_t firstRow = w.firstScored - w.begin - 1;
-    const int64_t maxTokens = std::max<int64_t>(1, config_.maxTokensPerStep);
-    const int64_t maxSeqs = std::max<int64_t>(1, config_.maxSeqs);
-    for (int64_t pos = 0; pos < fed;) {
-      StepBatch batch;
-      std::vector<int64_t> rowPositions; // -1: a context row, not scored
-      if (pos < firstRow) {
-        const int64_t count = std::min(firstRow - pos, maxTokens);
-        batch.addSequence(win + pos, count, pos, blocks_, config_.blockSize);
-        rowPositions.push_back(-1);
-        pos += count;
-      }
-      while (pos >= firstRow && pos < fed &&
-             int64_t(batch.tokens.size()) < maxTokens &&
-             int64_t(rowPositions.size()) < maxSeqs) {
-        batch.addSequence(win + pos, 1, pos, blocks_, config_.blockSize);
-        rowPositions.push_back(pos++);
-      }
-      std::vector<NamedTensor> outputs;
-      if (Status s = executor_.run(batch.toTensors(), &outputs); !s)
-        return s;
-      const HostTensor &logits = outputs.at(0).tensor;
-      const int64_t vocab = logits.shape.at(1);
-      const float *rows = reinterpret_cast<const float *>(logits.data.data());
-      for (size_t r = 0; r < rowPositions.size(); ++r)
-        if (rowPositions[r] >= 0)
-          *nllSum +=
-              tokenNll(rows + r * vocab, vocab, win[rowPositions[r] + 1]);
-    }
-    return Status::ok();
-  }
-
-private:
-  const LlmConfig &config_;
-  ThreadPool pool_;
-  Executor executor_;
-  KvCacheStorage kv_;
-  std::vector<int32_t> blocks_;
-};
 
 /// A bar redrawn in place on a terminal; otherwise a line per ~10%.
 class Progress {

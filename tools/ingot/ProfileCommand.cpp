@@ -8,6 +8,7 @@
 // top kernels against the probed ceilings, and writes a Chrome trace.
 //
 //===----------------------------------------------------------------------===//
+#include "CliNumbers.h"
 #include "Commands.h"
 #include "ProfileOutput.h"
 
@@ -52,23 +53,13 @@ void printProfileUsage() {
       "  --by-origin adds a table grouped by graph node, layers folded.\n");
 }
 
-bool parsePositive(const char *s, int64_t *out, int64_t min) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s, &end, 10);
-  if (!*s || *end || errno || v < min)
-    return false;
-  *out = v;
-  return true;
-}
-
 /// Returns 0 to go on, -1 after --help, else the usage exit code 2.
 int parseArgs(int argc, char **argv, ProfileArgs *a) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
     auto number = [&](int64_t *out, int64_t min) {
-      if (!value || !parsePositive(value, out, min)) {
+      if (!value || !parseInt64AtLeast(value, out, min)) {
         std::fprintf(stderr, "error: %s expects an integer >= %lld, got '%s'\n",
                      arg.c_str(), static_cast<long long>(min),
                      value ? value : "(nothing)");
