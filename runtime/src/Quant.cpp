@@ -24,14 +24,6 @@ using cpu::bf16ToFloat;
 using cpu::floatToHalf;
 using cpu::halfToFloat;
 
-/// Bytes holding `g` int4 values packed in runs of kQ4Run.
-int64_t q4PayloadBytes(int64_t g) {
-  const int64_t full = g / kQ4Run, tail = g % kQ4Run;
-  return full * (kQ4Run / 2) + (tail + 1) / 2;
-}
-
-int64_t headerBytes(DType t) { return t == DType::Q4M ? 4 : 2; }
-
 void storeHalf(uint8_t *p, uint16_t h) { std::memcpy(p, &h, 2); }
 uint16_t loadHalf(const uint8_t *p) {
   uint16_t h;
@@ -72,7 +64,10 @@ int clampRound(float v, int lo, int hi) {
   return int(std::clamp(r, float(lo), float(hi)));
 }
 
-void quantizeGroup(DType t, const float *x, int64_t g, uint8_t *out) {
+/// `q` is scratch of at least g values (one allocation per row, not per
+/// group).
+void quantizeGroup(DType t, const float *x, int64_t g, uint8_t *out,
+                   uint8_t *q) {
   float amax = 0, lo = x[0], hi = x[0], signedMax = 0;
   for (int64_t i = 0; i < g; ++i) {
     lo = std::min(lo, x[i]);
@@ -83,8 +78,7 @@ void quantizeGroup(DType t, const float *x, int64_t g, uint8_t *out) {
     }
   }
   uint16_t dBits = 0;
-  uint8_t *payload = out + headerBytes(t);
-  std::vector<uint8_t> q(static_cast<size_t>(g), 0);
+  uint8_t *payload = out + quantHeaderBytes(t);
   switch (t) {
   case DType::Q8: {
     const float d = roundedScale(amax / 127.0f, &dBits);
@@ -98,7 +92,7 @@ void quantizeGroup(DType t, const float *x, int64_t g, uint8_t *out) {
     const float d = roundedScale(signedMax / -8.0f, &dBits);
     for (int64_t i = 0; i < g; ++i)
       q[i] = d == 0 ? 8 : uint8_t(clampRound(x[i] / d, -8, 7) + 8);
-    packNibbles(q.data(), g, payload);
+    packNibbles(q, g, payload);
     break;
   }
   case DType::Q4M: {
@@ -107,7 +101,7 @@ void quantizeGroup(DType t, const float *x, int64_t g, uint8_t *out) {
     const float d = roundedScale((hi - m) / 15.0f, &dBits);
     for (int64_t i = 0; i < g; ++i)
       q[i] = d == 0 ? 0 : uint8_t(clampRound((x[i] - m) / d, 0, 15));
-    packNibbles(q.data(), g, payload);
+    packNibbles(q, g, payload);
     storeHalf(out + 2, mBits);
     break;
   }
@@ -123,23 +117,23 @@ void quantizeGroup(DType t, const float *x, int64_t g, uint8_t *out) {
   storeHalf(out, dBits);
 }
 
-void dequantizeGroup(DType t, const uint8_t *in, int64_t g, float *out) {
+void dequantizeGroup(DType t, const uint8_t *in, int64_t g, float *out,
+                     uint8_t *q) {
   const float d = halfToFloat(loadHalf(in));
-  const uint8_t *payload = in + headerBytes(t);
-  std::vector<uint8_t> q(static_cast<size_t>(g));
+  const uint8_t *payload = in + quantHeaderBytes(t);
   switch (t) {
   case DType::Q8:
     for (int64_t i = 0; i < g; ++i)
       out[i] = d * float(int8_t(payload[i]));
     return;
   case DType::Q4:
-    unpackNibbles(payload, g, q.data());
+    unpackNibbles(payload, g, q);
     for (int64_t i = 0; i < g; ++i)
       out[i] = d * float(int(q[i]) - 8);
     return;
   case DType::Q4M: {
     const float m = halfToFloat(loadHalf(in + 2));
-    unpackNibbles(payload, g, q.data());
+    unpackNibbles(payload, g, q);
     for (int64_t i = 0; i < g; ++i)
       out[i] = std::fma(float(q[i]), d, m); // as the kernels compute it
     return;
@@ -154,19 +148,6 @@ void dequantizeGroup(DType t, const uint8_t *in, int64_t g, float *out) {
 }
 
 } // namespace
-
-int64_t quantBlockBytes(DType t, int64_t g) {
-  switch (t) {
-  case DType::Q8:
-  case DType::F8E4M3:
-    return 2 + g;
-  case DType::Q4:
-  case DType::Q4M:
-    return headerBytes(t) + q4PayloadBytes(g);
-  default:
-    return 0;
-  }
-}
 
 int64_t quantRowBytes(DType t, int64_t k, int64_t group) {
   if (group < 1 || k < 0)
@@ -195,9 +176,10 @@ double quantBitsPerWeight(DType t, int64_t k, int64_t group) {
 
 void quantizeRow(const QuantOptions &o, const float *x, int64_t k, void *dst) {
   auto *out = static_cast<uint8_t *>(dst);
+  std::vector<uint8_t> q(static_cast<size_t>(std::min(o.group, k)));
   for (int64_t k0 = 0; k0 < k; k0 += o.group) {
     const int64_t g = std::min(o.group, k - k0);
-    quantizeGroup(o.format, x + k0, g, out);
+    quantizeGroup(o.format, x + k0, g, out, q.data());
     out += quantBlockBytes(o.format, g);
   }
 }
@@ -205,9 +187,10 @@ void quantizeRow(const QuantOptions &o, const float *x, int64_t k, void *dst) {
 void dequantizeRow(DType t, int64_t group, const void *src, int64_t k,
                    float *out) {
   const auto *in = static_cast<const uint8_t *>(src);
+  std::vector<uint8_t> q(static_cast<size_t>(std::min(group, k)));
   for (int64_t k0 = 0; k0 < k; k0 += group) {
     const int64_t g = std::min(group, k - k0);
-    dequantizeGroup(t, in, g, out + k0);
+    dequantizeGroup(t, in, g, out + k0, q.data());
     in += quantBlockBytes(t, g);
   }
 }

@@ -39,8 +39,24 @@ inline bool isQuantDType(DType t) {
          t == DType::F8E4M3;
 }
 
-/// Bytes of one block holding `g` values of format `t`.
-int64_t quantBlockBytes(DType t, int64_t g);
+/// Bytes of a block's scale (and, for q4m, minimum) ahead of its values.
+constexpr int64_t quantHeaderBytes(DType t) { return t == DType::Q4M ? 4 : 2; }
+
+/// Bytes of one block holding `g` values of format `t` (inline: the
+/// kernels step through blocks with it).
+constexpr int64_t quantBlockBytes(DType t, int64_t g) {
+  switch (t) {
+  case DType::Q8:
+  case DType::F8E4M3:
+    return quantHeaderBytes(t) + g;
+  case DType::Q4:
+  case DType::Q4M: // runs of 32 values in 16 bytes, a short run rounded up
+    return quantHeaderBytes(t) + g / kQ4Run * (kQ4Run / 2) +
+           (g % kQ4Run + 1) / 2;
+  default:
+    return 0;
+  }
+}
 /// Bytes of one row of `k` values in groups of `group`.
 int64_t quantRowBytes(DType t, int64_t k, int64_t group);
 /// Bytes of an [n, k] tensor, or -1 when the size overflows or the

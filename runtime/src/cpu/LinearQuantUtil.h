@@ -7,22 +7,13 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "cpu/KernelUtil.h"
 #include "ingot/Quant.h"
 
 #include <cstdint>
 #include <cstring>
 
 namespace ingot::cpu {
-
-/// Bytes of a block's scale (and minimum) ahead of its values.
-constexpr int64_t quantHeaderBytes(DType t) { return t == DType::Q4M ? 4 : 2; }
-
-/// quantBlockBytes, inline for the kernels' inner loops.
-constexpr int64_t quantBlockBytesInline(DType t, int64_t g) {
-  return t == DType::Q8 || t == DType::F8E4M3
-             ? 2 + g
-             : quantHeaderBytes(t) + g / 32 * 16 + (g % 32 + 1) / 2;
-}
 
 /// What the group's f16 scale is multiplied by: e4m3 values are widened
 /// as f16 numbers 2^8 times smaller (see e4m3HalfBits).
@@ -52,8 +43,6 @@ inline void widenShortRun(const uint8_t *payload, int64_t run, int64_t t,
       out[i + h] = float((b[i] >> 4) - bias);
   }
 }
-
-float halfToFloat(uint16_t h); // KernelUtil.h
 
 /// Value v of a q8 or f8e4m3 group as its f32 factor.
 template <DType T> inline float widenValue(const uint8_t *payload, int64_t v) {
