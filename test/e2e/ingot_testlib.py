@@ -167,6 +167,18 @@ def compile_model(model_path, out_path, *extra_args, check=True):
     return proc
 
 
+def compile_hf_models(models, out_dir, *flags):
+    """Compiles each {name: HF directory} into out_dir/NAME.ingot with
+    `flags`, asserting success; returns {name: artifact path}."""
+    built = {}
+    for name, path in models.items():
+        art = Path(out_dir) / f"{name}.ingot"
+        proc = ingot("compile", path, "-o", art, *flags, timeout=300)
+        assert proc.returncode == 0, describe(proc)
+        built[name] = art
+    return built
+
+
 def write_inputs(inputs, directory):
     """Saves name -> array as .npy files; returns the `--input NAME=FILE`
     arguments for them."""

@@ -29,7 +29,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from ingot_testlib import SOURCE_DIR, assert_clean_failure, describe, ingot
+from ingot_testlib import (SOURCE_DIR, assert_clean_failure, compile_hf_models,
+                           describe, ingot)
 
 sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
 import hf_models  # noqa: E402
@@ -51,14 +52,8 @@ def models(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def artifacts(models, tmp_path_factory):
-    out = tmp_path_factory.mktemp("artifacts")
-    built = {}
-    for name, path in models.items():
-        art = out / f"{name}.ingot"
-        proc = ingot("compile", path, "-o", art, *COMPILE_FLAGS, timeout=300)
-        assert proc.returncode == 0, describe(proc)
-        built[name] = art
-    return built
+    return compile_hf_models(models, tmp_path_factory.mktemp("artifacts"),
+                             *COMPILE_FLAGS)
 
 
 @pytest.fixture(scope="module")
