@@ -192,8 +192,8 @@ void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
 
 /// Linear on a quantised weight (LinearQuant.h), with the blocking of
 /// the f32 "nk" path.
-Status runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
-                  int64_t group, const Epilogue &ep) {
+void runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
+                int64_t group, const Epilogue &ep) {
   const QuantLinearKernels &ks = bestQuantLinearKernels();
   QuantLinearArgs q;
   q.n = a.n, q.k = a.k, q.x = a.x, q.w = a.w, q.wType = a.wType;
@@ -205,7 +205,6 @@ Status runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
                 s.m = rows, s.row0 = r, s.y = a.y + r * a.n;
                 ks.nk(s, j, j1);
               });
-  return Status::ok();
 }
 
 void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
@@ -369,8 +368,8 @@ Status linearKernel(KernelContext &ctx) {
     return Status::ok();
   }
   if (isQuantDType(w.dtype))
-    return runNkQuant(ctx, a, w.groupSize, ep);
-  if (nk)
+    runNkQuant(ctx, a, w.groupSize, ep);
+  else if (nk)
     runNk(ctx, a, ks, ep);
   else
     runKn(ctx, a, ks, ep);
