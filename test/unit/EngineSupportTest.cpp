@@ -145,3 +145,31 @@ TEST(EngineSupport, LimitsAndBudget) {
 }
 
 } // namespace
+
+TEST(EngineSupport, LogprobsAreLogSoftmaxWithTopAlternatives) {
+  std::vector<float> logits = {1.5f, -2.0f, 3.25f, 3.25f, 0.0f, -7.5f};
+  double sum = 0;
+  for (float x : logits)
+    sum += std::exp(double(x));
+  TokenEvent e;
+  fillLogprobs(logits.data(), int64_t(logits.size()), 4, 3, &e);
+  ASSERT_TRUE(e.hasLogprob);
+  EXPECT_NEAR(e.logprob, 0.0 - std::log(sum), 1e-6);
+  ASSERT_EQ(e.topLogprobs.size(), 3u);
+  // Equal logits: the lower id first.
+  EXPECT_EQ(e.topLogprobs[0].token, 2);
+  EXPECT_EQ(e.topLogprobs[1].token, 3);
+  EXPECT_EQ(e.topLogprobs[2].token, 0);
+  EXPECT_NEAR(e.topLogprobs[2].logprob, 1.5 - std::log(sum), 1e-6);
+  fillLogprobs(logits.data(), int64_t(logits.size()), 5, 0, &e);
+  EXPECT_TRUE(e.topLogprobs.empty());
+  EXPECT_NEAR(e.logprob, -7.5 - std::log(sum), 1e-5);
+}
+
+TEST(EngineSupport, ValidationRefusesTooManyLogprobs) {
+  RequestParams r;
+  r.logprobs = 21;
+  Status s = validateRequest(r, {1, 2}, tinyConfig());
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("logprobs 21"), std::string::npos);
+}

@@ -46,6 +46,16 @@ struct RequestParams {
   std::vector<int32_t> stopTokenIds; // in addition to the model's EOS ids
   std::vector<std::string> stopStrings;
   bool ignoreEos = false;            // benchmarks: always run to maxNewTokens
+  /// < 0: no log-probabilities. k >= 0: each token event carries the chosen
+  /// token's log-probability and the k most likely tokens' (k <= 20), from
+  /// the model's distribution before penalties and temperature, as OpenAI
+  /// reports them.
+  int32_t logprobs = -1;
+};
+
+struct TokenLogprob {
+  int32_t token = -1;
+  float logprob = 0;
 };
 
 /// One callback per generated token, and a last one with finished = true
@@ -58,6 +68,9 @@ struct TokenEvent {
   std::string finishReason;
   std::string error;
   double timeMs = 0;   // since the request was submitted
+  bool hasLogprob = false; // RequestParams::logprobs >= 0 and token >= 0
+  float logprob = 0;
+  std::vector<TokenLogprob> topLogprobs; // most likely first
 };
 using TokenCallback = std::function<void(const TokenEvent &)>;
 
@@ -80,6 +93,9 @@ struct EngineStats {
   int64_t blockSize = 0;
   int64_t finishedRequests = 0;
   int64_t failedRequests = 0;
+  int64_t runningRequests = 0;    // admitted to the scheduler's running set
+  int64_t waitingRequests = 0;    // queued in the scheduler, not yet running
+  int64_t maxSeqs = 0;            // the resolved per-step sequence bound
 };
 
 class Engine {
@@ -102,6 +118,8 @@ public:
   EngineStats stats() const;
   std::string describeBudget() const;
   const Tokenizer &tokenizer() const;
+  /// Tokens one sequence may hold, prompt and output together.
+  int64_t contextLength() const;
 
 private:
   Engine();

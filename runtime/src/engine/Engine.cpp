@@ -43,6 +43,7 @@ struct Request {
   std::unique_ptr<Sampler> sampler;
   std::unique_ptr<engine::TextStream> text;
   Clock::time_point submitted;
+  TokenEvent pendingLogprobs; // of the token being emitted, when asked for
 };
 
 } // namespace
@@ -137,6 +138,7 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
   im.scheduler = std::make_unique<engine::Scheduler>(*im.blocks, so);
   im.local.kvBlocksTotal = limits.kvBlocks;
   im.local.blockSize = c.blockSize;
+  im.local.maxSeqs = limits.maxSeqs;
   im.shared = im.local;
   im.thread = std::thread([&im] { im.loop(); });
   *out = std::move(e);
@@ -198,8 +200,16 @@ std::string Engine::describeBudget() const {
 
 const Tokenizer &Engine::tokenizer() const { return *impl_->tokenizer; }
 
+int64_t Engine::contextLength() const { return impl_->context; }
+
 void Engine::Impl::emit(Request &r, TokenEvent e) {
   e.requestId = r.id;
+  if (r.pendingLogprobs.hasLogprob && e.token >= 0) {
+    e.hasLogprob = true;
+    e.logprob = r.pendingLogprobs.logprob;
+    e.topLogprobs = std::move(r.pendingLogprobs.topLogprobs);
+    r.pendingLogprobs.hasLogprob = false;
+  }
   e.timeMs =
       std::chrono::duration<double, std::milli>(Clock::now() - r.submitted)
           .count();
@@ -244,6 +254,8 @@ void Engine::Impl::publishStats() {
           : 0.0;
   local.peakKvBlocksUsed = blocks->peakUsed();
   local.kvBlocksUsed = blocks->numUsed();
+  local.runningRequests = int64_t(scheduler->running().size());
+  local.waitingRequests = int64_t(scheduler->waiting().size());
   std::lock_guard<std::mutex> lock(mu);
   shared = local;
 }
@@ -308,8 +320,12 @@ void Engine::Impl::step() {
     if (it == requests.end())
       continue;
     Request &r = *it->second;
-    int32_t token = engine::sampleNext(*r.sampler, rows + i * vocab, vocab,
-                                       r.prompt, r.generated);
+    const float *row = rows + i * vocab;
+    int32_t token =
+        engine::sampleNext(*r.sampler, row, vocab, r.prompt, r.generated);
+    if (r.params.logprobs >= 0)
+      engine::fillLogprobs(row, vocab, token, r.params.logprobs,
+                           &r.pendingLogprobs);
     onToken(r, token);
   }
   publishStats();

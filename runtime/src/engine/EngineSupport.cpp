@@ -136,7 +136,37 @@ Status validateRequest(const RequestParams &r,
   for (const std::string &stop : r.stopStrings)
     if (stop.empty())
       return bad("a stop string is empty");
+  if (r.logprobs > 20)
+    return bad("logprobs " + std::to_string(r.logprobs) + " must be <= 20");
   return Status::ok();
+}
+
+void fillLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t k,
+                  TokenEvent *event) {
+  // log p_i = x_i - (max + log sum exp(x - max)), in double so that the
+  // 49k-term sum does not lose the small terms.
+  float top = *std::max_element(logits, logits + vocab);
+  double sum = 0;
+  for (int64_t i = 0; i < vocab; ++i)
+    sum += std::exp(double(logits[i]) - double(top));
+  const double logZ = double(top) + std::log(sum);
+  event->hasLogprob = true;
+  event->logprob = float(double(logits[token]) - logZ);
+  event->topLogprobs.clear();
+  if (k <= 0)
+    return;
+  std::vector<int32_t> ids(static_cast<size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i)
+    ids[size_t(i)] = int32_t(i);
+  const int64_t keep = std::min<int64_t>(k, vocab);
+  std::partial_sort(ids.begin(), ids.begin() + keep, ids.end(),
+                    [&](int32_t a, int32_t b) {
+                      return logits[a] != logits[b] ? logits[a] > logits[b]
+                                                    : a < b;
+                    });
+  for (int64_t i = 0; i < keep; ++i)
+    event->topLogprobs.push_back(
+        {ids[size_t(i)], float(double(logits[ids[size_t(i)]]) - logZ)});
 }
 
 StepBatch buildStep(const Scheduler &scheduler, const KvBlockManager &blocks,

@@ -49,6 +49,11 @@ Status validateRequest(const RequestParams &request,
 StepBatch buildStep(const Scheduler &scheduler, const KvBlockManager &blocks,
                     const std::vector<ScheduledChunk> &plan);
 
+/// Fills `event`'s log-probability of `token` and its `k` most likely
+/// alternatives (ties broken by the lower id) from one logits row.
+void fillLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t k,
+                  TokenEvent *event);
+
 /// Calls the sampler with the request's history when its interface takes
 /// it (penalties), else with the logits alone.
 template <typename S>
