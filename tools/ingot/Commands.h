@@ -17,5 +17,6 @@ int tokenizeMain(int argc, char **argv); // TokenizeCommand.cpp
 int benchMain(int argc, char **argv);    // BenchCommand.cpp
 int profileMain(int argc, char **argv);  // ProfileCommand.cpp
 int perplexityMain(int argc, char **argv); // PerplexityCommand.cpp
+int serveMain(int argc, char **argv);    // ServeCommand.cpp (server builds)
 
 } // namespace ingot::cli

@@ -20,7 +20,8 @@ void printUsage() {
                "                               prefill + decode workload\n"
                "  perplexity ART --text FILE   perplexity of the model over a\n"
                "                               text, with sliding windows\n"
-               "  bench ART [workload]         benchmark the serving engine\n\n"
+               "  bench ART [workload]         benchmark the serving engine\n"
+               "  serve ART [--port 8000]      OpenAI-compatible HTTP server\n\n"
                "Run 'ingot <command> --help' for a command's options.\n");
 }
 
@@ -56,6 +57,16 @@ int main(int argc, char **argv) {
     return ingot::cli::profileMain(argc - 1, argv + 1);
   if (!std::strcmp(cmd, "perplexity"))
     return ingot::cli::perplexityMain(argc - 1, argv + 1);
+  if (!std::strcmp(cmd, "serve")) {
+#ifdef INGOT_HAS_SERVER
+    return ingot::cli::serveMain(argc - 1, argv + 1);
+#else
+    std::fprintf(stderr, "error: this ingot was built without the server "
+                         "(libcpp-httplib-dev and nlohmann-json3-dev were not "
+                         "found; scripts/deps.sh installs them)\n");
+    return 1;
+#endif
+  }
   std::fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
   printUsage();
   return 2;
