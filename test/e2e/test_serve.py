@@ -262,3 +262,25 @@ def test_chat_logprobs_carry_bytes(client):
         assert entry.logprob <= 0 and len(entry.top_logprobs) == 2
         assert entry.top_logprobs[0].logprob >= entry.top_logprobs[1].logprob
         assert isinstance(entry.bytes, list)
+
+
+def test_bench_over_http_reports_like_in_process(model, server, tmp_path):
+    workload = ["--num-prompts", "16", "--input-len", "12", "--output-len",
+                "8", "--max-concurrency", "1,4", "--no-probe"]
+    over_http, in_process = tmp_path / "http.json", tmp_path / "local.json"
+    proc = ingot("bench", model["art"], "--endpoint", server.url, *workload,
+                 "--json", over_http, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    proc = ingot("bench", model["art"], *workload, "--json", in_process,
+                 timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    remote, local = (json.loads(p.read_text()) for p in (over_http, in_process))
+    assert set(remote) == set(local)
+    for run in remote["sweep"]:
+        assert run["completed"] == 16 and run["failed"] == 0
+        assert run["total_output_tokens"] == 16 * 8
+        assert 0 < run["ttft_ms"]["mean"] <= run["e2e_ms"]["mean"]
+        assert run["itl_ms"]["mean"] > 0
+    proc = ingot("bench", model["art"], "--endpoint", "http://127.0.0.1:1",
+                 *workload)
+    assert proc.returncode == 1 and "127.0.0.1:1" in proc.stderr, describe(proc)

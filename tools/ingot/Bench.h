@@ -15,6 +15,7 @@
 #include "ingot/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct BenchArgs {
   double requestRate = 0;  // requests/s, Poisson; 0 = all at once
   std::vector<int64_t> maxConcurrency; // empty = unlimited
   int64_t warmup = 0;
-  // Engine.
+  // Engine, or a server to measure over HTTP instead.
+  std::string endpoint, apiKey;
   unsigned threads = 0;
   int64_t kvBlocks = 0, kvCacheMb = 0;
   // llama-bench style modes.
@@ -69,11 +71,17 @@ struct ServingRun {
   ServingMetrics metrics;
 };
 
+/// Where requests go: the in-process engine, or a server over HTTP. Like
+/// Engine::submit: token events, then exactly one final event.
+using SubmitFn = std::function<Status(const RequestParams &, TokenCallback)>;
+SubmitFn engineSubmitter(Engine &engine);
+
 /// Submits `requests` with Poisson arrivals at `rate` (0 = all at once) and
 /// at most `maxConcurrency` in flight (0 = no limit), then waits for all.
 /// `label` names the run on the progress bar ("" = no bar).
-Status runServing(Engine &engine, const std::vector<BenchRequest> &requests,
-                  double rate, int64_t maxConcurrency, uint64_t seed,
+Status runServing(const SubmitFn &submit,
+                  const std::vector<BenchRequest> &requests, double rate,
+                  int64_t maxConcurrency, uint64_t seed,
                   const std::string &label, ServingRun *run);
 
 /// llama-bench style: one sequence at a time, one warm-up then `reps`.
@@ -115,6 +123,21 @@ void printMemoryTable(const BenchContext &ctx, const Manifest &manifest);
 /// Serving-mode ceilings: per-stream decode and prefill as % of ceiling.
 double servingDecodePct(const BenchContext &ctx, const ServingMetrics &m);
 double servingPrefillPct(const BenchContext &ctx, const ServingMetrics &m);
+
+/// What the serving mode drives: the requests' destination, the tokenizer
+/// for text datasets, and the engine counters reported at the end.
+struct ServingTarget {
+  SubmitFn submit;
+  const Tokenizer &tokenizer;
+  std::function<EngineStats()> stats;
+};
+/// Runs the workload at each --max-concurrency level, prints the tables and
+/// writes --json/--plot; the exit code.
+int runServingMode(const BenchArgs &args, const ServingTarget &target,
+                   const Manifest &manifest, BenchContext &ctx, bool progress);
+/// `--endpoint`: the serving mode against a server (BenchEndpoint.cpp).
+int benchEndpoint(const BenchArgs &args, const Manifest &manifest,
+                  bool progress);
 
 std::string servingJson(const BenchContext &ctx, const Manifest &manifest,
                         const std::vector<ServingRun> &runs);

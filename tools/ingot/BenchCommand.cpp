@@ -51,6 +51,8 @@ void printUsage(FILE *f) {
       "  --tg N    decode tokens/s generating N tokens at batch 1\n"
       "  -r R      repetitions after one warm-up (default 3)\n"
       "engine: --threads T, --kv-blocks N | --kv-cache-mb M\n"
+      "server: --endpoint http://HOST:PORT [--api-key KEY] sends the same\n"
+      "        workload as streamed /v1/completions and times it here\n"
       "output: --json FILE, --plot FILE.png, --profile TRACE.json,\n"
       "        --progress, --no-probe (skip the ceiling probe)\n");
 }
@@ -149,14 +151,17 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
       }
       ++i;
     } else if (arg == "--slo" || arg == "--dataset" || arg == "--json" ||
-               arg == "--plot" || arg == "--profile") {
+               arg == "--plot" || arg == "--profile" || arg == "--endpoint" ||
+               arg == "--api-key") {
       if (!v || !*v)
         return usageError(arg + " expects a value");
-      std::string *target = arg == "--slo"       ? &a->sloText
-                            : arg == "--dataset" ? &a->dataset
-                            : arg == "--json"    ? &a->jsonPath
-                            : arg == "--plot"    ? &a->plotPath
-                                                 : &a->profilePath;
+      std::string *target = arg == "--slo"        ? &a->sloText
+                            : arg == "--dataset"  ? &a->dataset
+                            : arg == "--json"     ? &a->jsonPath
+                            : arg == "--plot"     ? &a->plotPath
+                            : arg == "--endpoint" ? &a->endpoint
+                            : arg == "--api-key"  ? &a->apiKey
+                                                  : &a->profilePath;
       *target = v;
       ++i;
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -171,6 +176,9 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
     return usageError("give an artifact");
   if (a->kvBlocks && a->kvCacheMb)
     return usageError("give at most one of --kv-blocks and --kv-cache-mb");
+  if (!a->endpoint.empty() && (a->pp || a->tg || !a->profilePath.empty()))
+    return usageError("--pp, --tg and --profile run in-process, not with "
+                      "--endpoint");
   if (!a->sloText.empty())
     if (Status s = parseSlo(a->sloText, &a->slo); !s)
       return usageError(s.message());
@@ -218,10 +226,14 @@ int runModes(const BenchArgs &a, Engine &engine, const Manifest &m,
   return 0;
 }
 
-int runServingMode(const BenchArgs &a, Engine &engine, const Manifest &m,
-                   BenchContext &ctx, bool progress) {
+} // namespace
+
+namespace bench {
+
+int runServingMode(const BenchArgs &a, const ServingTarget &target,
+                   const Manifest &m, BenchContext &ctx, bool progress) {
   std::vector<BenchRequest> warmup, measured;
-  if (Status s = buildWorkload(a, m, engine.tokenizer(), &warmup, &measured);
+  if (Status s = buildWorkload(a, m, target.tokenizer, &warmup, &measured);
       !s)
     return fail(s.message());
   ctx.numPrompts = int64_t(measured.size());
@@ -230,7 +242,7 @@ int runServingMode(const BenchArgs &a, Engine &engine, const Manifest &m,
     levels.push_back(0);
   if (!warmup.empty()) {
     ServingRun w;
-    if (Status s = runServing(engine, warmup, 0, levels[0], a.seed + 1,
+    if (Status s = runServing(target.submit, warmup, 0, levels[0], a.seed + 1,
                               progress ? "warm-up" : "", &w);
         !s)
       return fail(s.message());
@@ -240,7 +252,8 @@ int runServingMode(const BenchArgs &a, Engine &engine, const Manifest &m,
     ServingRun run;
     std::string label = level ? "concurrency " + std::to_string(level)
                               : std::string("requests");
-    if (Status s = runServing(engine, measured, a.requestRate, level, a.seed,
+    if (Status s = runServing(target.submit, measured, a.requestRate, level,
+                              a.seed,
                               progress ? label : "", &run);
         !s)
       return fail(s.message());
@@ -248,7 +261,7 @@ int runServingMode(const BenchArgs &a, Engine &engine, const Manifest &m,
                                         a.slo.any() ? &a.slo : nullptr);
     runs.push_back(std::move(run));
   }
-  ctx.stats = engine.stats();
+  ctx.stats = target.stats();
   for (const ServingRun &r : runs)
     printServingTable(ctx, r);
   printMemoryTable(ctx, m);
@@ -265,7 +278,7 @@ int runServingMode(const BenchArgs &a, Engine &engine, const Manifest &m,
   return allOk ? 0 : 1;
 }
 
-} // namespace
+} // namespace bench
 
 int benchMain(int argc, char **argv) {
   BenchArgs a;
@@ -280,6 +293,9 @@ int benchMain(int argc, char **argv) {
                              "graph); `ingot bench` needs one");
   if (!a.dataset.empty() && (a.pp || a.tg))
     return fail("--dataset is for the serving mode, not --pp/--tg");
+  bool progress = a.progress || isatty(STDERR_FILENO);
+  if (!a.endpoint.empty())
+    return benchEndpoint(a, m, progress);
 
   BenchContext ctx;
   ctx.args = &a;
@@ -308,10 +324,10 @@ int benchMain(int argc, char **argv) {
   ctx.cost = stepCost(m);
   ctx.footprint =
       computeFootprint(m, engine->stats().kvBlocksTotal, ctx.machine.threads);
-  bool progress = a.progress || isatty(STDERR_FILENO);
-
+  ServingTarget target{engineSubmitter(*engine), engine->tokenizer(),
+                       [&engine] { return engine->stats(); }};
   int rc = a.pp || a.tg ? runModes(a, *engine, m, ctx)
-                        : runServingMode(a, *engine, m, ctx, progress);
+                        : runServingMode(a, target, m, ctx, progress);
   if (profiler) {
     engine.reset(); // no step runs while the trace is read
     if (Status s =

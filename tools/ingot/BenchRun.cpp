@@ -66,8 +66,15 @@ RequestParams paramsFor(const BenchRequest &r) {
 
 } // namespace
 
-Status runServing(Engine &engine, const std::vector<BenchRequest> &requests,
-                  double rate, int64_t maxConcurrency, uint64_t seed,
+SubmitFn engineSubmitter(Engine &engine) {
+  return [&engine](const RequestParams &p, TokenCallback cb) {
+    return engine.submit(p, std::move(cb), nullptr);
+  };
+}
+
+Status runServing(const SubmitFn &submit,
+                  const std::vector<BenchRequest> &requests, double rate,
+                  int64_t maxConcurrency, uint64_t seed,
                   const std::string &label, ServingRun *run) {
   run->maxConcurrency = maxConcurrency;
   run->timings.assign(requests.size(), RequestTiming());
@@ -109,8 +116,7 @@ Status runServing(Engine &engine, const std::vector<BenchRequest> &requests,
       bar.draw(++done);
       changed.notify_all();
     };
-    if (Status s = engine.submit(paramsFor(requests[i]), onToken, nullptr);
-        !s) {
+    if (Status s = submit(paramsFor(requests[i]), onToken); !s) {
       std::lock_guard<std::mutex> lock(mu);
       --inFlight;
       bar.draw(++done);
@@ -118,7 +124,10 @@ Status runServing(Engine &engine, const std::vector<BenchRequest> &requests,
         run->firstError = s.message();
     }
   }
-  engine.waitIdle();
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    changed.wait(lock, [&] { return done == int64_t(requests.size()); });
+  }
   run->durationS = std::chrono::duration<double>(Clock::now() - start).count();
   return Status::ok();
 }
@@ -132,7 +141,8 @@ Status runAlone(Engine &engine, std::vector<int32_t> prompt, int64_t outputLen,
   BenchRequest r;
   r.prompt = std::move(prompt);
   r.outputLen = outputLen;
-  if (Status s = runServing(engine, {r}, 0, 0, 0, "", &run); !s)
+  if (Status s = runServing(engineSubmitter(engine), {r}, 0, 0, 0, "", &run);
+      !s)
     return s;
   const RequestTiming &t = run.timings[0];
   if (!t.ok || int64_t(t.tokenTimesMs.size()) != outputLen)
