@@ -19,7 +19,7 @@ build: deps
 # The runtime and CLI alone, without LLVM/MLIR: what a deployment machine builds.
 build-runtime-only: deps
 	@cmake -S . -B $(BUILD)/runtime-only -G Ninja -DCMAKE_BUILD_TYPE=Release \
-	  -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_TESTS=OFF >/dev/null
+	  -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_TESTS=OFF -DINGOT_ENABLE_PYTHON=OFF >/dev/null
 	@cmake --build $(BUILD)/runtime-only -j $(JOBS)
 
 test: build build-runtime-only
