@@ -8,6 +8,7 @@
 #include "compiler/PlanToManifest.h"
 #include "compiler/ParamProducer.h"
 #include "dialects/Plan/PlanDialect.h"
+#include "ingot/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -279,7 +280,7 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
     // One full-context sequence, the generator's default budget.
     m.memory.kvCacheBytes = 2 * m.llm.numLayers * m.llm.maxBlocksPerSeq *
                             m.llm.blockSize * m.llm.numKvHeads *
-                            m.llm.headDim * dtypeSize(m.llm.kvDtype);
+                            kvRowBytes(m.llm.kvDtype, m.llm.headDim);
   }
   m.memory.overheadBytes = encodeManifest(m).size();
 

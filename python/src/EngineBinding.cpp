@@ -128,6 +128,7 @@ public:
     o.maxTokensPerStep = get<int64_t>(options, "max_tokens_per_step", 0);
     o.maxSeqs = get<int64_t>(options, "max_seqs", 0);
     o.prefixCaching = get<bool>(options, "prefix_caching", true);
+    o.kvCacheDtype = get<std::string>(options, "kv_cache_dtype", "auto");
     checkStatus(Engine::create(*artifact_, o, &engine_),
                 path + ": ");
   }

@@ -123,13 +123,18 @@ void Generator::setProfiler(StepProfiler *profiler) {
 }
 
 Status Generator::create(const Artifact &artifact, unsigned threads,
-                         int64_t kvBlocks, std::unique_ptr<Generator> *out) {
+                         int64_t kvBlocks, std::unique_ptr<Generator> *out,
+                         const std::string &kvCacheDtype) {
   const Manifest &m = artifact.manifest();
   if (!m.hasLlm)
     return Status::error(artifact.path() +
                          ": not an LLM artifact (compiled from an ONNX graph); "
                          "use `ingot run` instead");
   std::unique_ptr<Generator> g(new Generator(artifact, threads));
+  if (!parseKvCacheDtype(kvCacheDtype, g->config_.kvDtype,
+                         &g->config_.kvDtype))
+    return Status::error("KV-cache dtype '" + kvCacheDtype +
+                         "' is not one of auto, float32, int8, fp8");
   if (kvBlocks <= 0)
     kvBlocks = g->config_.maxBlocksPerSeq;
   if (Status s = g->kv_.allocate(g->config_, kvBlocks); !s)

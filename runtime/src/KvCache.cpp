@@ -9,6 +9,7 @@
 
 #include "ingot/KvCache.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -27,21 +28,59 @@ constexpr std::pair<KvLayout, const char *> kLayouts[] = {
     {KvLayout::BlockHeadTokenDim, "block,head,token,dim"},
 };
 
-/// Bytes of one K (or V) array of one layer, padded to kAlign; 0 when the
-/// geometry is invalid or the size does not fit in 64 bits.
+unsigned __int128 padded(unsigned __int128 bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+/// Bytes of one K (or V) array of one layer — for 8-bit caches the values,
+/// then the row scales, each padded to kAlign; 0 when the geometry is
+/// invalid or the size does not fit in 64 bits.
 uint64_t arrayBytes(const LlmConfig &c, int64_t numBlocks) {
-  if (numBlocks <= 0 || c.blockSize <= 0 || c.numKvHeads <= 0 || c.headDim <= 0)
+  if (numBlocks <= 0 || c.blockSize <= 0 || c.numKvHeads <= 0 ||
+      c.headDim <= 0 || !supportedKvDtype(c.kvDtype))
     return 0;
-  unsigned __int128 b = (unsigned __int128)uint64_t(numBlocks) *
-                        uint64_t(c.blockSize) * uint64_t(c.numKvHeads) *
-                        uint64_t(c.headDim) * sizeof(float);
-  b = (b + kAlign - 1) / kAlign * kAlign;
+  const unsigned __int128 rows = (unsigned __int128)uint64_t(numBlocks) *
+                                 uint64_t(c.blockSize) * uint64_t(c.numKvHeads);
+  unsigned __int128 b =
+      c.kvDtype == DType::F32
+          ? padded(rows * uint64_t(c.headDim) * sizeof(float))
+          : padded(rows * uint64_t(c.headDim)) + padded(rows * sizeof(float));
   if (b > std::numeric_limits<uint64_t>::max())
     return 0;
   return uint64_t(b);
 }
 
+/// Offset of the scales within an 8-bit array.
+uint64_t scalesOffset(const LlmConfig &c, int64_t numBlocks) {
+  return uint64_t(padded((unsigned __int128)uint64_t(numBlocks) *
+                         uint64_t(c.blockSize) * uint64_t(c.numKvHeads) *
+                         uint64_t(c.headDim)));
+}
+
 } // namespace
+
+bool supportedKvDtype(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::I8 || dtype == DType::F8E4M3;
+}
+
+bool parseKvCacheDtype(std::string_view name, DType fallback, DType *out) {
+  if (name == "auto")
+    *out = fallback;
+  else if (name == "float32" || name == "f32")
+    *out = DType::F32;
+  else if (name == "int8")
+    *out = DType::I8;
+  else if (name == "fp8" || name == "fp8_e4m3")
+    *out = DType::F8E4M3;
+  else
+    return false;
+  return true;
+}
+
+uint64_t kvRowBytes(DType dtype, int64_t headDim) {
+  const uint64_t d = uint64_t(std::max<int64_t>(headDim, 0));
+  return dtype == DType::F32 ? d * sizeof(float) : d + sizeof(float);
+}
 
 const char *kvLayoutName(KvLayout layout) {
   for (auto [l, name] : kLayouts)
@@ -78,6 +117,14 @@ uint64_t KvCacheStorage::bytesFor(const LlmConfig &config, int64_t numBlocks) {
   return uint64_t(total);
 }
 
+uint64_t KvCacheStorage::bytesPerBlock(const LlmConfig &c) {
+  if (c.numLayers <= 0 || c.blockSize <= 0 || c.numKvHeads <= 0 ||
+      c.headDim <= 0 || !supportedKvDtype(c.kvDtype))
+    return 0;
+  return 2 * uint64_t(c.numLayers) * uint64_t(c.blockSize) *
+         uint64_t(c.numKvHeads) * kvRowBytes(c.kvDtype, c.headDim);
+}
+
 KvCacheStorage::~KvCacheStorage() {
   if (memory_)
     munmap(memory_, bytes_);
@@ -90,10 +137,10 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks) {
     bytes_ = 0;
     view_ = KvCacheView();
   }
-  if (config.kvDtype != DType::F32)
+  if (!supportedKvDtype(config.kvDtype))
     return Status::error(std::string("KV cache dtype ") +
                          dtypeName(config.kvDtype) +
-                         " is not supported; this runtime keeps it in float32");
+                         " is not supported (float32, int8 or fp8 e4m3)");
   KvLayout layout;
   if (!parseKvLayout(config.kvLayout, &layout))
     return Status::error("KV cache layout '" + config.kvLayout +
@@ -129,12 +176,21 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks) {
   view_.numKvHeads = config.numKvHeads;
   view_.headDim = config.headDim;
   view_.layout = layout;
-  view_.keys.resize(config.numLayers);
-  view_.values.resize(config.numLayers);
+  view_.dtype = config.kvDtype;
   auto *base = static_cast<uint8_t *>(p);
+  const bool f32 = config.kvDtype == DType::F32;
+  const uint64_t scales = f32 ? 0 : scalesOffset(config, numBlocks);
   for (int64_t l = 0; l < config.numLayers; ++l) {
-    view_.keys[l] = reinterpret_cast<float *>(base + (2 * l) * one);
-    view_.values[l] = reinterpret_cast<float *>(base + (2 * l + 1) * one);
+    uint8_t *k = base + (2 * l) * one, *v = base + (2 * l + 1) * one;
+    if (f32) {
+      view_.keys.push_back(reinterpret_cast<float *>(k));
+      view_.values.push_back(reinterpret_cast<float *>(v));
+      continue;
+    }
+    view_.keys8.push_back(k);
+    view_.values8.push_back(v);
+    view_.keyScales.push_back(reinterpret_cast<float *>(k + scales));
+    view_.valueScales.push_back(reinterpret_cast<float *>(v + scales));
   }
   return Status::ok();
 }

@@ -106,8 +106,8 @@ StepCost stepCost(const Manifest &m) {
     c.numHeads = l.numHeads;
     c.headDim = l.headDim;
     c.kvBytesPerContextToken = 2 * uint64_t(l.numLayers) *
-                               uint64_t(l.numKvHeads) * uint64_t(l.headDim) *
-                               dtypeSize(l.kvDtype);
+                               uint64_t(l.numKvHeads) *
+                               kvRowBytes(l.kvDtype, l.headDim);
   }
   return c;
 }

@@ -189,3 +189,12 @@ def test_compile_errors(model, tmp_path):
     with pytest.raises(ig.Error, match="nothing-here"):
         ig.compile(tmp_path / "nothing-here", tmp_path / "x.ingot")
     assert not (tmp_path / "x.ingot").exists()
+
+
+def test_kv_cache_dtype_option(model):
+    e = ig.Engine(model["art"], kv_cache_dtype="int8")
+    out = e.generate([[5, 6, 7]], ig.SamplingParams(max_tokens=5,
+                                                    ignore_eos=True))
+    assert len(out[0].outputs[0].token_ids) == 5
+    with pytest.raises(ig.Error, match="int4"):
+        ig.Engine(model["art"], kv_cache_dtype="int4")

@@ -274,6 +274,7 @@ int batchGenerateMain(const GenerateArgs &a) {
   options.threads = static_cast<unsigned>(a.threads);
   options.kvBlocks = a.kvBlocks;
   options.kvCacheMb = a.kvCacheMb;
+  options.kvCacheDtype = a.kvCacheDtype;
   options.maxTokensPerStep = a.maxTokensPerStep;
   options.maxSeqs = a.maxSeqs;
   options.prefixCaching = a.prefixCaching;

@@ -20,6 +20,7 @@ struct GenerateArgs {
   // Batch mode (--batch-file).
   std::string batchFile, output, statsJson;
   int64_t kvCacheMb = 0, blockSize = 0, maxTokensPerStep = 0, maxSeqs = 0;
+  std::string kvCacheDtype = "auto";
   bool prefixCaching = true;
 };
 

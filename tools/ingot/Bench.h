@@ -37,6 +37,7 @@ struct BenchArgs {
   std::string endpoint, apiKey;
   unsigned threads = 0;
   int64_t kvBlocks = 0, kvCacheMb = 0;
+  std::string kvCacheDtype = "auto";
   // llama-bench style modes.
   int64_t pp = 0, tg = 0, repetitions = 3;
   // Reporting.

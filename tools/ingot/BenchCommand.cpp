@@ -13,6 +13,7 @@
 #include "Commands.h"
 
 #include "ingot/Artifact.h"
+#include "ingot/KvCache.h"
 #include "ingot/Profiler.h"
 #include "ingot/ThreadPool.h"
 
@@ -50,7 +51,8 @@ void printUsage(FILE *f) {
       "  --pp N    prefill tokens/s of an N-token prompt\n"
       "  --tg N    decode tokens/s generating N tokens at batch 1\n"
       "  -r R      repetitions after one warm-up (default 3)\n"
-      "engine: --threads T, --kv-blocks N | --kv-cache-mb M\n"
+      "engine: --threads T, --kv-blocks N | --kv-cache-mb M,\n"
+      "        --kv-cache-dtype auto|float32|int8|fp8\n"
       "server: --endpoint http://HOST:PORT [--api-key KEY] sends the same\n"
       "        workload as streamed /v1/completions and times it here\n"
       "output: --json FILE, --plot FILE.png, --profile TRACE.json,\n"
@@ -152,7 +154,7 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
       ++i;
     } else if (arg == "--slo" || arg == "--dataset" || arg == "--json" ||
                arg == "--plot" || arg == "--profile" || arg == "--endpoint" ||
-               arg == "--api-key") {
+               arg == "--api-key" || arg == "--kv-cache-dtype") {
       if (!v || !*v)
         return usageError(arg + " expects a value");
       std::string *target = arg == "--slo"        ? &a->sloText
@@ -161,6 +163,7 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
                             : arg == "--plot"     ? &a->plotPath
                             : arg == "--endpoint" ? &a->endpoint
                             : arg == "--api-key"  ? &a->apiKey
+                            : arg == "--kv-cache-dtype" ? &a->kvCacheDtype
                                                   : &a->profilePath;
       *target = v;
       ++i;
@@ -287,7 +290,10 @@ int benchMain(int argc, char **argv) {
   std::unique_ptr<Artifact> artifact;
   if (Status s = Artifact::open(a.artifact, &artifact); !s)
     return fail(s.message());
-  const Manifest &m = artifact->manifest();
+  // A copy with the KV dtype the engine will use, so the memory figures
+  // describe the cache as allocated (a bad name is the engine's error).
+  Manifest m = artifact->manifest();
+  parseKvCacheDtype(a.kvCacheDtype, m.llm.kvDtype, &m.llm.kvDtype);
   if (!m.hasLlm)
     return fail(a.artifact + ": not an LLM artifact (compiled from an ONNX "
                              "graph); `ingot bench` needs one");
@@ -312,6 +318,7 @@ int benchMain(int argc, char **argv) {
   options.threads = a.threads;
   options.kvBlocks = a.kvBlocks;
   options.kvCacheMb = a.kvCacheMb;
+  options.kvCacheDtype = a.kvCacheDtype;
   std::unique_ptr<StepProfiler> profiler;
   if (!a.profilePath.empty()) {
     profiler = std::make_unique<StepProfiler>();

@@ -26,6 +26,7 @@ void printGenerateUsage() {
       "         [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
       "         [--seed S] [--chat] [--json] [--logits-out FILE.npy]\n"
       "         [--threads N] [--kv-blocks N] [--profile TRACE.json]\n"
+      "         [--kv-cache-dtype auto|float32|int8|fp8]\n"
       "       ingot generate ART.ingot --batch-file IN.jsonl\n"
       "         --output OUT.jsonl [--kv-blocks N | --kv-cache-mb M]\n"
       "         [--block-size B] [--max-tokens-per-step N] [--max-seqs N]\n"
@@ -138,6 +139,8 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
       ok = next(&v) && parseInt(v, &a->threads) && a->threads >= 0;
     } else if (arg == "--kv-blocks") {
       ok = next(&v) && parseInt(v, &a->kvBlocks) && a->kvBlocks > 0;
+    } else if (arg == "--kv-cache-dtype") {
+      ok = next(&a->kvCacheDtype);
     } else if (arg == "--kv-cache-mb") {
       ok = next(&v) && parseInt(v, &a->kvCacheMb) && a->kvCacheMb > 0;
     } else if (arg == "--block-size") {
@@ -214,7 +217,7 @@ int generateMain(int argc, char **argv) {
     return fail(s.message());
   std::unique_ptr<Generator> gen;
   if (Status s = Generator::create(*artifact, static_cast<unsigned>(a.threads),
-                                   a.kvBlocks, &gen);
+                                   a.kvBlocks, &gen, a.kvCacheDtype);
       !s)
     return fail(s.message());
   StepProfiler profiler;

@@ -46,6 +46,7 @@ struct PerplexityArgs {
   // out of range is an error (exit 1), not a usage error.
   std::optional<int64_t> context, stride;
   int64_t threads = 0, maxTokens = 0; // maxTokens 0: the whole text
+  std::string kvCacheDtype = "auto";
   bool json = false;
 };
 
@@ -53,7 +54,8 @@ void printPerplexityUsage() {
   std::fprintf(
       stderr,
       "usage: ingot perplexity ART.ingot --text FILE [--context N]\n"
-      "         [--stride S] [--max-tokens N] [--threads T] [--json]\n\n"
+      "         [--stride S] [--max-tokens N] [--threads T] [--json]\n"
+      "         [--kv-cache-dtype auto|float32|int8|fp8]\n\n"
       "  Tokenizes FILE with the artifact's tokenizer (BOS first if the\n"
       "  tokenizer adds one) and scores it with sliding windows of --context\n"
       "  tokens (default min(512, the compiled context)) that start every\n"
@@ -98,6 +100,8 @@ int parseArgs(int argc, char **argv, PerplexityArgs *a) {
       ok = number(&a->maxTokens, 2);
     } else if (arg == "--threads") {
       ok = number(&a->threads, 0);
+    } else if (arg == "--kv-cache-dtype" && i + 1 < argc) {
+      a->kvCacheDtype = argv[++i];
     } else if (arg == "--json") {
       a->json = true;
     } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
@@ -241,7 +245,7 @@ int perplexityMain(int argc, char **argv) {
   const std::vector<Window> windows =
       planWindows(int64_t(ids.size()), context, stride);
   WindowScorer scorer(*artifact, unsigned(a.threads));
-  if (Status s = scorer.init(context); !s)
+  if (Status s = scorer.init(context, a.kvCacheDtype); !s)
     return fail(a.artifact + ": " + s.message());
   Progress progress(int64_t(windows.size()));
   const auto start = std::chrono::steady_clock::now();

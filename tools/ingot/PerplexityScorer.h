@@ -51,14 +51,15 @@ public:
       : config_(artifact.manifest().llm), pool_(threads),
         executor_(artifact, pool_) {}
 
-  /// Cache blocks for windows of up to `context` tokens.
-  Status init(int64_t context);
+  /// Cache blocks for windows of up to `context` tokens, of
+  /// `kvCacheDtype` (EngineOptions::kvCacheDtype).
+  Status init(int64_t context, const std::string &kvCacheDtype = "auto");
   /// Adds the NLL of the window's scored tokens to `*nllSum`.
   Status score(const std::vector<int32_t> &ids, const Window &w,
                double *nllSum);
 
 private:
-  const LlmConfig &config_;
+  LlmConfig config_;
   ThreadPool pool_;
   Executor executor_;
   KvCacheStorage kv_;

@@ -30,7 +30,8 @@ void printServeUsage() {
       "         [--api-key KEY] [--served-model-name NAME[,NAME]]\n"
       "         [--max-queue N] [--max-body-bytes N] [--drain-timeout S]\n"
       "         [--threads N] [--kv-blocks N | --kv-cache-mb M]\n"
-      "         [--max-tokens-per-step N] [--max-seqs N] [--no-prefix-caching]\n\n"
+      "         [--max-tokens-per-step N] [--max-seqs N] [--no-prefix-caching]\n"
+      "         [--kv-cache-dtype auto|float32|int8|fp8]\n\n"
       "  OpenAI-compatible: POST /v1/completions, POST /v1/chat/completions\n"
       "  (\"stream\": true for server-sent events), GET /v1/models, GET\n"
       "  /health, GET /metrics (Prometheus). --port 0 picks a free port; the\n"
@@ -127,6 +128,8 @@ int parseServeArgs(int argc, char **argv, ServeArgs *a) {
                              "[0, 86400]\n");
         return 2;
       }
+    } else if (arg == "--kv-cache-dtype" && value) {
+      a->engine.kvCacheDtype = argv[++i];
     } else if (arg == "--no-prefix-caching") {
       a->engine.prefixCaching = false;
     } else if (arg == "--help" || arg == "-h") {

@@ -33,6 +33,9 @@ struct EngineOptions {
   int64_t maxTokensPerStep = 0;  // 0 = the compiled bound
   int64_t maxSeqs = 0;           // 0 = the compiled bound
   bool prefixCaching = true;
+  /// KV-cache element type: "auto" (the artifact's), "float32", "int8" or
+  /// "fp8" (8-bit values with a scale per token and KV head, KvCache.h).
+  std::string kvCacheDtype = "auto";
   /// Times every step and kernel, labelled "prefill N" / "decode N" /
   /// "mixed P+D" (tokens); owned by the caller, must outlive the engine.
   StepProfiler *profiler = nullptr;

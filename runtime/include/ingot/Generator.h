@@ -59,9 +59,11 @@ struct GenerateResult {
 
 class Generator {
 public:
-  /// kvBlocks 0 = enough blocks for one full-context sequence.
+  /// kvBlocks 0 = enough blocks for one full-context sequence;
+  /// kvCacheDtype as EngineOptions::kvCacheDtype.
   static Status create(const Artifact &artifact, unsigned threads,
-                       int64_t kvBlocks, std::unique_ptr<Generator> *out);
+                       int64_t kvBlocks, std::unique_ptr<Generator> *out,
+                       const std::string &kvCacheDtype = "auto");
   ~Generator();
 
   Status generate(const std::vector<int32_t> &prompt,

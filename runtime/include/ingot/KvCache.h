@@ -1,8 +1,8 @@
 //===- KvCache.h - Paged KV-cache storage and block allocation --*- C++ -*-===//
 //
 // The cache is a pool of fixed-size blocks. Each layer has a K and a V array
-// of f32 in one of two layouts, chosen by the compiler per target and
-// recorded in the manifest (LlmConfig::kvLayout):
+// in one of two layouts, chosen by the compiler per target and recorded in
+// the manifest (LlmConfig::kvLayout):
 //   "block,token,head,dim"  [numBlocks, blockSize, numKvHeads, headDim]
 //   "block,head,token,dim"  [numBlocks, numKvHeads, blockSize, headDim]
 // The second keeps one KV head's rows of a block contiguous, so attention
@@ -10,6 +10,15 @@
 // block * blockSize + offset, found through the sequence's block table.
 // Kernels see the storage through KvCacheView; the engine owns the storage
 // and the allocator.
+//
+// Element types (LlmConfig::kvDtype): float32, or 8 bits per value — int8
+// (symmetric, q = round(x / s), s = max|x| / 127) or fp8 e4m3 (x / s with
+// s = max|x| / 448) — with one f32 scale per row, i.e. per token and KV
+// head. An 8-bit element sits at the same element offset as its f32
+// counterpart would, and the scale of the row starting at element offset o
+// is scales[o / headDim] (a row is headDim contiguous values in both
+// layouts). Per-row scales keep one outlier token from costing the others
+// their precision, and a row is written once, so it never needs rescaling.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -38,6 +47,14 @@ bool parseKvLayout(std::string_view name, KvLayout *out);
 /// Every known layout, for messages: "'block,token,head,dim', '...'".
 std::string knownKvLayouts();
 
+/// Whether this runtime stores a KV cache of `dtype` (float32, int8, fp8).
+bool supportedKvDtype(DType dtype);
+/// "auto" (keep `fallback`, the artifact's), "float32", "int8" or "fp8":
+/// the KV-cache dtype an engine option or flag names; false if none.
+bool parseKvCacheDtype(std::string_view name, DType fallback, DType *out);
+/// Bytes of one row (one token's values of one KV head) with its scale.
+uint64_t kvRowBytes(DType dtype, int64_t headDim);
+
 /// What a kernel needs to address the cache of one artifact.
 struct KvCacheView {
   int64_t numLayers = 0;
@@ -46,8 +63,12 @@ struct KvCacheView {
   int64_t numKvHeads = 0;
   int64_t headDim = 0;
   KvLayout layout = KvLayout::BlockTokenHeadDim;
-  std::vector<float *> keys;   // per layer
-  std::vector<float *> values; // per layer
+  DType dtype = DType::F32;
+  std::vector<float *> keys;   // per layer (float32 caches)
+  std::vector<float *> values; // per layer (float32 caches)
+  // 8-bit caches: per layer, the values (one byte each) and the row scales.
+  std::vector<uint8_t *> keys8, values8;
+  std::vector<float *> keyScales, valueScales;
 
   int64_t slotFloats() const { return numKvHeads * headDim; }
   int64_t numSlots() const { return numBlocks * blockSize; }
@@ -85,7 +106,11 @@ public:
 
   /// Bytes `numBlocks` blocks take for this model.
   static uint64_t bytesFor(const LlmConfig &config, int64_t numBlocks);
-  /// Zero-filled arrays in `config.kvLayout`; an unknown layout is an error.
+  /// What one more block costs, without the per-array alignment padding
+  /// (budgets in MiB divide by this); 0 for an invalid geometry.
+  static uint64_t bytesPerBlock(const LlmConfig &config);
+  /// Zero-filled arrays in `config.kvLayout` of `config.kvDtype`; an
+  /// unknown layout or dtype is an error.
   Status allocate(const LlmConfig &config, int64_t numBlocks);
   const KvCacheView &view() const { return view_; }
   uint64_t bytes() const { return bytes_; }

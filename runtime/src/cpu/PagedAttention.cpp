@@ -35,6 +35,7 @@
 #include "cpu/PagedAttention.h"
 #include "cpu/AttentionOps.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/KvQuant.h"
 #include "cpu/MathF32.h"
 #include "cpu/RopeMath.h"
 
@@ -52,6 +53,7 @@ using Plan = AttnPlan;
 
 struct Scratch {
   std::vector<float> scores, partials;
+  std::vector<float> rows;  // a run of dequantised rows of an 8-bit cache
   std::vector<float> q;     // the rotated query heads of rope_paged_attention
   std::vector<double> sums; // per head: max score, then sum of exps
 };
@@ -101,20 +103,32 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
     q = sc.q.data();
   }
   const int64_t bs = pl.blockSize;
+  const bool f32 = pl.kvDtype == DType::F32;
+  if (!f32 && sc.rows.size() < size_t(bs * d))
+    sc.rows.resize(size_t(bs * d));
   // Visits positions [j0, j1] as runs of consecutive rows within one block,
-  // `stride` floats apart: the runs and their order are the same in every
+  // `stride` elements apart: the runs and their order are the same in every
   // layout, so are the sums over them (only where the rows sit differs).
-  auto forEachRun = [&](const float *cache, auto &&fn) {
+  // An 8-bit run is dequantised into scratch first, rows d apart.
+  auto forEachRun = [&](const float *cache, const uint8_t *codes,
+                        const float *scales, auto &&fn) {
     for (int64_t j = j0; j <= j1;) {
       const int64_t b = j / bs, stop = std::min(j1 + 1, (b + 1) * bs);
-      fn(j - j0, cache + pl.headBase(pl.entry(s, b), kvh) + j % bs * stride,
-         stop - j);
+      const int64_t at = pl.headBase(pl.entry(s, b), kvh) + j % bs * stride;
+      if (f32) {
+        fn(j - j0, cache + at, stop - j, stride);
+      } else {
+        dequantizeKvRows(pl.kvDtype, codes, scales, at, stop - j, stride, d,
+                         sc.rows.data());
+        fn(j - j0, sc.rows.data(), stop - j, d);
+      }
       j = stop;
     }
   };
-  forEachRun(pl.keys, [&](int64_t i, const float *rows, int64_t count) {
-    ops.scores(ng, d, q, rows, count, stride, scale, scores + i, len);
-  });
+  forEachRun(pl.keys, pl.keys8, pl.keyScales,
+             [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
+               ops.scores(ng, d, q, rows, count, rs, scale, scores + i, len);
+             });
   sc.sums.resize(size_t(2 * ng));
   for (int64_t h = 0; h < ng; ++h) {
     float *row = scores + h * len;
@@ -124,9 +138,10 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
     sc.sums[ng + h] = sumF32(row, len);
   }
   std::fill(acc, acc + ng * d, 0.0f);
-  forEachRun(pl.values, [&](int64_t i, const float *rows, int64_t count) {
-    ops.accumulate(ng, d, scores + i, len, rows, count, stride, acc);
-  });
+  forEachRun(pl.values, pl.values8, pl.valueScales,
+             [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
+               ops.accumulate(ng, d, scores + i, len, rows, count, rs, acc);
+             });
   for (int64_t h = 0; h < 2 * ng; ++h)
     partial[h] = float(sc.sums[h]);
 }
@@ -159,19 +174,29 @@ void combineChunks(const Plan &pl, int64_t tok, int64_t kvh,
 }
 
 /// Stores row `tok` of k and v at the token's slot, k rotated when asked;
-/// head by head, as the heads of a slot are apart in some layouts.
-void writeKv(const Plan &pl, int64_t tok, float *keys, float *values) {
+/// head by head, as the heads of a slot are apart in some layouts. An
+/// 8-bit cache gets each row quantised (after the rotation) with its scale.
+void writeKv(const Plan &pl, int64_t tok, std::vector<float> &rotated) {
   const int64_t d = pl.g.headDim, bs = pl.blockSize, slot = pl.slots[tok];
   const float *k = pl.k + tok * pl.kStride, *v = pl.v + tok * pl.vStride;
   const int64_t half = pl.rotaryDim / 2;
+  rotated.resize(size_t(d));
   for (int64_t h = 0; h < pl.g.kvHeads; ++h) {
     const int64_t at = pl.headBase(slot / bs, h) + slot % bs * pl.rowStride;
-    if (pl.rotaryDim)
-      ropeRotateHead(k + h * d, keys + at, pl.ropeCos.data() + tok * half,
+    const float *kRow = k + h * d, *vRow = v + h * d;
+    if (pl.rotaryDim) {
+      ropeRotateHead(kRow, rotated.data(), pl.ropeCos.data() + tok * half,
                      pl.ropeSin.data() + tok * half, pl.rotaryDim, d);
-    else
-      std::copy(k + h * d, k + (h + 1) * d, keys + at);
-    std::copy(v + h * d, v + (h + 1) * d, values + at);
+      kRow = rotated.data();
+    }
+    if (pl.kvDtype == DType::F32) {
+      std::copy(kRow, kRow + d, pl.keys + at);
+      std::copy(vRow, vRow + d, pl.values + at);
+      continue;
+    }
+    pl.keyScales[at / d] = quantizeKvRow(pl.kvDtype, kRow, d, pl.keys8 + at);
+    pl.valueScales[at / d] =
+        quantizeKvRow(pl.kvDtype, vRow, d, pl.values8 + at);
   }
 }
 
@@ -222,9 +247,9 @@ Status attentionKernel(KernelContext &ctx, bool rope) {
   }
 
   // The step's own K/V first: its tokens attend to each other.
-  float *keys = kv->keys[g.layer], *values = kv->values[g.layer];
+  std::vector<float> rotated;
   for (int64_t tok = 0; tok < t; ++tok)
-    writeKv(pl, tok, keys, values);
+    writeKv(pl, tok, rotated);
 
   // Few (token, KV head) pairs (decode): one item per chunk, so a long
   // window is spread over all threads; the merge runs after. Otherwise

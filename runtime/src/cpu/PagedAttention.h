@@ -34,7 +34,11 @@ struct AttnPlan {
   const float *q = nullptr, *k = nullptr, *v = nullptr;
   int64_t qStride = 0, kStride = 0, vStride = 0;
   float *out = nullptr;
-  const float *keys = nullptr, *values = nullptr; // this layer's cache
+  float *keys = nullptr, *values = nullptr; // this layer's f32 cache
+  // An 8-bit cache (KvCache.h) instead: values and per-row scales.
+  DType kvDtype = DType::F32;
+  uint8_t *keys8 = nullptr, *values8 = nullptr;
+  float *keyScales = nullptr, *valueScales = nullptr;
   // The cache's layout (KvCacheView): KV head kvh's row of the token at
   // offset o of block b is at b * blockFloats + kvh * headStride
   // + o * rowStride.

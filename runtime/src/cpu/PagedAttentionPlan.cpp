@@ -72,13 +72,19 @@ Status readAttnGeometry(const KernelContext &ctx, AttnGeometry *g) {
 Status buildAttnPlan(const KernelContext &ctx, const KvCacheView &kv,
                      AttnPlan *pl) {
   const AttnGeometry &g = pl->g;
-  if (g.layer < 0 || g.layer >= kv.numLayers ||
-      size_t(g.layer) >= kv.keys.size() || size_t(g.layer) >= kv.values.size())
+  const bool f32 = kv.dtype == DType::F32;
+  const size_t arrays = f32 ? std::min(kv.keys.size(), kv.values.size())
+                            : std::min({kv.keys8.size(), kv.values8.size(),
+                                        kv.keyScales.size(),
+                                        kv.valueScales.size()});
+  if (g.layer < 0 || g.layer >= kv.numLayers || size_t(g.layer) >= arrays)
     return ctx.error("layer " + std::to_string(g.layer) +
                      " is out of range for a KV cache of " +
                      std::to_string(kv.numLayers) + " layers");
+  const bool present = f32 ? kv.keys[g.layer] && kv.values[g.layer]
+                           : kv.keys8[g.layer] && kv.values8[g.layer];
   if (kv.numKvHeads != g.kvHeads || kv.headDim != g.headDim ||
-      kv.blockSize <= 0 || !kv.keys[g.layer] || !kv.values[g.layer])
+      kv.blockSize <= 0 || !present)
     return ctx.error("the KV cache holds " + std::to_string(kv.numKvHeads) +
                      " KV heads of dim " + std::to_string(kv.headDim) +
                      " but the step has " + std::to_string(g.kvHeads) +
@@ -127,8 +133,16 @@ Status buildAttnPlan(const KernelContext &ctx, const KvCacheView &kv,
   pl->blockFloats = kv.blockFloats();
   pl->headStride = kv.headStride();
   pl->rowStride = kv.rowStride();
-  pl->keys = kv.keys[g.layer];
-  pl->values = kv.values[g.layer];
+  pl->kvDtype = kv.dtype;
+  if (f32) {
+    pl->keys = kv.keys[g.layer];
+    pl->values = kv.values[g.layer];
+  } else {
+    pl->keys8 = kv.keys8[g.layer];
+    pl->values8 = kv.values8[g.layer];
+    pl->keyScales = kv.keyScales[g.layer];
+    pl->valueScales = kv.valueScales[g.layer];
+  }
   for (int64_t tok = 0; tok < t; ++tok)
     if (pl->slots[tok] < 0 || pl->slots[tok] >= kv.numSlots())
       return ctx.error("token " + std::to_string(tok) + ": slot " +

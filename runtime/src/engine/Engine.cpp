@@ -114,6 +114,10 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
   std::unique_ptr<Engine> e(new Engine());
   e->impl_ = std::make_unique<Impl>(artifact, options.threads);
   Impl &im = *e->impl_;
+  if (!parseKvCacheDtype(options.kvCacheDtype, im.config.kvDtype,
+                         &im.config.kvDtype))
+    return Status::error("KV-cache dtype '" + options.kvCacheDtype +
+                         "' is not one of auto, float32, int8, fp8");
   const LlmConfig &c = im.config;
   engine::StepLimits limits;
   if (Status s = engine::resolveLimits(c, options, &limits); !s)

@@ -63,7 +63,7 @@ Status resolveLimits(const LlmConfig &c, const EngineOptions &o,
   // Every running sequence must be able to decode each step.
   limits->maxSeqs =
       std::min(o.maxSeqs ? o.maxSeqs : c.maxSeqs, limits->maxTokensPerStep);
-  uint64_t perBlock = KvCacheStorage::bytesFor(c, 1);
+  uint64_t perBlock = KvCacheStorage::bytesPerBlock(c);
   if (perBlock == 0)
     return Status::error("invalid KV cache geometry in the artifact");
   int64_t blocks = o.kvBlocks;
