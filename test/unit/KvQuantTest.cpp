@@ -16,6 +16,7 @@
 #include "cpu/KvQuant.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace ingot;
 using namespace ingot::test;
@@ -161,4 +162,33 @@ TEST(KvQuant, AttentionOverEightBitCachesTracksTheF32Cache) {
       }
     }
   }
+}
+
+TEST(KvQuant, EveryIsaDequantisesToTheSameBits) {
+  Rng rng(13);
+  for (DType type : {DType::I8, DType::F8E4M3})
+    for (int64_t d : {64, 20}) {
+      const int64_t rows = 5, stride = 3 * d; // rows apart, as in a layout
+      std::vector<uint8_t> codes(size_t(rows * stride));
+      std::vector<float> scales(size_t(rows * stride / d));
+      for (int64_t r = 0; r < rows; ++r) {
+        std::vector<float> x = randomRow(rng, d, 2.0f);
+        scales[size_t(r * stride / d)] =
+            cpu::quantizeKvRow(type, x.data(), d, codes.data() + r * stride);
+      }
+      std::vector<float> want(size_t(rows * d)), got(size_t(rows * d));
+      cpu::kvDequantFor(cpu::GemmIsa::Generic)(type, codes.data(),
+                                               scales.data(), 0, rows, stride,
+                                               d, want.data());
+      for (cpu::GemmIsa isa : {cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
+        if (!cpu::gemmIsaSupported(isa))
+          continue;
+        cpu::kvDequantFor(isa)(type, codes.data(), scales.data(), 0, rows,
+                               stride, d, got.data());
+        EXPECT_EQ(std::memcmp(want.data(), got.data(),
+                              want.size() * sizeof(float)),
+                  0)
+            << dtypeName(type) << " d=" << d << " isa " << int(isa);
+      }
+    }
 }

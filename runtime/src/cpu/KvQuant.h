@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "cpu/Gemm.h"
 #include "ingot/DType.h"
 #include "ingot/Quant.h"
 
@@ -70,5 +71,13 @@ inline void dequantizeKvRows(DType type, const uint8_t *codes,
         o[i] = fp8[row[i]] * s;
   }
 }
+
+/// dequantizeKvRows for one ISA (KvDequant.cpp): the same bits on each.
+using KvDequantFn = void (*)(DType type, const uint8_t *codes,
+                             const float *scales, int64_t offset,
+                             int64_t count, int64_t stride, int64_t d,
+                             float *out);
+KvDequantFn kvDequantFor(GemmIsa isa); // isa must be supported
+KvDequantFn bestKvDequant();
 
 } // namespace ingot::cpu

@@ -104,6 +104,7 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
   }
   const int64_t bs = pl.blockSize;
   const bool f32 = pl.kvDtype == DType::F32;
+  const KvDequantFn dequant = bestKvDequant();
   if (!f32 && sc.rows.size() < size_t(bs * d))
     sc.rows.resize(size_t(bs * d));
   // Visits positions [j0, j1] as runs of consecutive rows within one block,
@@ -118,8 +119,8 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
       if (f32) {
         fn(j - j0, cache + at, stop - j, stride);
       } else {
-        dequantizeKvRows(pl.kvDtype, codes, scales, at, stop - j, stride, d,
-                         sc.rows.data());
+        dequant(pl.kvDtype, codes, scales, at, stop - j, stride, d,
+                sc.rows.data());
         fn(j - j0, sc.rows.data(), stop - j, d);
       }
       j = stop;

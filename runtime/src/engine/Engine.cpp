@@ -353,25 +353,11 @@ void Engine::Impl::labelStep(const std::vector<ScheduledChunk> &plan) {
 }
 
 void Engine::Impl::trackKvPeak(const std::vector<ScheduledChunk> &plan) {
-  const int64_t bs = config.blockSize;
-  int64_t held = blocks->numUsed() * bs;
+  const int64_t held = blocks->numUsed() * config.blockSize;
   if (held <= local.peakKvSlotsHeld)
     return;
-  // Shared prefix blocks are full, so the only empty slots are at the end
-  // of each sequence's own last block: its table minus the tokens it will
-  // hold once this step has run.
-  std::unordered_map<uint64_t, int64_t> after;
-  for (const ScheduledChunk &c : plan)
-    after[c.seq] = c.first + c.count;
-  int64_t empty = 0;
-  for (uint64_t id : scheduler->running()) {
-    auto it = after.find(id);
-    int64_t filled = it != after.end() ? it->second : scheduler->computed(id);
-    int64_t slots = int64_t(blocks->table(id).size()) * bs;
-    empty += std::max<int64_t>(slots - filled, 0);
-  }
   local.peakKvSlotsHeld = held;
-  local.peakKvSlotsFilled = std::max<int64_t>(held - empty, 0);
+  local.peakKvSlotsFilled = engine::filledKvSlots(*scheduler, *blocks, plan);
 }
 
 void Engine::Impl::loop() {

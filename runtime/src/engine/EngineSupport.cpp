@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 namespace ingot::engine {
 namespace {
@@ -139,6 +140,25 @@ Status validateRequest(const RequestParams &r,
   if (r.logprobs > 20)
     return bad("logprobs " + std::to_string(r.logprobs) + " must be <= 20");
   return Status::ok();
+}
+
+int64_t filledKvSlots(const Scheduler &scheduler, const KvBlockManager &blocks,
+                      const std::vector<ScheduledChunk> &plan) {
+  // Shared prefix blocks are full, so the only empty slots are at the end
+  // of each sequence's own last block: its table minus the tokens it will
+  // hold once this step has run.
+  const int64_t bs = blocks.blockSize();
+  std::unordered_map<uint64_t, int64_t> after;
+  for (const ScheduledChunk &c : plan)
+    after[c.seq] = c.first + c.count;
+  int64_t empty = 0;
+  for (uint64_t id : scheduler.running()) {
+    auto it = after.find(id);
+    int64_t filled = it != after.end() ? it->second : scheduler.computed(id);
+    int64_t slots = int64_t(blocks.table(id).size()) * bs;
+    empty += std::max<int64_t>(slots - filled, 0);
+  }
+  return std::max<int64_t>(blocks.numUsed() * bs - empty, 0);
 }
 
 void fillLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t k,

@@ -49,6 +49,10 @@ Status validateRequest(const RequestParams &request,
 StepBatch buildStep(const Scheduler &scheduler, const KvBlockManager &blocks,
                     const std::vector<ScheduledChunk> &plan);
 
+/// KV slots that hold a token once `plan` has run, of all the blocks held.
+int64_t filledKvSlots(const Scheduler &scheduler, const KvBlockManager &blocks,
+                      const std::vector<ScheduledChunk> &plan);
+
 /// Fills `event`'s log-probability of `token` and its `k` most likely
 /// alternatives (ties broken by the lower id) from one logits row.
 void fillLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t k,
