@@ -128,6 +128,7 @@ void CompletionClient::Impl::run(const RequestParams &request,
                {"stream_options", {{"include_usage", true}}}};
   httplib::Client client(url);
   client.set_read_timeout(600);
+  client.set_tcp_nodelay(true);
   httplib::Request req;
   req.method = "POST";
   req.path = "/v1/completions";

@@ -156,6 +156,10 @@ Server::Server(Engine &engine, const Artifact &artifact, ServerOptions options)
     return new httplib::ThreadPool(size_t(threads));
   };
   im.http.set_payload_max_length(size_t(im.options.maxBodyBytes));
+  // A stream is one small write per token: with Nagle's algorithm (on by
+  // default in cpp-httplib) each waits for the client's delayed ACK, which
+  // added up to tens of milliseconds per token under load.
+  im.http.set_tcp_nodelay(true);
   im.installRoutes();
 }
 

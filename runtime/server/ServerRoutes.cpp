@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "GenerationStream.h"
 #include "OpenAiResponse.h"
+#include "PeerSocket.h"
 #include "ServerImpl.h"
 
 #include <algorithm>
@@ -153,11 +154,20 @@ void Server::Impl::handleGeneration(const httplib::Request &req,
     return;
   }
   ChoiceEvent ev;
+  const int fd = findConnectionSocket(req.remote_addr, req.remote_port,
+                                      req.local_addr, req.local_port);
+  bool clientLeft = false;
   while (!st->stream->done()) {
-    if (stopping)
-      st->stream->cancel();
+    if (stopping || (!clientLeft && fd >= 0 && peerClosed(fd))) {
+      clientLeft = !stopping;
+      st->stream->cancel(); // its final events still arrive and are counted
+    }
     if (st->stream->next(&ev, kIdleProbe))
       st->choices[ev.choice].absorb(ev.event, metrics);
+  }
+  if (clientLeft) {
+    res.status = 499; // nginx's "client closed request", for the counters
+    return;
   }
   std::vector<ChoiceResult> results;
   for (ChoiceTracker &c : st->choices) {

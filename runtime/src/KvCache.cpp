@@ -130,7 +130,8 @@ KvCacheStorage::~KvCacheStorage() {
     munmap(memory_, bytes_);
 }
 
-Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks) {
+Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks,
+                                bool prefault) {
   if (memory_) {
     munmap(memory_, bytes_);
     memory_ = nullptr;
@@ -162,7 +163,9 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks) {
     return Status::error("KV cache of " + std::to_string(numBlocks) +
                          " blocks does not fit in the address space");
   void *p = mmap(nullptr, size_t(total), PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                 MAP_PRIVATE | MAP_ANONYMOUS |
+                     (prefault ? MAP_POPULATE : MAP_NORESERVE),
+                 -1, 0);
   if (p == MAP_FAILED)
     return Status::error("cannot allocate the KV cache of " +
                          std::to_string(total) + " bytes (" +

@@ -221,3 +221,12 @@ def test_bad_flags_are_usage_errors(model):  # noqa: F811
         assert "error" in proc.stderr
     proc = ingot("serve", model["art"].parent / "missing.ingot", "--port", "0")
     assert proc.returncode == 1 and "missing.ingot" in proc.stderr, describe(proc)
+
+
+def test_kv_budget_is_committed_at_start_unless_told_not_to(model):  # noqa: F811
+    with ServeProcess(model["art"], "--kv-cache-mb", 96) as s:
+        assert s.rss_kib() >= 96 * 1024  # flat from the first request on
+        assert s.stop() == 0, s.stderr()
+    with ServeProcess(model["art"], "--kv-cache-mb", 96, "--no-kv-prefault") as s:
+        assert s.rss_kib() < 96 * 1024
+        assert s.stop() == 0, s.stderr()

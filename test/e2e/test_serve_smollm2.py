@@ -22,6 +22,10 @@ import pytest
 from ingot_testlib import SOURCE_DIR, describe, ingot
 from serve_testlib import ServeProcess
 
+# The server commits its whole KV budget at start; the default (a quarter
+# of free memory) would be gigabytes per test here.
+BUDGET = ("--kv-cache-mb", 512)
+
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory):
@@ -44,7 +48,7 @@ def client_for(server):
 
 
 def test_chat_answers_the_capital_of_france(artifact):
-    with ServeProcess(artifact) as s:
+    with ServeProcess(artifact, *BUDGET) as s:
         r = client_for(s).chat.completions.create(
             model="smollm2", temperature=0, max_tokens=24,
             messages=[{"role": "user",
@@ -71,7 +75,7 @@ def open_stream(server, max_tokens):
 
 
 def test_client_leaving_mid_stream_frees_its_blocks(artifact):
-    with ServeProcess(artifact) as s:
+    with ServeProcess(artifact, *BUDGET) as s:
         conn, resp = open_stream(s, 400)
         assert s.metrics()["ingot_kv_cache_blocks_used"] > 0
         conn.sock.shutdown(socket.SHUT_RDWR)  # the client goes away
@@ -85,7 +89,7 @@ def test_client_leaving_mid_stream_frees_its_blocks(artifact):
 
 
 def test_sigterm_lets_running_requests_finish(artifact):
-    with ServeProcess(artifact, "--drain-timeout", 120) as s:
+    with ServeProcess(artifact, "--drain-timeout", 120, *BUDGET) as s:
         client = client_for(s)
         started = threading.Barrier(5)
 
@@ -116,7 +120,7 @@ def test_sigterm_lets_running_requests_finish(artifact):
 
 
 def test_drain_timeout_cancels_the_rest(artifact):
-    with ServeProcess(artifact, "--drain-timeout", 1) as s:
+    with ServeProcess(artifact, "--drain-timeout", 1, *BUDGET) as s:
         conn, resp = open_stream(s, 2000)
         start = time.time()
         s.proc.send_signal(signal.SIGTERM)
@@ -124,3 +128,23 @@ def test_drain_timeout_cancels_the_rest(artifact):
         assert time.time() - start < 30
         assert "still running after the drain timeout" in s.stderr()
         conn.close()
+
+
+def test_client_leaving_a_plain_request_cancels_it(artifact):
+    with ServeProcess(artifact, *BUDGET) as s:
+        host, port = s.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn.request("POST", "/v1/completions",
+                     json.dumps({"prompt": "Tell me a long story.",
+                                 "max_tokens": 400, "ignore_eos": True}),
+                     {"Content-Type": "application/json"})
+        s.wait_metric("ingot_generation_tokens_total", lambda v: v > 0)
+        conn.sock.shutdown(socket.SHUT_RDWR)  # gone before any byte came back
+        conn.close()
+        s.wait_metric('ingot_requests_finished_total{finish_reason="abort"}',
+                      lambda v: v == 1)
+        s.wait_metric("ingot_kv_cache_blocks_used", lambda v: v == 0)
+        assert s.metrics()["ingot_generation_tokens_total"] < 200
+        assert s.metrics()[
+            'ingot_http_requests_total{path="/v1/completions",status="499"}'] == 1
+        assert s.stop() == 0, s.stderr()

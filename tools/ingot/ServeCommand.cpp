@@ -31,21 +31,29 @@ void printServeUsage() {
       "         [--max-queue N] [--max-body-bytes N] [--drain-timeout S]\n"
       "         [--threads N] [--kv-blocks N | --kv-cache-mb M]\n"
       "         [--max-tokens-per-step N] [--max-seqs N] [--no-prefix-caching]\n"
-      "         [--kv-cache-dtype auto|float32|int8|fp8]\n\n"
+      "         [--kv-cache-dtype auto|float32|int8|fp8] [--no-kv-prefault]\n\n"
       "  OpenAI-compatible: POST /v1/completions, POST /v1/chat/completions\n"
       "  (\"stream\": true for server-sent events), GET /v1/models, GET\n"
       "  /health, GET /metrics (Prometheus). --port 0 picks a free port; the\n"
       "  address is printed on stdout. --api-key (or INGOT_API_KEY) makes\n"
       "  every /v1 request send 'Authorization: Bearer KEY'. --max-queue\n"
-      "  bounds the requests waiting beyond --max-seqs (then 503).\n"
+      "  bounds the requests waiting beyond --max-seqs (then 503). The KV\n"
+      "  budget is committed at start unless --no-kv-prefault.\n"
       "  SIGINT/SIGTERM: new requests get 503, running ones have\n"
       "  --drain-timeout seconds (default 30) to finish, then exit 0.\n");
+}
+
+/// A server commits its KV budget at start (--no-kv-prefault: as used).
+EngineOptions servingDefaults() {
+  EngineOptions o;
+  o.kvPrefault = true;
+  return o;
 }
 
 struct ServeArgs {
   std::string artifact;
   server::ServerOptions server;
-  EngineOptions engine;
+  EngineOptions engine = servingDefaults();
   int64_t port = 8000, threads = 0; // copied into the options once parsed
 };
 
@@ -130,6 +138,8 @@ int parseServeArgs(int argc, char **argv, ServeArgs *a) {
       }
     } else if (arg == "--kv-cache-dtype" && value) {
       a->engine.kvCacheDtype = argv[++i];
+    } else if (arg == "--no-kv-prefault") {
+      a->engine.kvPrefault = false;
     } else if (arg == "--no-prefix-caching") {
       a->engine.prefixCaching = false;
     } else if (arg == "--help" || arg == "-h") {

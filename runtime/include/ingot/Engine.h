@@ -36,6 +36,11 @@ struct EngineOptions {
   /// KV-cache element type: "auto" (the artifact's), "float32", "int8" or
   /// "fp8" (8-bit values with a scale per token and KV head, KvCache.h).
   std::string kvCacheDtype = "auto";
+  /// Commit the whole KV budget at start (KvCacheStorage::allocate), as a
+  /// long-running server wants: its memory is then flat from the first
+  /// request. Off, pages are committed as blocks are first used, and with
+  /// prefix caching (freed blocks stay cached) that grows toward the budget.
+  bool kvPrefault = false;
   /// Times every step and kernel, labelled "prefill N" / "decode N" /
   /// "mixed P+D" (tokens); owned by the caller, must outlive the engine.
   StepProfiler *profiler = nullptr;

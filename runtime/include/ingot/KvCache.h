@@ -111,7 +111,12 @@ public:
   static uint64_t bytesPerBlock(const LlmConfig &config);
   /// Zero-filled arrays in `config.kvLayout` of `config.kvDtype`; an
   /// unknown layout or dtype is an error.
-  Status allocate(const LlmConfig &config, int64_t numBlocks);
+  /// With `prefault`, every page is committed now (resident memory is the
+  /// whole budget from the start, and a budget the machine cannot hold
+  /// fails here rather than hours later); otherwise pages are committed
+  /// as blocks are first written.
+  Status allocate(const LlmConfig &config, int64_t numBlocks,
+                  bool prefault = false);
   const KvCacheView &view() const { return view_; }
   uint64_t bytes() const { return bytes_; }
 

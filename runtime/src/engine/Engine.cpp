@@ -122,7 +122,7 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
   engine::StepLimits limits;
   if (Status s = engine::resolveLimits(c, options, &limits); !s)
     return s;
-  if (Status s = im.kv.allocate(c, limits.kvBlocks); !s)
+  if (Status s = im.kv.allocate(c, limits.kvBlocks, options.kvPrefault); !s)
     return s;
   im.executor.setKvCache(&im.kv.view());
   im.executor.setProfiler(options.profiler);
