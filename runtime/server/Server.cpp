@@ -4,7 +4,9 @@
 #include "OpenAiResponse.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
+#include <thread>
 
 namespace ingot::server {
 namespace {
@@ -182,7 +184,12 @@ Status Server::bind() {
 int Server::port() const { return impl_->boundPort; }
 
 void Server::start() {
-  impl_->thread = std::thread([im = impl_.get()] { im->http.listen_after_bind(); });
+  Impl &im = *impl_;
+  im.thread = std::thread([p = &im] { p->http.listen_after_bind(); });
+  // Returns once the loop accepts: a stop() that came before it began
+  // would find nothing to stop, and the loop would then run forever.
+  for (int i = 0; i < 5000 && !im.http.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 int64_t Server::drain() {
