@@ -198,9 +198,11 @@ int serveMain(int argc, char **argv) {
     return 1;
   }
   server->start();
-  std::printf("ingot serve: listening on http://%s:%d (KV cache: %s)\n",
+  std::printf("ingot serve: listening on http://%s:%d (KV cache: %s, %s)\n",
               a.server.host.c_str(), server->port(),
-              engine->describeBudget().c_str());
+              engine->describeBudget().c_str(),
+              a.engine.kvPrefault ? "committed; --kv-cache-mb bounds it"
+                                  : "committed as used");
   std::fflush(stdout);
 
   int signal = 0;
