@@ -76,6 +76,18 @@ int64_t partialFloats(const AttnGeometry &g) {
   return g.heads / g.kvHeads * (g.headDim + 2);
 }
 
+/// Asks for the next block's run of rows while this one is computed: each
+/// run is its own few KiB somewhere in the pool, where the hardware
+/// prefetcher, which follows streams within a page, would start cold.
+void prefetchRun(const Plan &pl, const void *base, size_t elemBytes,
+                 int64_t at, int64_t rows) {
+  const char *p = static_cast<const char *>(base) + at * int64_t(elemBytes);
+  const int64_t bytes = ((rows - 1) * pl.rowStride + pl.g.headDim) *
+                        int64_t(elemBytes);
+  for (int64_t o = 0; o < bytes; o += 64)
+    __builtin_prefetch(p + o, 0, 3);
+}
+
 /// Chunk `c` (counted from the token's first) of the window of token `tok`,
 /// for the query heads of KV head `kvh`: the per-head max score, sum of
 /// exp(score - max) and unnormalised weighted V sum go to `partial`.
@@ -116,6 +128,12 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
     for (int64_t j = j0; j <= j1;) {
       const int64_t b = j / bs, stop = std::min(j1 + 1, (b + 1) * bs);
       const int64_t at = pl.headBase(pl.entry(s, b), kvh) + j % bs * stride;
+      if (stop <= j1)
+        prefetchRun(pl, f32 ? static_cast<const void *>(cache)
+                            : static_cast<const void *>(codes),
+                    f32 ? sizeof(float) : 1,
+                    pl.headBase(pl.entry(s, b + 1), kvh),
+                    std::min(j1 + 1 - stop, bs));
       if (f32) {
         fn(j - j0, cache + at, stop - j, stride);
       } else {
