@@ -159,8 +159,10 @@ def test_full_queue_gets_503_with_retry_after(model):  # noqa: F811
         status, _, text = s.post("/v1/completions",
                                  b'{"prompt": [5, 6], "max_tokens": 2}', JSON)
         assert status == 200, text
-        assert s.metrics()[
-            'ingot_http_requests_total{path="/v1/completions",status="503"}'] == 1
+        # Counted by the access hook, just after the response was sent.
+        s.wait_metric(
+            'ingot_http_requests_total{path="/v1/completions",status="503"}',
+            lambda v: v == 1)
         assert s.stop() == 0, s.stderr()
 
 
@@ -197,8 +199,9 @@ def test_load_500_requests_at_32(model):  # noqa: F811
         assert m["ingot_generation_tokens_total"] == sum(counts)
         assert m["ingot_time_to_first_token_seconds_count"] == 500
         assert m["ingot_kv_cache_blocks_used"] == 0
-        assert m['ingot_http_requests_total{path="/v1/completions",status="200"}'] \
-            == 500
+        s.wait_metric(
+            'ingot_http_requests_total{path="/v1/completions",status="200"}',
+            lambda v: v == 500)
         assert s.stop() == 0, s.stderr()
 
 

@@ -147,6 +147,7 @@ def test_client_leaving_a_plain_request_cancels_it(artifact):
                       lambda v: v == 1)
         s.wait_metric("ingot_kv_cache_blocks_used", lambda v: v == 0)
         assert s.metrics()["ingot_generation_tokens_total"] < 200
-        assert s.metrics()[
-            'ingot_http_requests_total{path="/v1/completions",status="499"}'] == 1
+        s.wait_metric(
+            'ingot_http_requests_total{path="/v1/completions",status="499"}',
+            lambda v: v == 1)
         assert s.stop() == 0, s.stderr()
