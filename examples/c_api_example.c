@@ -60,7 +60,8 @@ static void *submit_all(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s MODEL.ingot [MAX_NEW_TOKENS]\n", argv[0]);
+    fprintf(stderr, "usage: %s MODEL.ingot [MAX_NEW_TOKENS [KV_DTYPE]]\n",
+            argv[0]);
     return 2;
   }
   int64_t max_new = argc > 2 ? atoll(argv[2]) : 8;
@@ -71,6 +72,8 @@ int main(int argc, char **argv) {
   }
   ingot_engine_options options;
   ingot_engine_options_init(&options);
+  if (argc > 3)
+    options.kv_cache_dtype = argv[3]; /* e.g. "int8" */
   ingot_engine *engine = NULL;
   if (ingot_engine_create(artifact, &options, &engine) != INGOT_OK) {
     fprintf(stderr, "error: %s\n", ingot_last_error());

@@ -81,6 +81,8 @@ int ingot_engine_create(const ingot_artifact *artifact,
   eo.maxTokensPerStep = o.max_tokens_per_step;
   eo.maxSeqs = o.max_seqs;
   eo.prefixCaching = o.prefix_caching != 0;
+  eo.kvCacheDtype = o.kv_cache_dtype ? o.kv_cache_dtype : "auto";
+  eo.kvPrefault = o.kv_prefault != 0;
   auto e = std::make_unique<ingot_engine>();
   if (ingot::Status s =
           ingot::Engine::create(*artifact->artifact, eo, &e->engine);

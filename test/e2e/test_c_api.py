@@ -22,3 +22,11 @@ def test_c_api_example_streams_every_request(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert run.stdout.count("finished:") == 3, run.stdout
     assert "token" in run.stdout
+    # An 8-bit KV cache through the options, and a name it does not know.
+    run = subprocess.run([str(example), str(art), "6", "int8"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.stdout.count("finished:") == 3, run.stdout
+    run = subprocess.run([str(example), str(art), "6", "int3"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "int3" in run.stderr, run.stderr
