@@ -10,8 +10,10 @@ runtime/src/tokenizer/:
     found by asking the installed `tokenizers` about each character;
   * UnicodeCompositionTables.cpp: canonical combining classes and primary
     composites, for NFC's reordering and composition (Qwen2's normalizer);
-  * UnicodeDecompositionTables.cpp: canonical decompositions, for NFC's
-    decomposition; a single binary-searched array, so one file however long.
+  * UnicodeDecompositionTables.cpp: canonical decompositions into two code
+    points, and UnicodeSingletonTables.cpp: those into one (mostly CJK
+    compatibility ideographs), for NFC's decomposition; each a sorted,
+    binary-searched array.
 
 The tables must agree with the Hugging Face `tokenizers` package, not with
 any particular Unicode release: it matches the classes with Oniguruma
@@ -162,9 +164,14 @@ def main():
              table("Composition kCompositions", "kCompositionCount",
                    composites, triple, 4)]),
         "UnicodeDecompositionTables.cpp": (
-            "NFC decompositions",
+            "NFC decompositions into two",
             [table("Decomposition kDecompositions", "kDecompositionCount",
-                   decomps, triple, 4)]),
+                   [d for d in decomps if d[2]], triple, 4)]),
+        "UnicodeSingletonTables.cpp": (
+            "NFC decompositions into one",
+            [table("Singleton kSingletons", "kSingletonCount",
+                   [d[:2] for d in decomps if not d[2]],
+                   lambda r: "{0x%X, 0x%X}" % r, 6)]),
     }
     for name, (summary, tables) in files.items():
         text = source_file(name, summary, len(unknown), tables)

@@ -73,17 +73,21 @@ void decompose(uint32_t cp, std::vector<uint32_t> &out) {
       out.push_back(kTBase + s % kTCount);
     return;
   }
+  const auto byCp = [](const auto &d, uint32_t c) { return d.cp < c; };
   const Decomposition *end = kDecompositions + kDecompositionCount;
-  const Decomposition *it = std::lower_bound(
-      kDecompositions, end, cp,
-      [](const Decomposition &d, uint32_t c) { return d.cp < c; });
-  if (it == end || it->cp != cp) {
-    out.push_back(cp);
+  const Decomposition *it =
+      std::lower_bound(kDecompositions, end, cp, byCp);
+  if (it != end && it->cp == cp) {
+    decompose(it->first, out);
+    decompose(it->second, out);
     return;
   }
-  decompose(it->first, out);
-  if (it->second)
-    decompose(it->second, out);
+  const Singleton *send = kSingletons + kSingletonCount;
+  const Singleton *one = std::lower_bound(kSingletons, send, cp, byCp);
+  if (one != send && one->cp == cp)
+    decompose(one->to, out);
+  else
+    out.push_back(cp);
 }
 
 bool compose(uint32_t a, uint32_t b, uint32_t *out) {

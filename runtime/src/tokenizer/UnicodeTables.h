@@ -23,9 +23,13 @@ struct CccRange {
   uint32_t lo, hi;
   uint8_t ccc;
 };
-/// One level of a canonical decomposition: cp -> first (+ second, or 0).
+/// One level of a canonical decomposition: cp -> first + second.
 struct Decomposition {
   uint32_t cp, first, second;
+};
+/// A canonical decomposition into one code point: cp -> to.
+struct Singleton {
+  uint32_t cp, to;
 };
 /// A primary composite: (first, second) -> composite, sorted by the pair.
 struct Composition {
@@ -45,6 +49,8 @@ extern const CccRange kCccRanges[];
 extern const size_t kCccRangeCount;
 extern const Decomposition kDecompositions[];
 extern const size_t kDecompositionCount;
+extern const Singleton kSingletons[];
+extern const size_t kSingletonCount;
 extern const Composition kCompositions[];
 extern const size_t kCompositionCount;
 } // namespace tables
