@@ -1,0 +1,217 @@
+//===- EngineLoop.cpp - The engine's step thread ---------------------------===//
+//
+// Takes new requests and cancellations from the inbox, schedules a step
+// (decodes first, then prefill chunks, preempting when blocks run out),
+// runs it, samples each request's next token from its own logits row and
+// delivers the token events. Callbacks run here, never under `mu`.
+//
+//===----------------------------------------------------------------------===//
+#include "engine/EngineImpl.h"
+
+#include "engine/EngineSupport.h"
+#include "ingot/Profiler.h"
+
+#include <algorithm>
+
+namespace ingot {
+using engine::ScheduledChunk;
+
+void Engine::Impl::emit(EngineRequest &r, TokenEvent e) {
+  e.requestId = r.id;
+  if (r.pendingLogprobs.hasLogprob && e.token >= 0) {
+    e.hasLogprob = true;
+    e.logprob = r.pendingLogprobs.logprob;
+    e.topLogprobs = std::move(r.pendingLogprobs.topLogprobs);
+    r.pendingLogprobs.hasLogprob = false;
+  }
+  e.timeMs =
+      std::chrono::duration<double, std::milli>(EngineClock::now() - r.submitted)
+          .count();
+  if (r.callback)
+    r.callback(e);
+}
+
+void Engine::Impl::finish(uint64_t id, int32_t token, std::string text,
+                          const std::string &reason, const std::string &error) {
+  auto it = requests.find(id);
+  if (it == requests.end())
+    return;
+  std::unique_ptr<EngineRequest> r = std::move(it->second);
+  requests.erase(it);
+  scheduler->remove(id);
+  TokenEvent e;
+  e.token = token;
+  e.text = std::move(text);
+  e.finished = true;
+  e.finishReason = reason;
+  e.error = error;
+  if (reason == "error")
+    ++local.failedRequests;
+  else
+    ++local.finishedRequests;
+  publishStats();
+  emit(*r, std::move(e));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    --active;
+  }
+  idle.notify_all();
+}
+
+void Engine::Impl::publishStats() {
+  local.preemptions = scheduler->preemptions();
+  local.prefixCacheQueries = blocks->prefixQueries();
+  local.prefixCacheHits = blocks->prefixHits();
+  local.prefixCacheHitRate =
+      local.prefixCacheQueries
+          ? double(local.prefixCacheHits) / double(local.prefixCacheQueries)
+          : 0.0;
+  local.peakKvBlocksUsed = blocks->peakUsed();
+  local.kvBlocksUsed = blocks->numUsed();
+  local.runningRequests = int64_t(scheduler->running().size());
+  local.waitingRequests = int64_t(scheduler->waiting().size());
+  std::lock_guard<std::mutex> lock(mu);
+  shared = local;
+}
+
+void Engine::Impl::onToken(EngineRequest &r, int32_t token) {
+  r.generated.push_back(token);
+  ++local.generatedTokens;
+  if (std::find(r.stopIds.begin(), r.stopIds.end(), token) != r.stopIds.end()) {
+    // Like vLLM, a stop token is among the ids but not in the text.
+    finish(r.id, token, r.text->flush(), "stop");
+    return;
+  }
+  bool stopped = false;
+  std::string text = r.text->push(tokenizer->tokenBytes(token), &stopped);
+  if (stopped) {
+    finish(r.id, token, std::move(text), "stop");
+    return;
+  }
+  int64_t total = int64_t(r.prompt.size() + r.generated.size());
+  if (int64_t(r.generated.size()) >= r.params.maxNewTokens ||
+      total >= context) {
+    finish(r.id, token, text + r.text->flush(), "length");
+    return;
+  }
+  scheduler->appendToken(r.id, token);
+  TokenEvent e;
+  e.token = token;
+  e.text = std::move(text);
+  emit(r, std::move(e));
+}
+
+void Engine::Impl::step() {
+  std::vector<uint64_t> failed;
+  std::vector<ScheduledChunk> plan = scheduler->schedule(&failed);
+  for (uint64_t id : failed)
+    finish(id, -1, "", "error",
+           "the request needs more KV-cache blocks than the " +
+               std::to_string(blocks->numBlocks()) +
+               " the engine has; raise the KV budget");
+  if (plan.empty())
+    return;
+  trackKvPeak(plan);
+  StepBatch batch = engine::buildStep(*scheduler, *blocks, plan);
+  if (profiler)
+    labelStep(plan);
+  std::vector<NamedTensor> outputs;
+  Status s = executor.run(batch.toTensors(), &outputs);
+  ++local.steps;
+  if (!s) {
+    for (const ScheduledChunk &c : plan)
+      finish(c.seq, -1, "", "error", "engine step failed: " + s.message());
+    return;
+  }
+  scheduler->complete(plan);
+  const HostTensor &logits = outputs.at(0).tensor;
+  const float *rows = reinterpret_cast<const float *>(logits.data.data());
+  int64_t vocab = config.vocabSize;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (!plan[i].samples)
+      continue;
+    auto it = requests.find(plan[i].seq);
+    if (it == requests.end())
+      continue;
+    EngineRequest &r = *it->second;
+    const float *row = rows + i * vocab;
+    int32_t token =
+        engine::sampleNext(*r.sampler, row, vocab, r.prompt, r.generated);
+    if (r.params.logprobs >= 0)
+      engine::fillLogprobs(row, vocab, token, r.params.logprobs,
+                           &r.pendingLogprobs);
+    onToken(r, token);
+  }
+  publishStats();
+}
+
+void Engine::Impl::labelStep(const std::vector<ScheduledChunk> &plan) {
+  // A decode chunk is one token past the prompt; anything else (prompt
+  // chunks, recompute after preemption) is prefill work.
+  int64_t prefill = 0, decode = 0;
+  for (const ScheduledChunk &c : plan) {
+    auto it = requests.find(c.seq);
+    const bool isDecode = c.count == 1 && it != requests.end() &&
+                          c.first >= int64_t(it->second->prompt.size());
+    (isDecode ? decode : prefill) += c.count;
+  }
+  std::string label = !decode    ? "prefill " + std::to_string(prefill)
+                      : !prefill ? "decode " + std::to_string(decode)
+                                 : "mixed " + std::to_string(prefill) + "+" +
+                                       std::to_string(decode);
+  profiler->setNextRunLabel(std::move(label), prefill + decode);
+}
+
+void Engine::Impl::trackKvPeak(const std::vector<ScheduledChunk> &plan) {
+  const int64_t held = blocks->numUsed() * config.blockSize;
+  if (held <= local.peakKvSlotsHeld)
+    return;
+  local.peakKvSlotsHeld = held;
+  local.peakKvSlotsFilled = engine::filledKvSlots(*scheduler, *blocks, plan);
+}
+
+void Engine::Impl::loop() {
+  std::unique_lock<std::mutex> lock(mu);
+  for (;;) {
+    wake.wait(lock, [&] {
+      return stopping || !inbox.empty() || !cancels.empty() ||
+             !requests.empty();
+    });
+    if (stopping)
+      break;
+    std::vector<std::unique_ptr<EngineRequest>> arrived = std::move(inbox);
+    std::vector<uint64_t> cancelled = std::move(cancels);
+    inbox.clear();
+    cancels.clear();
+    lock.unlock();
+    for (auto &r : arrived) {
+      uint64_t id = r->id;
+      local.promptTokens += int64_t(r->prompt.size());
+      scheduler->add(id, r->prompt);
+      requests.emplace(id, std::move(r));
+      if (requests[id]->params.maxNewTokens == 0)
+        finish(id, -1, "", "length");
+    }
+    for (uint64_t id : cancelled)
+      finish(id, -1, "", "cancelled");
+    if (!requests.empty())
+      step();
+    lock.lock();
+  }
+  // Shutting down: whatever is left ends "cancelled".
+  std::vector<std::unique_ptr<EngineRequest>> arrived = std::move(inbox);
+  lock.unlock();
+  for (auto &r : arrived) {
+    uint64_t id = r->id;
+    scheduler->add(id, r->prompt);
+    requests.emplace(id, std::move(r));
+  }
+  std::vector<uint64_t> left;
+  for (const auto &[id, r] : requests)
+    left.push_back(id);
+  for (uint64_t id : left)
+    finish(id, -1, "", "cancelled");
+}
+
+
+} // namespace ingot
