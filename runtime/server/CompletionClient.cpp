@@ -201,17 +201,22 @@ Status CompletionClient::submit(const RequestParams &request,
 
 const std::string &CompletionClient::model() const { return impl_->model; }
 
-double CompletionClient::metric(const std::string &name) const {
+std::map<std::string, double> CompletionClient::metrics() const {
+  std::map<std::string, double> out;
   httplib::Client client(impl_->url);
   httplib::Result r = client.Get("/metrics", impl_->headers());
   if (!r || r->status != 200)
-    return -1;
+    return out;
   std::istringstream lines(r->body);
   std::string line;
-  while (std::getline(lines, line))
-    if (line.rfind(name + " ", 0) == 0)
-      return std::strtod(line.c_str() + name.size() + 1, nullptr);
-  return -1;
+  while (std::getline(lines, line)) {
+    const size_t space = line.find(' ');
+    if (line.empty() || line[0] == '#' || space == std::string::npos ||
+        line.find('{') < space)
+      continue;
+    out[line.substr(0, space)] = std::strtod(line.c_str() + space + 1, nullptr);
+  }
+  return out;
 }
 
 } // namespace ingot::server

@@ -12,6 +12,7 @@
 #include "ingot/Engine.h"
 #include "ingot/Status.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -31,8 +32,9 @@ public:
   /// sampling temperature.
   Status submit(const RequestParams &request, TokenCallback callback);
   const std::string &model() const;
-  /// A gauge or counter of the server's /metrics; -1 if absent.
-  double metric(const std::string &name) const;
+  /// The unlabelled samples of the server's /metrics, by name; empty if
+  /// it has none (another server).
+  std::map<std::string, double> metrics() const;
 
 private:
   CompletionClient();

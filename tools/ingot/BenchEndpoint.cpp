@@ -13,6 +13,7 @@
 #include "ingot/Tokenizer.h"
 
 #include <cstdio>
+#include <map>
 
 #ifdef INGOT_HAS_SERVER
 #include "CompletionClient.h"
@@ -25,10 +26,12 @@ namespace ingot::cli::bench {
 namespace {
 
 EngineStats serverStats(const server::CompletionClient &client) {
-  auto count = [&](const char *name) {
-    double v = client.metric(name);
-    return v < 0 ? int64_t(0) : int64_t(v);
+  const std::map<std::string, double> m = client.metrics(); // one request
+  auto value = [&](const char *name) {
+    auto it = m.find(name);
+    return it == m.end() ? 0.0 : it->second;
   };
+  auto count = [&](const char *name) { return int64_t(value(name)); };
   EngineStats s;
   s.kvBlocksTotal = count("ingot_kv_cache_blocks_total");
   s.kvBlocksUsed = count("ingot_kv_cache_blocks_used");
@@ -37,7 +40,7 @@ EngineStats serverStats(const server::CompletionClient &client) {
   s.generatedTokens = count("ingot_generation_tokens_total");
   s.prefixCacheQueries = count("ingot_prefix_cache_queries_total");
   s.prefixCacheHits = count("ingot_prefix_cache_hits_total");
-  s.prefixCacheHitRate = std::max(0.0, client.metric("ingot_prefix_cache_hit_rate"));
+  s.prefixCacheHitRate = value("ingot_prefix_cache_hit_rate");
   return s;
 }
 

@@ -194,22 +194,27 @@ void combineChunks(const Plan &pl, int64_t tok, int64_t kvh,
 
 /// Stores row `tok` of k and v at the token's slot, k rotated when asked;
 /// head by head, as the heads of a slot are apart in some layouts. An
-/// 8-bit cache gets each row quantised (after the rotation) with its scale.
+/// 8-bit cache gets each row quantised (after the rotation, done in
+/// `rotated`; an f32 cache is rotated into directly) with its scale.
 void writeKv(const Plan &pl, int64_t tok, std::vector<float> &rotated) {
   const int64_t d = pl.g.headDim, bs = pl.blockSize, slot = pl.slots[tok];
   const float *k = pl.k + tok * pl.kStride, *v = pl.v + tok * pl.vStride;
   const int64_t half = pl.rotaryDim / 2;
-  rotated.resize(size_t(d));
+  const bool f32 = pl.kvDtype == DType::F32;
+  if (!f32)
+    rotated.resize(size_t(d));
   for (int64_t h = 0; h < pl.g.kvHeads; ++h) {
     const int64_t at = pl.headBase(slot / bs, h) + slot % bs * pl.rowStride;
     const float *kRow = k + h * d, *vRow = v + h * d;
     if (pl.rotaryDim) {
-      ropeRotateHead(kRow, rotated.data(), pl.ropeCos.data() + tok * half,
+      float *dst = f32 ? pl.keys + at : rotated.data();
+      ropeRotateHead(kRow, dst, pl.ropeCos.data() + tok * half,
                      pl.ropeSin.data() + tok * half, pl.rotaryDim, d);
-      kRow = rotated.data();
+      kRow = dst;
     }
-    if (pl.kvDtype == DType::F32) {
-      std::copy(kRow, kRow + d, pl.keys + at);
+    if (f32) {
+      if (!pl.rotaryDim)
+        std::copy(kRow, kRow + d, pl.keys + at);
       std::copy(vRow, vRow + d, pl.values + at);
       continue;
     }

@@ -175,18 +175,26 @@ void fillLogprobs(const float *logits, int64_t vocab, int32_t token, int32_t k,
   event->topLogprobs.clear();
   if (k <= 0)
     return;
-  std::vector<int32_t> ids(static_cast<size_t>(vocab));
-  for (int64_t i = 0; i < vocab; ++i)
-    ids[size_t(i)] = int32_t(i);
-  const int64_t keep = std::min<int64_t>(k, vocab);
-  std::partial_sort(ids.begin(), ids.begin() + keep, ids.end(),
-                    [&](int32_t a, int32_t b) {
-                      return logits[a] != logits[b] ? logits[a] > logits[b]
-                                                    : a < b;
-                    });
-  for (int64_t i = 0; i < keep; ++i)
-    event->topLogprobs.push_back(
-        {ids[size_t(i)], float(double(logits[ids[size_t(i)]]) - logZ)});
+  // One pass keeping the best k (k <= 20) in order, most likely first and
+  // the lower id first among equals: no vocab-sized scratch per token.
+  const size_t keep = size_t(std::min<int64_t>(k, vocab));
+  auto better = [&](int32_t a, int32_t b) {
+    return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
+  };
+  std::vector<TokenLogprob> &best = event->topLogprobs;
+  for (int64_t i = 0; i < vocab; ++i) {
+    const int32_t id = int32_t(i);
+    if (best.size() == keep && !better(id, best.back().token))
+      continue;
+    auto at = std::upper_bound(
+        best.begin(), best.end(), id,
+        [&](int32_t x, const TokenLogprob &t) { return better(x, t.token); });
+    best.insert(at, {id, 0.0f});
+    if (best.size() > keep)
+      best.pop_back();
+  }
+  for (TokenLogprob &t : best)
+    t.logprob = float(double(logits[t.token]) - logZ);
 }
 
 StepBatch buildStep(const Scheduler &scheduler, const KvBlockManager &blocks,
