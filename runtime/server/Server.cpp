@@ -40,7 +40,7 @@ std::string statusMessage(int status) {
 
 Server::Impl::Impl(Engine &engine, const Artifact &artifact,
                    ServerOptions opts)
-    : engine(engine), artifact(artifact), options(std::move(opts)) {
+    : engine(engine), options(std::move(opts)) {
   if (options.modelNames.empty())
     options.modelNames.push_back(fileStem(artifact.path()));
   model.names = options.modelNames;

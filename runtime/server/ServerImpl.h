@@ -31,7 +31,6 @@ struct Server::Impl {
                         bool chat);
 
   Engine &engine;
-  const Artifact &artifact;
   ServerOptions options;
   ModelInfo model;
   ServerMetrics metrics;
