@@ -126,10 +126,56 @@ Status quantise(const ParamSpec &spec, const std::vector<uint8_t> &rowMajor,
   return Status::ok();
 }
 
+/// Whether every part of `spec` is stored in exactly its block format, so
+/// the stored bytes are the param's bytes: rows of blocks concatenate along
+/// dim 0 as the values do.
+bool storedAsIs(const WeightSource &weights, const ParamSpec &spec) {
+  if (!isQuantDType(spec.quant) || spec.layout != "row-major" ||
+      spec.concatAxis != 0 || spec.shape.size() != 2)
+    return false;
+  std::vector<std::string> parts = spec.parts;
+  if (parts.empty())
+    parts.push_back(spec.name);
+  for (const std::string &part : parts) {
+    std::optional<WeightSource::Blocks> b = weights.storedBlocks(part);
+    if (!b || b->format != spec.quant || b->group != spec.group)
+      return false;
+  }
+  return true;
+}
+
+/// The stored blocks of every part, one after the other, size-checked.
+Status streamStored(WeightSource &weights, const ParamSpec &spec,
+                    const ByteSink &sink) {
+  const int64_t total =
+      quantTensorBytes(spec.quant, spec.shape[0], spec.shape[1], spec.group);
+  uint64_t written = 0;
+  std::vector<std::string> parts = spec.parts;
+  if (parts.empty())
+    parts.push_back(spec.name);
+  for (const std::string &part : parts)
+    if (Status s = weights.produceStored(part, [&](const void *p, size_t n) {
+          written += n;
+          if (written <= uint64_t(total))
+            sink(p, n);
+        });
+        !s)
+      return s;
+  if (total < 0 || written != uint64_t(total))
+    return Status::error("weight '" + spec.name + "': stored blocks hold " +
+                         std::to_string(written) + " bytes but " +
+                         shapeText(spec.shape) + " in " +
+                         dtypeName(spec.quant) + " needs " +
+                         std::to_string(total));
+  return Status::ok();
+}
+
 } // namespace
 
 Status produceParam(WeightSource &weights, const ParamSpec &spec,
                     const ByteSink &sink) {
+  if (storedAsIs(weights, spec))
+    return streamStored(weights, spec, sink);
   const bool plain = spec.layout == "row-major" && !isQuantDType(spec.quant);
   if (spec.parts.empty() && plain)
     return weights.produce(spec.name, sink);

@@ -9,8 +9,11 @@
 #pragma once
 
 #include "ingot/Artifact.h"
+#include "ingot/DType.h"
 #include "ingot/Status.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ingot::compiler {
@@ -21,6 +24,24 @@ public:
   /// Streams the bytes of the named tensor into `sink`. The size must match
   /// the param's type; errors name the tensor and the file it lives in.
   virtual Status produce(const std::string &name, const ByteSink &sink) = 0;
+
+  /// A tensor the source already holds in one of ingot's block formats
+  /// (ingot/Quant.h), as a GGUF file holds Q8_0, Q4_0 and Q4_1 rows.
+  struct Blocks {
+    DType format;
+    int64_t group;
+  };
+  /// The block format `name` is stored in, if the source keeps its bytes
+  /// that way; produce() still yields its values.
+  virtual std::optional<Blocks> storedBlocks(const std::string &name) const {
+    (void)name;
+    return std::nullopt;
+  }
+  /// Streams the stored blocks of `name`, row after row, bit for bit.
+  virtual Status produceStored(const std::string &name, const ByteSink &sink) {
+    (void)sink;
+    return Status::error("weight '" + name + "' is not stored in blocks");
+  }
 };
 
 } // namespace ingot::compiler

@@ -50,6 +50,40 @@ ParamOp quantisableWeight(LinearOp l) {
   return p;
 }
 
+/// The row-major 2-D float param an axis-0 gather reads rows of (an
+/// embedding table), for mode=stored.
+ParamOp gatheredTable(GatherOp g) {
+  auto p = g.getData().getDefiningOp<ParamOp>();
+  if (!p || g.getAxis() != 0 || p.getLayout() != "row-major" || p.getQuant())
+    return nullptr;
+  auto type = p.getType();
+  Type elem = type.getElementType();
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !(elem.isF32() || elem.isF16() || elem.isBF16()))
+    return nullptr;
+  return p;
+}
+
+/// mode=stored: the one format all source tensors of `p` are stored in,
+/// according to the function's `ingot.stored_formats`; null when a part is
+/// missing from it or the parts disagree.
+QuantAttr storedFormatOf(ParamOp p, DictionaryAttr stored) {
+  SmallVector<StringRef> names;
+  if (auto parts = p.getParts())
+    for (Attribute a : *parts)
+      names.push_back(cast<StringAttr>(a).getValue());
+  else
+    names.push_back(p.getName());
+  QuantAttr common;
+  for (StringRef n : names) {
+    auto q = dyn_cast_or_null<QuantAttr>(stored.get(n));
+    if (!q || (common && q != common))
+      return nullptr;
+    common = q;
+  }
+  return common;
+}
+
 struct QuantizeWeightsPass
     : public ingot::impl::QuantizeWeightsBase<QuantizeWeightsPass> {
   using QuantizeWeightsBase::QuantizeWeightsBase;
@@ -78,14 +112,26 @@ struct QuantizeWeightsPass
              << mode << " is symmetric only; scheme=asym needs int4";
     } else {
       return func.emitError("ingot-quantize-weights: unknown mode '")
-             << mode << "'; known: none, int8, int4, fp8";
+             << mode << "'; known: none, int8, int4, fp8, stored";
     }
     return success();
   }
 
-  bool excluded(ParamOp p, LinearOp l,
-                ArrayRef<llvm::GlobPattern> patterns) const {
-    SmallVector<StringRef> names = {p.getName(), nodeName(l.getLoc())};
+  LogicalResult parseExcludes(func::FuncOp func,
+                              SmallVectorImpl<llvm::GlobPattern> &patterns) {
+    for (const std::string &e : exclude) {
+      auto g = llvm::GlobPattern::create(e);
+      if (!g)
+        return func.emitError("ingot-quantize-weights: bad exclude pattern '")
+               << e << "': " << llvm::toString(g.takeError());
+      patterns.push_back(std::move(*g));
+    }
+    return success();
+  }
+
+  static bool excludedByName(ParamOp p, Location userLoc,
+                             ArrayRef<llvm::GlobPattern> patterns) {
+    SmallVector<StringRef> names = {p.getName(), nodeName(userLoc)};
     if (auto parts = p.getParts())
       for (Attribute a : *parts)
         names.push_back(cast<StringAttr>(a).getValue());
@@ -96,10 +142,44 @@ struct QuantizeWeightsPass
     return false;
   }
 
+  /// mode=stored: linear weights and embedding tables take the block format
+  /// their source tensors are stored in (a GGUF file's Q8_0/Q4_0/Q4_1, or
+  /// the format the importer converts another type to).
+  void keepStoredFormats(func::FuncOp func,
+                         ArrayRef<llvm::GlobPattern> patterns) {
+    auto stored = func->getAttrOfType<DictionaryAttr>("ingot.stored_formats");
+    if (!stored)
+      return;
+    std::map<Operation *, ParamOp> quantised;
+    auto assign = [&](ParamOp p, OpOperand &use, Operation *user) {
+      QuantAttr q = p ? storedFormatOf(p, stored) : nullptr;
+      if (!q || excludedByName(p, user->getLoc(), patterns))
+        return;
+      ParamOp &qp = quantised[p.getOperation()];
+      if (!qp)
+        qp = quantisedParam(p, q.getFormat(), q.getGroup());
+      use.assign(qp.getResult());
+    };
+    func.walk([&](LinearOp l) {
+      assign(quantisableWeight(l), l.getWeightMutable(), l);
+    });
+    func.walk([&](GatherOp g) {
+      assign(gatheredTable(g), g.getDataMutable(), g);
+    });
+    for (auto &[original, q] : quantised)
+      if (original->use_empty())
+        original->erase();
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal() || mode == "none")
       return;
+    SmallVector<llvm::GlobPattern> patterns;
+    if (failed(parseExcludes(func, patterns)))
+      return signalPassFailure();
+    if (mode == "stored")
+      return keepStoredFormats(func, patterns);
     std::string format;
     int64_t defaultGroup = 0;
     if (failed(formatOf(func, &format, &defaultGroup)))
@@ -109,16 +189,6 @@ struct QuantizeWeightsPass
                      "per channel), got ")
           << groupSize;
       return signalPassFailure();
-    }
-    SmallVector<llvm::GlobPattern> patterns;
-    for (const std::string &e : exclude) {
-      auto g = llvm::GlobPattern::create(e);
-      if (!g) {
-        func.emitError("ingot-quantize-weights: bad exclude pattern '")
-            << e << "': " << llvm::toString(g.takeError());
-        return signalPassFailure();
-      }
-      patterns.push_back(std::move(*g));
     }
     const std::string head = lmHead.empty()
                                  ? (mode == "int4" ? "int8" : "same")
@@ -134,7 +204,7 @@ struct QuantizeWeightsPass
     std::map<std::pair<Operation *, std::string>, ParamOp> quantised;
     func.walk([&](LinearOp l) {
       ParamOp p = quantisableWeight(l);
-      if (!p || excluded(p, l, patterns))
+      if (!p || excludedByName(p, l.getLoc(), patterns))
         return;
       std::string f = format;
       int64_t group = groupSize < 0 ? defaultGroup : groupSize;
