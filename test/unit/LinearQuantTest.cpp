@@ -275,3 +275,37 @@ TEST(LinearQuant, ARowsResultDoesNotDependOnTheBatch) {
 }
 
 } // namespace
+
+/// A gather from a quantised table (a GGUF's Q8_0 embedding) decodes each
+/// requested row, negative indices included, to exactly the values the
+/// stored blocks stand for; an index past the table is an error.
+TEST(QuantGather, RowsAreTheDequantisedRowsBitwise) {
+  for (const Case &c : {Case{DType::Q8, 96, 32}, Case{DType::Q4M, 100, 32},
+                        Case{DType::Q4, 64, 64}}) {
+    SCOPED_TRACE(describe(c));
+    const int64_t rows = 40;
+    std::vector<uint8_t> wq = quantisedWeights(c, rows, 11);
+    std::vector<float> all = dequantised(c, wq, rows);
+    test::Tensor table;
+    table.dtype = c.format, table.shape = {rows, c.k}, table.data = wq;
+    const std::vector<int64_t> ids = {3, 0, 39, -1, 17, 3};
+    test::Tensor idx = test::make(DType::I64, {2, 3}, ids);
+    test::Call g("gather", {&table, &idx}, {});
+    g.groupSizes = {c.group, 0};
+    test::Tensor out = test::runOk(g);
+    ASSERT_EQ(out.shape, (shape::Shape{2, 3, c.k}));
+    const float *y = test::ptr<float>(out);
+    for (size_t t = 0; t < ids.size(); ++t) {
+      const int64_t row = ids[t] < 0 ? ids[t] + rows : ids[t];
+      ASSERT_EQ(0, std::memcmp(y + t * c.k, all.data() + row * c.k,
+                               size_t(c.k) * sizeof(float)))
+          << "token " << t;
+    }
+    test::Tensor bad = test::make(DType::I64, {1}, std::vector<int64_t>{40});
+    test::Call b("gather", {&table, &bad}, {});
+    b.groupSizes = {c.group, 0};
+    std::vector<test::Tensor> outs;
+    Status s = test::runKernel(b, &outs);
+    EXPECT_NE(s.message().find("index 40"), std::string::npos) << s.message();
+  }
+}

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/KernelUtil.h"
+#include "ingot/Quant.h"
 
 namespace ingot::cpu {
 namespace {
@@ -137,12 +138,57 @@ Status concatKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// Rows of a quantised [V, E] table (an embedding stored as a GGUF keeps
+/// it), decoded into f32: a token reads one row of blocks, so the table
+/// stays at its stored size in memory.
+Status gatherQuantRows(KernelContext &ctx, const KernelInput &data,
+                       const KernelInput &idx) {
+  int64_t axis;
+  if (Status s = ctx.attrInt("axis", &axis, 0); !s)
+    return s;
+  if (data.shape.size() != 2 || axis != 0 || data.groupSize < 1)
+    return ctx.error("quantised table '" + data.name + "' (" +
+                     dtypeName(data.dtype) + ") must be 2-D, gathered on " +
+                     "axis 0, with a group size >= 1");
+  if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
+    return s;
+  const int64_t rows = data.shape[0], k = data.shape[1];
+  const int64_t count = idx.numElements();
+  std::vector<int64_t> indices(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = idx.dtype == DType::I64 ? idx.as<int64_t>()[i]
+                                        : int64_t(idx.as<int32_t>()[i]);
+    if (v < -rows || v >= rows)
+      return ctx.error("index " + std::to_string(v) + " at position " +
+                       std::to_string(i) + " is out of range for a table " +
+                       "of " + std::to_string(rows) + " rows");
+    indices[i] = v < 0 ? v + rows : v;
+  }
+  shape::Shape outShape = idx.shape;
+  outShape.push_back(k);
+  if (Status s = ctx.setOutputShape(0, outShape); !s)
+    return s;
+  const int64_t rowBytes = quantRowBytes(data.dtype, k, data.groupSize);
+  const auto *src = static_cast<const uint8_t *>(data.data);
+  float *out = ctx.output(0).as<float>();
+  ctx.parallelFor(count, std::max<int64_t>(1, kElementwiseGrain / k),
+                  [&](int64_t b, int64_t e) {
+                    for (int64_t t = b; t < e; ++t)
+                      dequantizeRow(data.dtype, data.groupSize,
+                                    src + indices[t] * rowBytes, k,
+                                    out + t * k);
+                  });
+  return Status::ok();
+}
+
 Status gatherKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 2, 1); !s)
     return s;
   if (Status s = ctx.expectInputDType(1, {DType::I64, DType::I32}); !s)
     return s;
   const KernelInput &data = ctx.input(0), &idx = ctx.input(1);
+  if (isQuantDType(data.dtype))
+    return gatherQuantRows(ctx, data, idx);
   if (Status s = ctx.expectOutputDType(0, {data.dtype}); !s)
     return s;
   int64_t axisAttr, axis;
