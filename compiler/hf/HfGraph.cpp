@@ -19,14 +19,14 @@ const SafetensorsTensor *HfGraph::weight(const std::string &key,
                                          ArrayRef<int64_t> shape) {
   if (failed())
     return nullptr;
-  std::optional<HfTensorStore::Entry> entry = store_.find(key);
+  std::string file;
+  const SafetensorsTensor *entry = store_.lookup(key, &file);
   if (!entry) {
     fail(store_.indexPath() + ": missing tensor '" + key + "' (expected " +
          shapeString(shape) + ", as " + config_.path() + " implies)");
     return nullptr;
   }
-  const SafetensorsTensor &t = *entry->tensor;
-  const std::string &file = entry->file->path();
+  const SafetensorsTensor &t = *entry;
   if (!t.dtype) {
     fail(file + ": tensor '" + key + "' has dtype " + t.dtypeName +
          ", which is not supported for weights — supported: F32, F16, BF16");

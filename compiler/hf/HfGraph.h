@@ -13,6 +13,7 @@
 #pragma once
 
 #include "compiler/hf/HfConfig.h"
+#include "compiler/hf/HfImporter.h"
 #include "compiler/hf/Safetensors.h"
 #include "dialects/Ingot/IngotDialect.h"
 #include "ingot/Manifest.h"
@@ -38,7 +39,7 @@ struct StepInputs {
 
 class HfGraph {
 public:
-  HfGraph(mlir::OpBuilder &builder, const HfTensorStore &store,
+  HfGraph(mlir::OpBuilder &builder, const TensorCatalog &store,
           const HfJson &config, StepInputs inputs)
       : b_(builder), store_(store), config_(config), inputs_(inputs) {}
 
@@ -49,7 +50,7 @@ public:
 
   /// Whether the weights hold `key`.
   bool hasTensor(llvm::StringRef key) const {
-    return store_.find(key).has_value();
+    return store_.lookup(key, nullptr) != nullptr;
   }
   /// `ingot.param "key"` of a tensor that must have `shape`.
   mlir::Value param(const std::string &key, llvm::ArrayRef<int64_t> shape);
@@ -116,7 +117,7 @@ private:
   mlir::Value finish(mlir::Operation *op, llvm::StringRef name);
 
   mlir::OpBuilder &b_;
-  const HfTensorStore &store_;
+  const TensorCatalog &store_;
   const HfJson &config_;
   const StepInputs inputs_;
   std::map<std::string, mlir::Value> params_;
@@ -129,6 +130,16 @@ private:
 /// `llm` (layers, hidden, heads, kv heads, head_dim, vocab, maxPositions).
 using ArchitectureBuilder = Status (*)(HfGraph &g, const std::string &arch,
                                        LlmConfig &llm, mlir::Value &logits);
+
+/// Builds `func.func @main` (one engine step, as importHf documents it) of
+/// the architecture `config` names into `module`, reading tensor dtypes and
+/// shapes from `tensors`; fills `llm`'s model fields and the KV-cache
+/// geometry from `options`. On error nothing is left in the module.
+Status importStep(const HfJson &config, const TensorCatalog &tensors,
+                  const HfImportOptions &options, mlir::ModuleOp module,
+                  LlmConfig &llm);
+/// --max-dim bounds for the plan phase: tokens, seqs, blocks.
+std::vector<std::string> stepMaxDims(const LlmConfig &llm);
 
 Status buildLlamaFamily(HfGraph &g, const std::string &arch, LlmConfig &llm,
                         mlir::Value &logits);

@@ -157,10 +157,10 @@ Status readGeneration(const std::string &dir, const HfJson &config,
   return Status::ok();
 }
 
-/// The KV-cache geometry, tokenizer, generation defaults and symbol bounds
-/// of an imported model whose builder filled `llm`'s model fields.
-Status fillInfo(const std::string &dir, const HfImportOptions &options,
-                const HfJson &config, LlmConfig llm, HfModelInfo *info) {
+/// The KV-cache geometry and step bounds of a model whose builder filled
+/// `llm`'s model fields.
+Status setKvGeometry(const HfImportOptions &options, const std::string &where,
+                     LlmConfig &llm) {
   llm.blockSize = options.blockSize;
   llm.maxTokensPerStep = options.maxTokensPerStep;
   llm.maxSeqs = options.maxSeqs;
@@ -172,13 +172,17 @@ Status fillInfo(const std::string &dir, const HfImportOptions &options,
     return Status::error("--max-context " + std::to_string(maxContext) +
                          " exceeds the model's context of " +
                          std::to_string(llm.maxPositions) + " positions (" +
-                         config.path() + ")");
+                         where + ")");
   llm.maxBlocksPerSeq = (maxContext + llm.blockSize - 1) / llm.blockSize;
   llm.kvDtype = DType::F32;
   llm.kvLayout = options.kvLayout.empty() ? defaultKvLayout(options.target)
                                           : options.kvLayout;
-  if (!info)
-    return Status::ok();
+  return Status::ok();
+}
+
+/// The tokenizer, generation defaults and symbol bounds of a directory.
+Status fillInfo(const std::string &dir, const HfJson &config,
+                const LlmConfig &llm, HfModelInfo *info) {
   info->llm = llm;
   if (Status s = importTokenizer(dir, &info->tokenizer); !s)
     return s;
@@ -186,9 +190,7 @@ Status fillInfo(const std::string &dir, const HfImportOptions &options,
   if (Status s = readGeneration(dir, config, info->tokenizer, info->generation);
       !s)
     return s;
-  info->maxDims = {"tokens=" + std::to_string(llm.maxTokensPerStep),
-                   "seqs=" + std::to_string(llm.maxSeqs),
-                   "blocks=" + std::to_string(llm.maxBlocksPerSeq)};
+  info->maxDims = stepMaxDims(llm);
   return Status::ok();
 }
 
@@ -210,6 +212,73 @@ std::vector<std::string> supportedHfArchitectures() {
   return names;
 }
 
+namespace hf {
+
+std::vector<std::string> stepMaxDims(const LlmConfig &llm) {
+  return {"tokens=" + std::to_string(llm.maxTokensPerStep),
+          "seqs=" + std::to_string(llm.maxSeqs),
+          "blocks=" + std::to_string(llm.maxBlocksPerSeq)};
+}
+
+Status importStep(const HfJson &config, const TensorCatalog &tensors,
+                  const HfImportOptions &options, ModuleOp module,
+                  LlmConfig &llm) {
+  if (Status s = checkOptions(options); !s)
+    return s;
+  std::string archName;
+  if (Status s = config.getFirstString("architectures", archName); !s)
+    return s;
+  const Architecture *arch = nullptr;
+  for (const Architecture &a : kArchitectures)
+    if (archName == a.name)
+      arch = &a;
+  if (!arch)
+    return config.error(
+        "architectures",
+        "names '" + archName +
+            "', which is not supported — supported: " + knownList());
+
+  MLIRContext *ctx = module.getContext();
+  ctx->getOrLoadDialect<func::FuncDialect>();
+  ctx->getOrLoadDialect<graph::IngotDialect>();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location funcLoc = FileLineColLoc::get(ctx, config.path(), 0, 0);
+  StepInputs inputs;
+  func::FuncOp func = createMain(b, funcLoc, inputs);
+  b.setInsertionPointToEnd(&func.getBody().front());
+
+  HfGraph g(b, tensors, config, inputs);
+  // Verifier diagnostics become part of the error message, not stderr noise.
+  std::string lastDiagnostic;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    lastDiagnostic = diag.str();
+    g.setDiagnostic(lastDiagnostic);
+    return success();
+  });
+  llm = LlmConfig();
+  llm.architecture = archName;
+  Value logits;
+  Status status = arch->build(g, archName, llm, logits);
+  if (status) {
+    func::ReturnOp::create(b, funcLoc, ValueRange{logits});
+    func.setType(b.getFunctionType(func.getArgumentTypes(), logits.getType()));
+    func.setResultAttr(0, "ingot.name", b.getStringAttr("logits"));
+    if (failed(mlir::verify(func)))
+      status = Status::error(config.path() +
+                             ": internal: the imported function does "
+                             "not verify: " +
+                             lastDiagnostic);
+  }
+  if (status)
+    status = setKvGeometry(options, config.path(), llm);
+  if (!status)
+    func.erase();
+  return status;
+}
+
+} // namespace hf
+
 Status importHf(const std::string &dir, const HfImportOptions &options,
                 ModuleOp module, std::unique_ptr<WeightSource> *weights,
                 HfModelInfo *info) {
@@ -223,61 +292,17 @@ Status importHf(const std::string &dir, const HfImportOptions &options,
       (std::filesystem::path(dir) / "config.json").string();
   if (Status s = HfJson::load(configPath, config); !s)
     return s;
-  std::string archName;
-  if (Status s = config->getFirstString("architectures", archName); !s)
-    return s;
-  const Architecture *arch = nullptr;
-  for (const Architecture &a : kArchitectures)
-    if (archName == a.name)
-      arch = &a;
-  if (!arch)
-    return config->error(
-        "architectures",
-        "names '" + archName +
-            "', which is not supported — supported: " + knownList());
-
   std::unique_ptr<HfTensorStore> store;
   if (Status s = HfTensorStore::open(dir, store); !s)
     return s;
-
-  MLIRContext *ctx = module.getContext();
-  ctx->getOrLoadDialect<func::FuncDialect>();
-  ctx->getOrLoadDialect<graph::IngotDialect>();
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  Location funcLoc = FileLineColLoc::get(ctx, configPath, 0, 0);
-  StepInputs inputs;
-  func::FuncOp func = createMain(b, funcLoc, inputs);
-  b.setInsertionPointToEnd(&func.getBody().front());
-
-  HfGraph g(b, *store, *config, inputs);
-  // Verifier diagnostics become part of the error message, not stderr noise.
-  std::string lastDiagnostic;
-  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
-    lastDiagnostic = diag.str();
-    g.setDiagnostic(lastDiagnostic);
-    return success();
-  });
   LlmConfig llm;
-  llm.architecture = archName;
-  Value logits;
-  Status status = arch->build(g, archName, llm, logits);
-  if (status) {
-    func::ReturnOp::create(b, funcLoc, ValueRange{logits});
-    func.setType(b.getFunctionType(func.getArgumentTypes(), logits.getType()));
-    func.setResultAttr(0, "ingot.name", b.getStringAttr("logits"));
-    if (failed(mlir::verify(func)))
-      status = Status::error(dir +
-                             ": internal: the imported function does "
-                             "not verify: " +
-                             lastDiagnostic);
-  }
-  if (status)
-    status = fillInfo(dir, options, *config, llm, info);
-  if (!status) {
-    func.erase();
-    return status;
-  }
+  if (Status s = importStep(*config, *store, options, module, llm); !s)
+    return s;
+  if (info)
+    if (Status s = fillInfo(dir, *config, llm, info); !s) {
+      module.lookupSymbol<func::FuncOp>("main").erase();
+      return s;
+    }
   if (weights)
     *weights = std::make_unique<HfWeightSource>(std::move(store));
   return Status::ok();

@@ -74,9 +74,22 @@ private:
   std::map<std::string, SafetensorsTensor> tensors_;
 };
 
+/// What an architecture builder needs of the weights: each tensor's dtype
+/// and shape by its Hugging Face name. A safetensors directory is one; a
+/// GGUF file, which names its tensors otherwise, presents itself as one.
+class TensorCatalog {
+public:
+  virtual ~TensorCatalog() = default;
+  /// The tensor named `key` and the file that holds it; null if absent.
+  virtual const SafetensorsTensor *lookup(llvm::StringRef key,
+                                          std::string *file) const = 0;
+  /// The file that lists the tensors, for messages about missing ones.
+  virtual const std::string &indexPath() const = 0;
+};
+
 /// The tensors of a model directory: model.safetensors, or the shards that
 /// model.safetensors.index.json names.
-class HfTensorStore {
+class HfTensorStore : public TensorCatalog {
 public:
   struct Entry {
     const SafetensorsFile *file = nullptr;
@@ -89,8 +102,14 @@ public:
                      std::unique_ptr<HfTensorStore> &out);
 
   std::optional<Entry> find(llvm::StringRef key) const;
-  /// The file that lists the keys, for messages about missing tensors.
-  const std::string &indexPath() const { return indexPath_; }
+  const SafetensorsTensor *lookup(llvm::StringRef key,
+                                  std::string *file) const override {
+    std::optional<Entry> e = find(key);
+    if (e && file)
+      *file = e->file->path();
+    return e ? e->tensor : nullptr;
+  }
+  const std::string &indexPath() const override { return indexPath_; }
 
 private:
   std::string indexPath_;
