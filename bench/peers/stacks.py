@@ -25,7 +25,11 @@ INGOT_STACKS = {
     "ingot-int4": ["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same"],
     "ingot-q4m": ["--quant", "int4", "--quant-scheme", "asym"],
     "ingot-fp8": ["--quant", "fp8"],
+    # The bundled Q4_1 GGUF compiled directly: llama.cpp's own blocks.
+    "ingot-gguf": [],
 }
+# Stacks compiled from a GGUF rather than the HF directory.
+INGOT_GGUF_SOURCES = {"ingot-gguf": GGUF_Q4}
 # llama.cpp stacks: the GGUF label of each (DIR/SmolLM2-135M-Instruct.<label>.gguf).
 GGUF_STACKS = {"llama.cpp-q4_1": "Q4_1", "llama.cpp-q8_0": "Q8_0", "llama.cpp-q4_0": "Q4_0",
                "llama.cpp-f16": "F16", "llama.cpp-f32": "F32"}
@@ -36,6 +40,7 @@ PAIRS = (
     ("8-bit: q8 g32 ↔ Q8_0", "ingot-int8", "llama.cpp-q8_0"),
     ("4-bit: q4 g32 ↔ Q4_0", "ingot-int4", "llama.cpp-q4_0"),
     ("4-bit + min: q4m g32, lm_head q8 ↔ Q4_1, token_embd Q8_0", "ingot-q4m", "llama.cpp-q4_1"),
+    ("the same Q4_1 GGUF file, compiled by ingot", "ingot-gguf", "llama.cpp-q4_1"),
     ("f32 ↔ F16", "ingot", "llama.cpp-f16"),
     ("f32 ↔ f32", "ingot", "onnxruntime"),
 )
@@ -73,17 +78,20 @@ def ingot_artifact(ingot, stack, default_artifact, group_size=None):
             return out
     else:
         suffix = stack.split("-", 1)[1]
-        if group_size is not None and stack != "ingot-fp8":
+        if group_size is not None and stack not in ("ingot-fp8", "ingot-gguf"):
             flags += ["--group-size", str(group_size)]
             suffix += f"-g{group_size}"
         out = CACHE / f"smollm2-135m-instruct.{suffix}.ingot"
     stamp = out.with_name(out.name + ".cmd.json")
-    cmd = [str(ingot), "compile", str(HF_DIR), "-o", str(out)] + flags
+    source = HF_DIR
+    if stack in INGOT_GGUF_SOURCES:
+        source = prepare_gguf(["llama.cpp-q4_1"])["llama.cpp-q4_1"]
+    cmd = [str(ingot), "compile", str(source), "-o", str(out)] + flags
     fresh = (out.is_file() and out.stat().st_mtime >= Path(ingot).stat().st_mtime
              and (stack == "ingot" or (stamp.is_file() and json.loads(stamp.read_text()) == cmd[3:])))
     if fresh:
         return out
-    if not (HF_DIR / "config.json").is_file():
+    if source == HF_DIR and not (HF_DIR / "config.json").is_file():
         raise RuntimeError(f"{HF_DIR} is missing; run scripts/prepare_smollm2.py .cache/models")
     out.parent.mkdir(parents=True, exist_ok=True)
     log(f"compiling {rel(out)} ({' '.join(flags) or 'f32'})")

@@ -20,7 +20,8 @@ namespace {
 void printCompileUsage() {
   std::fprintf(
       stderr,
-      "usage: ingot compile MODEL.onnx -o OUT.ingot [options]\n\n"
+      "usage: ingot compile MODEL -o OUT.ingot [options]\n"
+      "  MODEL is an ONNX file, a GGUF file or a Hugging Face directory\n\n"
       "  --target cpu            target to build for (repeatable; default cpu)\n"
       "  --shape NAME=2x5x48     pin every dim of an input\n"
       "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
@@ -31,7 +32,8 @@ void printCompileUsage() {
       "  --pack-weights=on|off   pack 16-bit linear weights into nk16 panels\n"
       "                          (default off: measured no faster end to end)\n"
       "  --quant none|int8|int4|fp8  linear weights in a quantised format\n"
-      "                          (default none; int8 = q8, int4 = q4m or q4)\n"
+      "                          (default none: a GGUF keeps its blocks;\n"
+      "                          int8 = q8, int4 = q4m or q4)\n"
       "  --group-size N          values per scale along K (int8/int4 default\n"
       "                          32; 0 = per output channel, fp8's default)\n"
       "  --quant-scheme sym|asym int4: with a minimum (q4m, default) or\n"
@@ -43,7 +45,7 @@ void printCompileUsage() {
       "  --dump-ir=DIR           write the IR of every phase to DIR\n"
       "  --list-onnx-ops         print the supported ONNX ops as JSON and exit\n"
       "  --list-hf-architectures print the supported HF architectures as JSON\n\n"
-      "Hugging Face directories (MODEL is a directory):\n"
+      "LLMs (MODEL is a Hugging Face directory or a GGUF file):\n"
       "  --block-size N          KV-cache tokens per block (default 16)\n"
       "  --max-tokens-per-step N tokens one engine step may process (default 256)\n"
       "  --max-seqs N            sequences one step may hold (default 64)\n"

@@ -1,0 +1,224 @@
+//===- GgufImportWeights.cpp - GGUF tensors under Hugging Face names ------===//
+//
+// GGUF names tensors "blk.N.attn_q.weight" with dims innermost first; the
+// builders ask for "model.layers.N.self_attn.q_proj.weight" with the HF
+// shape (the dims reversed). Q8_0, Q4_0 and Q4_1 rows are ingot's q8, q4 and
+// q4m rows at group 32 byte for byte (ingot/Quant.h), so they are kept;
+// every other type is produced as its dequantised values.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/gguf/GgufDequant.h"
+#include "compiler/gguf/GgufImportInternal.h"
+
+#include <cstring>
+
+namespace ingot::compiler::gguf {
+namespace {
+
+/// Per-layer GGUF tensor stems and their HF module paths.
+constexpr std::pair<const char *, const char *> kLayerNames[] = {
+    {"attn_norm", "input_layernorm"},
+    {"ffn_norm", "post_attention_layernorm"},
+    {"attn_q", "self_attn.q_proj"},
+    {"attn_k", "self_attn.k_proj"},
+    {"attn_v", "self_attn.v_proj"},
+    {"attn_output", "self_attn.o_proj"},
+    {"ffn_gate", "mlp.gate_proj"},
+    {"ffn_up", "mlp.up_proj"},
+    {"ffn_down", "mlp.down_proj"},
+};
+constexpr std::pair<const char *, const char *> kGlobalNames[] = {
+    {"token_embd", "model.embed_tokens"},
+    {"output_norm", "model.norm"},
+    {"output", "lm_head"},
+};
+
+/// "blk.3.attn_q.weight" -> "model.layers.3.self_attn.q_proj.weight".
+std::optional<std::string> hfNameOf(llvm::StringRef name) {
+  auto [stem, suffix] = name.rsplit('.');
+  if (suffix != "weight" && suffix != "bias")
+    return std::nullopt;
+  for (auto [g, hf] : kGlobalNames)
+    if (stem == g)
+      return std::string(hf) + "." + suffix.str();
+  if (!stem.consume_front("blk."))
+    return std::nullopt;
+  auto [layer, part] = stem.split('.');
+  unsigned n;
+  if (layer.getAsInteger(10, n))
+    return std::nullopt;
+  for (auto [g, hf] : kLayerNames)
+    if (part == g)
+      return "model.layers." + layer.str() + "." + hf + "." + suffix.str();
+  return std::nullopt;
+}
+
+/// The HF-order row that GGUF row-interleaved head data puts at `row`:
+/// llama.cpp stores each head's rows as (j, half) where HF has (half, j).
+int64_t ggufRowOf(int64_t hfRow, int64_t rowsPerHead) {
+  const int64_t half = rowsPerHead / 2;
+  const int64_t head = hfRow / rowsPerHead, r = hfRow % rowsPerHead;
+  return head * rowsPerHead + (r % half) * 2 + r / half;
+}
+
+class GgufWeightSource : public WeightSource {
+public:
+  GgufWeightSource(std::unique_ptr<GgufFile> file,
+                   std::map<std::string, MappedTensor> tensors)
+      : file_(std::move(file)), tensors_(std::move(tensors)) {}
+
+  Status produce(const std::string &name, const ByteSink &sink) override {
+    const MappedTensor *t = find(name);
+    if (!t)
+      return missing(name);
+    const GgmlType type = t->info->type.type;
+    if (type == GgmlType::F32 || type == GgmlType::F16 ||
+        type == GgmlType::BF16)
+      return rows(*t, sink);
+    // Quantised: rows of values, one row at a time through the decoder.
+    const int64_t k = t->info->dims[0];
+    std::vector<float> values(static_cast<size_t>(k));
+    return rows(*t, [&](const void *row, size_t) {
+      dequantizeGgmlRow(t->info->type, row, k, values.data());
+      sink(values.data(), values.size() * sizeof(float));
+    });
+  }
+
+  std::optional<Blocks> storedBlocks(const std::string &name) const override {
+    const MappedTensor *t = find(name);
+    std::optional<KeptFormat> kept =
+        t ? keptFormatOf(t->info->type.type) : std::nullopt;
+    if (!kept || !kept->exact)
+      return std::nullopt;
+    return Blocks{kept->format, kept->group};
+  }
+
+  Status produceStored(const std::string &name, const ByteSink &sink) override {
+    const MappedTensor *t = find(name);
+    if (!t || !storedBlocks(name))
+      return WeightSource::produceStored(name, sink);
+    return rows(*t, sink);
+  }
+
+private:
+  const MappedTensor *find(const std::string &name) const {
+    auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+  Status missing(const std::string &name) const {
+    return Status::error(file_->path() + ": no tensor for weight '" + name +
+                         "'");
+  }
+
+  /// Streams the stored rows in HF order, one sink call per row; a permuted
+  /// tensor is read whole first (one tensor in memory at a time).
+  Status rows(const MappedTensor &t, const ByteSink &sink) const {
+    const GgufTensorInfo &info = *t.info;
+    uint64_t rowBytes = uint64_t(ggmlRowBytes(info.type, info.dims[0]));
+    int64_t n = info.rows();
+    if (info.dims.size() == 1 && t.permuteHeads > 0) {
+      // A permuted bias (float, checked when mapped): its rows are elements.
+      n = info.dims[0];
+      rowBytes /= uint64_t(n);
+    }
+    std::vector<uint8_t> all;
+    if (Status s = file_->read(info.offset, info.bytes,
+                               [&](const void *p, size_t size) {
+                                 auto *c = static_cast<const uint8_t *>(p);
+                                 all.insert(all.end(), c, c + size);
+                               });
+        !s)
+      return s;
+    for (int64_t r = 0; r < n; ++r) {
+      int64_t src = r;
+      if (t.permuteHeads > 0)
+        src = ggufRowOf(r, n / t.permuteHeads);
+      sink(all.data() + uint64_t(src) * rowBytes, rowBytes);
+    }
+    return Status::ok();
+  }
+
+  std::unique_ptr<GgufFile> file_;
+  std::map<std::string, MappedTensor> tensors_;
+};
+
+} // namespace
+
+std::optional<KeptFormat> keptFormatOf(GgmlType type) {
+  switch (type) {
+  case GgmlType::Q8_0: return KeptFormat{DType::Q8, 32, true};
+  case GgmlType::Q4_0: return KeptFormat{DType::Q4, 32, true};
+  case GgmlType::Q4_1: return KeptFormat{DType::Q4M, 32, true};
+  // Sub-blocks of 32 with a scale and a minimum: q4m g32 is the same
+  // shape, its f16 scale and minimum the nearest to the 6-bit products.
+  case GgmlType::Q4_K: return KeptFormat{DType::Q4M, 32, false};
+  // 5 and 6 bits have no ingot format of their own; 8 bits lose nothing.
+  case GgmlType::Q5_0:
+  case GgmlType::Q5_1:
+  case GgmlType::Q5_K:
+  case GgmlType::Q6_K: return KeptFormat{DType::Q8, 32, false};
+  default: return std::nullopt;
+  }
+}
+
+Status mapGgufTensors(const GgufFile &file, const GgufModel &model,
+                      std::map<std::string, MappedTensor> &out) {
+  for (const GgufTensorInfo &info : file.tensors()) {
+    std::optional<std::string> hf = hfNameOf(info.name);
+    if (!hf)
+      return Status::error(
+          file.path() + ": tensor '" + info.name + "' is not one the " +
+          model.arch + " importer knows" +
+          (info.name == "rope_freqs.weight"
+               ? " (Llama 3.1-style rope scaling stored as a tensor is not "
+                 "supported yet)"
+               : ""));
+    MappedTensor m;
+    m.info = &info;
+    m.view.dtypeName = info.type.name;
+    m.view.shape.assign(info.dims.rbegin(), info.dims.rend());
+    switch (info.type.type) {
+    case GgmlType::F16: m.view.dtype = DType::F16; break;
+    case GgmlType::BF16: m.view.dtype = DType::BF16; break;
+    default: m.view.dtype = DType::F32; break; // f32, or dequantised
+    }
+    m.view.elementSize = dtypeSize(*m.view.dtype);
+    llvm::StringRef name(info.name);
+    const bool q = name.ends_with(".attn_q.weight") ||
+                   name.ends_with(".attn_q.bias");
+    const bool k = name.ends_with(".attn_k.weight") ||
+                   name.ends_with(".attn_k.bias");
+    if (model.permutedQk && (q || k)) {
+      m.permuteHeads = q ? model.heads : model.kvHeads;
+      const int64_t rows = info.rows() * (info.dims.size() == 1 ? info.dims[0] : 1);
+      const bool blocks1d = info.dims.size() == 1 && info.type.blockValues > 1;
+      if (info.dims.size() > 2 || blocks1d || rows % (2 * m.permuteHeads))
+        return Status::error(file.path() + ": tensor '" + info.name + "' " +
+                             hf::shapeString(m.view.shape) +
+                             " does not split into " +
+                             std::to_string(m.permuteHeads) +
+                             " heads of an even size");
+    }
+    out[*hf] = std::move(m);
+  }
+  return Status::ok();
+}
+
+const hf::SafetensorsTensor *GgufCatalog::lookup(llvm::StringRef key,
+                                             std::string *file) const {
+  auto it = tensors_.find(key.str());
+  if (it == tensors_.end())
+    return nullptr;
+  if (file)
+    *file = file_.path();
+  return &it->second.view;
+}
+
+std::unique_ptr<WeightSource>
+makeGgufWeightSource(std::unique_ptr<GgufFile> file,
+                     std::map<std::string, MappedTensor> tensors) {
+  return std::make_unique<GgufWeightSource>(std::move(file),
+                                            std::move(tensors));
+}
+
+} // namespace ingot::compiler::gguf
