@@ -27,11 +27,16 @@ struct Flavor {
   bool fused = false;   // qkv_proj and gate_up_proj
   Window window = Window::None;
   double defaultEps = 1e-6; // rms_norm_eps when config.json omits it
+  // Only transformers' Llama reads attention_bias and mlp_bias; the others
+  // fix their biases in code, so a stray key in their config means nothing.
+  bool biasKeys = false;
 };
 
 Flavor flavorOf(llvm::StringRef arch) {
   Flavor f;
-  if (arch == "Qwen2ForCausalLM") {
+  if (arch == "LlamaForCausalLM") {
+    f.biasKeys = true;
+  } else if (arch == "Qwen2ForCausalLM") {
     f.qkvBias = true;
     f.window = Window::Qwen2;
   } else if (arch == "MistralForCausalLM") {
@@ -187,10 +192,12 @@ Status readHyper(const HfJson &c, const Flavor &f, Hyper &h) {
     return c.error("hidden_act", "is '" + act + "' — supported: 'silu'");
   if (Status s = c.getDouble("rms_norm_eps", f.defaultEps, h.eps); !s)
     return s;
-  if (Status s = c.getBool("attention_bias", false, h.attnBias); !s)
-    return s;
-  if (Status s = c.getBool("mlp_bias", false, h.mlpBias); !s)
-    return s;
+  if (f.biasKeys) {
+    if (Status s = c.getBool("attention_bias", false, h.attnBias); !s)
+      return s;
+    if (Status s = c.getBool("mlp_bias", false, h.mlpBias); !s)
+      return s;
+  }
   if (Status s = c.getBool("tie_word_embeddings", false, h.tied); !s)
     return s;
   if (Status s = readRope(c, h); !s)

@@ -176,3 +176,26 @@ def test_chat_applies_the_llama3_template(artifacts):
     plain = generate(artifacts["llama3_scaling"], "--prompt", "hi",
                      "--max-new-tokens", "2", "--temperature", "0")
     assert len(out["prompt_tokens"]) > len(plain["prompt_tokens"]) + 4
+
+
+@pytest.mark.parametrize("name", ["qwen2", "mistral", "phi3"])
+def test_bias_keys_only_llama_reads_are_ignored(name, models, tmp_path):
+    """transformers' Qwen2, Mistral and Phi-3 fix their biases in code and
+    never read attention_bias/mlp_bias: a config that carries them (as
+    exported Qwen2 configs do) must compile to the same model, not demand
+    an o_proj.bias the checkpoint never has."""
+    import shutil
+    model = shutil.copytree(models[name], tmp_path / name)
+    config = json.loads((model / "config.json").read_text())
+    config.update(attention_bias=True, mlp_bias=True)
+    (model / "config.json").write_text(json.dumps(config))
+    art = tmp_path / "m.ingot"
+    proc = ingot("compile", model, "-o", art, *COMPILE_FLAGS)
+    assert proc.returncode == 0, describe(proc)
+    prompt = "5,9,14,3,22,7"
+    logits = tmp_path / "logits.npy"
+    generate(art, "--prompt-tokens", prompt, "--max-new-tokens", "1",
+             "--logits-out", logits)
+    expected = hf_reference.load(models[name]).logits([5, 9, 14, 3, 22, 7])[-1]
+    err = relative_error(np.load(logits).astype(np.float64), expected)
+    assert err < LOGITS_RTOL, err
