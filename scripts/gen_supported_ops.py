@@ -28,13 +28,20 @@ DOC = SOURCE_DIR / "docs" / "supported-ops.md"
 COMMAND = "python scripts/gen_supported_ops.py"
 
 
-def list_hf_architectures(ingot):
-    proc = subprocess.run([str(ingot), "compile", "--list-hf-architectures"],
+def _list(ingot, flag):
+    proc = subprocess.run([str(ingot), "compile", flag],
                           capture_output=True, text=True, timeout=60)
     if proc.returncode != 0:
-        raise RuntimeError("ingot compile --list-hf-architectures failed:\n"
-                           + proc.stderr)
+        raise RuntimeError(f"ingot compile {flag} failed:\n" + proc.stderr)
     return json.loads(proc.stdout)
+
+
+def list_hf_architectures(ingot):
+    return _list(ingot, "--list-hf-architectures")
+
+
+def list_gguf_architectures(ingot):
+    return _list(ingot, "--list-gguf-architectures")
 
 
 def _counts(results, claim, variant):
@@ -49,7 +56,7 @@ def _counts(results, claim, variant):
     return f"{sum(r['passed'] for r in hits)}/{len(hits)}"
 
 
-def render(claims, suite_json, hf_architectures):
+def render(claims, suite_json, hf_architectures, gguf_architectures=()):
     """The whole markdown file, deterministic for given inputs (no dates:
     the test compares it byte for byte)."""
     results = suite_json["results"]
@@ -119,6 +126,16 @@ def render(claims, suite_json, hf_architectures):
         "",
     ]
     lines += [f"- {name}" for name in hf_architectures]
+    lines += [
+        "",
+        "## GGUF architectures",
+        "",
+        "`ingot compile FILE.gguf` takes a GGUF file whose "
+        "`general.architecture` is one of these "
+        "(`ingot compile --list-gguf-architectures`; docs/gguf.md):",
+        "",
+    ]
+    lines += [f"- {name}" for name in gguf_architectures]
     return "\n".join(lines) + "\n"
 
 
@@ -135,7 +152,8 @@ def generate(build_dir=None, results_file=None):
     else:
         results, claims, claimed, total = suite.run(build_dir)
         suite_json = suite.results_json(results, claims, claimed, total)
-    return render(claims, suite_json, list_hf_architectures(ingot))
+    return render(claims, suite_json, list_hf_architectures(ingot),
+                  list_gguf_architectures(ingot))
 
 
 def main(argv=None):

@@ -21,11 +21,12 @@ struct ArchInfo {
   bool permutedQk;   // llama.cpp's converter permutes Q/K rows
 };
 
-// qwen2's converter keeps the HF row order; llama's (also used for
+// qwen2's and qwen3's converters keep the HF row order; llama's (also used for
 // Mistral-style models) interleaves the rotary halves.
 constexpr ArchInfo kArchs[] = {
     {"llama", "LlamaForCausalLM", true},
     {"qwen2", "Qwen2ForCausalLM", false},
+    {"qwen3", "Qwen3ForCausalLM", false},
 };
 
 /// GGUF stores floats as f32: 1e-5 reads back as 9.99999975e-06. The

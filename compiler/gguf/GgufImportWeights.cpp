@@ -23,6 +23,8 @@ constexpr std::pair<const char *, const char *> kLayerNames[] = {
     {"attn_k", "self_attn.k_proj"},
     {"attn_v", "self_attn.v_proj"},
     {"attn_output", "self_attn.o_proj"},
+    {"attn_q_norm", "self_attn.q_norm"}, // qwen3
+    {"attn_k_norm", "self_attn.k_norm"},
     {"ffn_gate", "mlp.gate_proj"},
     {"ffn_up", "mlp.up_proj"},
     {"ffn_down", "mlp.down_proj"},

@@ -148,6 +148,30 @@ Value HfGraph::rmsNorm(StringRef name, Value x, Value w, double epsilon) {
                                  b_.getF32FloatAttr(float(epsilon)));
 }
 
+Value HfGraph::headRmsNorm(StringRef name, Value x, Value w, int64_t heads,
+                           double epsilon) {
+  if (failed())
+    return nullptr;
+  auto type = cast<RankedTensorType>(x.getType());
+  const int64_t width = type.getShape().back();
+  if (ShapedType::isDynamic(width) || width % heads) {
+    fail("internal: " + name.str() + ": last dim is not " +
+         std::to_string(heads) + " heads");
+    return nullptr;
+  }
+  auto shape = [&](ArrayRef<int64_t> dims) -> Value {
+    auto t = RankedTensorType::get({int64_t(dims.size())}, b_.getI64Type());
+    return graph::ConstantOp::create(b_, loc((name + ".shape").str()), t,
+                                     DenseIntElementsAttr::get(t, dims));
+  };
+  Value perHead = build<graph::ReshapeOp>(
+      (name + ".split").str(), f32(), x, shape({-1, heads, width / heads}),
+      b_.getI64IntegerAttr(0));
+  Value normed = rmsNorm(name, perHead, w, epsilon);
+  return build<graph::ReshapeOp>((name + ".join").str(), f32(), normed,
+                                 shape({-1, width}), b_.getI64IntegerAttr(0));
+}
+
 Value HfGraph::layerNorm(StringRef name, Value x, Value w, Value bias,
                          double epsilon) {
   Value w32 = toF32((name + ".weight.cast").str(), w);

@@ -83,6 +83,10 @@ public:
   /// since the kernel takes them in the activations' f32.
   mlir::Value layerNorm(llvm::StringRef name, mlir::Value x, mlir::Value w,
                         mlir::Value bias, double epsilon);
+  /// rms_norm of each `heads` slice of the last dim of x [T, heads·D] with
+  /// weight [D], as [T, heads, D] and back (Qwen3's q/k norms).
+  mlir::Value headRmsNorm(llvm::StringRef name, mlir::Value x, mlir::Value w,
+                          int64_t heads, double epsilon);
   mlir::Value add(llvm::StringRef name, mlir::Value a, mlir::Value b);
   /// Rows of `table` at `indices`, widened to f32 when stored narrower.
   mlir::Value embed(llvm::StringRef name, mlir::Value table,

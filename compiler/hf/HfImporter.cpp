@@ -35,6 +35,7 @@ struct Architecture {
 constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", buildLlamaFamily},
     {"Qwen2ForCausalLM", buildLlamaFamily},
+    {"Qwen3ForCausalLM", buildLlamaFamily},
     {"MistralForCausalLM", buildLlamaFamily},
     {"Phi3ForCausalLM", buildLlamaFamily},
     {"GPT2LMHeadModel", buildGpt2},

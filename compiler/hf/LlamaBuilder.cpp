@@ -1,9 +1,10 @@
 //===- LlamaBuilder.cpp - Llama-family decoders into one engine step ------===//
 //
-// Llama, Qwen2, Mistral and Phi-3 share one pre-norm decoder layer:
+// Llama, Qwen2, Qwen3, Mistral and Phi-3 share one pre-norm decoder layer:
 //   h += o_proj(paged_attention(rope(q), rope(k), v))   on rms_norm(h)
 //   h += down_proj(silu(gate_proj(x)) · up_proj(x))     on rms_norm(h)
 // and differ only in details captured by Flavor: biases on q/k/v (Qwen2),
+// per-head q/k norms (Qwen3),
 // fused qkv / gate_up weights (Phi-3, sliced by row so each linear still
 // reads one contiguous weight) and which layers use a sliding window.
 //
@@ -27,15 +28,20 @@ struct Flavor {
   bool fused = false;   // qkv_proj and gate_up_proj
   Window window = Window::None;
   double defaultEps = 1e-6; // rms_norm_eps when config.json omits it
-  // Only transformers' Llama reads attention_bias and mlp_bias; the others
-  // fix their biases in code, so a stray key in their config means nothing.
-  bool biasKeys = false;
+  // Only transformers' Llama reads attention_bias and mlp_bias (Qwen3 the
+  // first); the others fix their biases in code, so a stray key in their
+  // config means nothing.
+  bool attnBiasKey = false, mlpBiasKey = false;
+  bool qkNorm = false; // RMSNorm over each q/k head before rope (Qwen3)
 };
 
 Flavor flavorOf(llvm::StringRef arch) {
   Flavor f;
   if (arch == "LlamaForCausalLM") {
-    f.biasKeys = true;
+    f.attnBiasKey = f.mlpBiasKey = true;
+  } else if (arch == "Qwen3ForCausalLM") {
+    f.attnBiasKey = f.qkNorm = true;
+    f.window = Window::Qwen2;
   } else if (arch == "Qwen2ForCausalLM") {
     f.qkvBias = true;
     f.window = Window::Qwen2;
@@ -192,12 +198,12 @@ Status readHyper(const HfJson &c, const Flavor &f, Hyper &h) {
     return c.error("hidden_act", "is '" + act + "' — supported: 'silu'");
   if (Status s = c.getDouble("rms_norm_eps", f.defaultEps, h.eps); !s)
     return s;
-  if (f.biasKeys) {
+  if (f.attnBiasKey)
     if (Status s = c.getBool("attention_bias", false, h.attnBias); !s)
       return s;
+  if (f.mlpBiasKey)
     if (Status s = c.getBool("mlp_bias", false, h.mlpBias); !s)
       return s;
-  }
   if (Status s = c.getBool("tie_word_embeddings", false, h.tied); !s)
     return s;
   if (Status s = readRope(c, h); !s)
@@ -271,6 +277,14 @@ Status buildLlamaFamily(HfGraph &g, const std::string &arch, LlmConfig &llm,
     Value q = g.linear(n + "self_attn.q_proj", normed, qw, qb, "nk");
     Value k = g.linear(n + "self_attn.k_proj", normed, kw, kb, "nk");
     Value v = g.linear(n + "self_attn.v_proj", normed, vw, vb, "nk");
+    if (f.qkNorm) {
+      q = g.headRmsNorm(n + "self_attn.q_norm", q,
+                        g.param(attn + "q_norm.weight", {h.headDim}), h.heads,
+                        h.eps);
+      k = g.headRmsNorm(n + "self_attn.k_norm", k,
+                        g.param(attn + "k_norm.weight", {h.headDim}),
+                        h.kvHeads, h.eps);
+    }
     q = rope(n + "self_attn.rope_q", q, h.heads);
     k = rope(n + "self_attn.rope_k", k, h.kvHeads);
     Value o = g.build<graph::PagedAttentionOp>(

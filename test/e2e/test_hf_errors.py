@@ -21,7 +21,7 @@ sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
 import hf_models  # noqa: E402
 
 Q_PROJ = "model.layers.0.self_attn.q_proj.weight"
-SUPPORTED = ["LlamaForCausalLM", "Qwen2ForCausalLM", "MistralForCausalLM",
+SUPPORTED = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM",
              "Phi3ForCausalLM", "GPT2LMHeadModel"]
 
 

@@ -50,7 +50,7 @@ def relative_error(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-NAMES = ["llama", "llama_tied_bf16", "llama3_scaling", "qwen2", "mistral",
+NAMES = ["llama", "llama_tied_bf16", "llama3_scaling", "qwen2", "qwen3", "mistral",
          "phi3", "gpt2", "sharded"]
 
 

@@ -74,7 +74,8 @@ def test_supported_ops_doc_is_current(outcome):
     _, claims, _, _, as_json = outcome
     ingot = suite.ingot_bin()
     want = gen_supported_ops.render(
-        claims, as_json, gen_supported_ops.list_hf_architectures(ingot))
+        claims, as_json, gen_supported_ops.list_hf_architectures(ingot),
+        gen_supported_ops.list_gguf_architectures(ingot))
     doc = gen_supported_ops.DOC
     have = doc.read_text() if doc.is_file() else ""
 

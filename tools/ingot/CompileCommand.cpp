@@ -1,6 +1,7 @@
 //===- CompileCommand.cpp - `ingot compile` -------------------------------===//
 #include "Commands.h"
 #include "compiler/Compiler.h"
+#include "compiler/gguf/GgufImporter.h"
 #include "compiler/hf/HfImporter.h"
 #include "compiler/onnx/OnnxImporter.h"
 #include "ingot/KvCache.h"
@@ -44,7 +45,8 @@ void printCompileUsage() {
       "                          source tensors or nodes, e.g. lm_head,*embed*)\n"
       "  --dump-ir=DIR           write the IR of every phase to DIR\n"
       "  --list-onnx-ops         print the supported ONNX ops as JSON and exit\n"
-      "  --list-hf-architectures print the supported HF architectures as JSON\n\n"
+      "  --list-hf-architectures print the supported HF architectures as JSON\n"
+      "  --list-gguf-architectures  the supported GGUF architectures as JSON\n\n"
       "LLMs (MODEL is a Hugging Face directory or a GGUF file):\n"
       "  --block-size N          KV-cache tokens per block (default 16)\n"
       "  --max-tokens-per-step N tokens one engine step may process (default 256)\n"
@@ -85,10 +87,11 @@ int listOnnxOps() {
   return 0;
 }
 
-/// --list-hf-architectures: the Hugging Face architectures importHf knows.
-int listHfArchitectures() {
+/// --list-hf-architectures / --list-gguf-architectures: the architectures
+/// importHf / importGguf know.
+int listArchitectures(const std::vector<std::string> &known) {
   llvm::json::Array names;
-  for (const std::string &name : compiler::supportedHfArchitectures())
+  for (const std::string &name : known)
     names.push_back(name);
   llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(names)))
                << "\n";
@@ -125,7 +128,9 @@ int compileMain(int argc, char **argv) {
     } else if (arg == "--list-onnx-ops") {
       return listOnnxOps();
     } else if (arg == "--list-hf-architectures") {
-      return listHfArchitectures();
+      return listArchitectures(compiler::supportedHfArchitectures());
+    } else if (arg == "--list-gguf-architectures") {
+      return listArchitectures(compiler::supportedGgufArchitectures());
     } else if (value("-o", &v) || value("--output", &v)) {
       options.outputPath = v;
     } else if (value("--target", &v)) {
