@@ -163,9 +163,11 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
   std::unique_ptr<WeightSource> weights;
-  // A directory is a Hugging Face model; a file is GGUF (by its magic) or
-  // ONNX. Both of the first are LLMs with the same engine step.
-  const bool isGguf = isGgufFile(options.modelPath);
+  // A directory is a Hugging Face model; a file is GGUF (by its magic, or
+  // its name, so a damaged one gets the GGUF reader's message) or ONNX.
+  // Both of the first are LLMs with the same engine step.
+  const bool isGguf = isGgufFile(options.modelPath) ||
+                      llvm::sys::path::extension(options.modelPath) == ".gguf";
   const bool isHf = isGguf || llvm::sys::fs::is_directory(options.modelPath);
   HfModelInfo hfInfo;
   std::vector<std::string> maxDims = options.maxDims;

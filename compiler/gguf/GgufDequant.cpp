@@ -1,8 +1,8 @@
 //===- GgufDequant.cpp - GGUF tensor data to f32 --------------------------===//
 //
-// One function per block format. Each unpacks its quantised integers first
-// and applies the scales after, so the bit twiddling and the float
-// arithmetic can be read (and checked against the format) separately.
+// One decoder per block format unpacks its integers and per-group scales
+// into a grid; applying the grid is shared. The repacker (GgufRepack.cpp)
+// reads the same grids, so each layout is written down once.
 //
 // Products and sums are kept in separate statements on purpose: clang fuses
 // `a * b + c` within one expression into an FMA where the target has one,
@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gguf/GgufDequant.h"
+#include "ingot/DType.h"
 
 #include <algorithm>
 #include <bit>
@@ -32,55 +33,39 @@ uint32_t readU32(const uint8_t *p) {
          (static_cast<uint32_t>(p[3]) << 24);
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1Fu;
-  uint32_t mantissa = h & 0x3FFu;
-  uint32_t bits;
-  if (exponent == 0x1F) { // infinity or NaN, payload kept
-    bits = sign | 0x7F800000u | (mantissa << 13);
-  } else if (exponent != 0) { // normal: rebias 15 -> 127
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else { // subnormal half is a normal float: shift the leading 1 out
-    uint32_t shift = 0;
-    while (!(mantissa & 0x400u)) {
-      mantissa <<= 1;
-      ++shift;
-    }
-    bits = sign | ((113 - shift) << 23) | ((mantissa & 0x3FFu) << 13);
-  }
-  return std::bit_cast<float>(bits);
-}
-
-float halfAt(const uint8_t *p) { return halfToFloat(readU16(p)); }
+float halfAt(const uint8_t *p) { return f16BitsToFloat(readU16(p)); }
 
 float bf16ToFloat(uint16_t h) {
   return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
 }
 
+/// A grid of one scale per `group` values with no offset (symmetric types).
+void symmetric(GgmlBlockGrid *g, int values, int group) {
+  g->values = values, g->groupValues = group, g->symmetric = true;
+  std::fill(g->offset, g->offset + values / group, 0.0f);
+}
+
 // Q4_0: f16 d, 16 bytes of nibbles; low nibbles are values 0..15, high
 // nibbles 16..31, both offset by 8.
-void dequantQ4_0(const uint8_t *block, float *out) {
-  float d = halfAt(block);
+void decodeQ4_0(const uint8_t *block, GgmlBlockGrid *g) {
+  symmetric(g, kBlockValues, kBlockValues);
+  g->scale[0] = halfAt(block);
   const uint8_t *qs = block + 2;
   for (int j = 0; j < kBlockValues / 2; ++j) {
-    out[j] = d * static_cast<float>((qs[j] & 0xF) - 8);
-    out[j + 16] = d * static_cast<float>((qs[j] >> 4) - 8);
+    g->code[j] = (qs[j] & 0xF) - 8;
+    g->code[j + 16] = (qs[j] >> 4) - 8;
   }
 }
 
 // Q4_1: f16 d, f16 min, nibbles as Q4_0 but unsigned: d * q + min.
-void dequantQ4_1(const uint8_t *block, float *out) {
-  float d = halfAt(block);
-  float min = halfAt(block + 2);
+void decodeQ4_1(const uint8_t *block, GgmlBlockGrid *g) {
+  g->values = g->groupValues = kBlockValues, g->symmetric = false;
+  g->scale[0] = halfAt(block);
+  g->offset[0] = halfAt(block + 2);
   const uint8_t *qs = block + 4;
   for (int j = 0; j < kBlockValues / 2; ++j) {
-    float low = d * static_cast<float>(qs[j] & 0xF);
-    float high = d * static_cast<float>(qs[j] >> 4);
-    out[j] = low + min;
-    out[j + 16] = high + min;
+    g->code[j] = qs[j] & 0xF;
+    g->code[j + 16] = qs[j] >> 4;
   }
 }
 
@@ -95,32 +80,29 @@ void unpackFiveBit(const uint8_t *qhBytes, const uint8_t *qs, int *q) {
 }
 
 // Q5_0: f16 d, u32 qh, 16 bytes qs; 5-bit values offset by 16.
-void dequantQ5_0(const uint8_t *block, float *out) {
-  float d = halfAt(block);
-  int q[kBlockValues];
-  unpackFiveBit(block + 2, block + 6, q);
+void decodeQ5_0(const uint8_t *block, GgmlBlockGrid *g) {
+  symmetric(g, kBlockValues, kBlockValues);
+  g->scale[0] = halfAt(block);
+  unpackFiveBit(block + 2, block + 6, g->code);
   for (int i = 0; i < kBlockValues; ++i)
-    out[i] = d * static_cast<float>(q[i] - 16);
+    g->code[i] -= 16;
 }
 
 // Q5_1: f16 d, f16 min, u32 qh, 16 bytes qs; d * q + min.
-void dequantQ5_1(const uint8_t *block, float *out) {
-  float d = halfAt(block);
-  float min = halfAt(block + 2);
-  int q[kBlockValues];
-  unpackFiveBit(block + 4, block + 8, q);
-  for (int i = 0; i < kBlockValues; ++i) {
-    float scaled = d * static_cast<float>(q[i]);
-    out[i] = scaled + min;
-  }
+void decodeQ5_1(const uint8_t *block, GgmlBlockGrid *g) {
+  g->values = g->groupValues = kBlockValues, g->symmetric = false;
+  g->scale[0] = halfAt(block);
+  g->offset[0] = halfAt(block + 2);
+  unpackFiveBit(block + 4, block + 8, g->code);
 }
 
 // Q8_0: f16 d, 32 signed bytes.
-void dequantQ8_0(const uint8_t *block, float *out) {
-  float d = halfAt(block);
+void decodeQ8_0(const uint8_t *block, GgmlBlockGrid *g) {
+  symmetric(g, kBlockValues, kBlockValues);
+  g->scale[0] = halfAt(block);
   const int8_t *qs = reinterpret_cast<const int8_t *>(block + 2);
   for (int i = 0; i < kBlockValues; ++i)
-    out[i] = static_cast<float>(qs[i]) * d;
+    g->code[i] = qs[i];
 }
 
 // The 12 scale bytes of Q4_K/Q5_K hold eight 6-bit scales and eight 6-bit
@@ -138,63 +120,61 @@ void unpackKScales(const uint8_t *scales, int *sc, int *min) {
   }
 }
 
-// Shared tail of Q4_K/Q5_K: value = (d * sc) * q - (dmin * min), per
-// 32-value sub-block.
-void applyKScales(const uint8_t *block, const int *q, float *out) {
+// Shared head of Q4_K/Q5_K: per 32-value sub-block, scale d * sc and
+// offset -(dmin * min), each rounded to f32 as the reference does.
+void kScales(const uint8_t *block, GgmlBlockGrid *g) {
+  g->values = kSuperValues, g->groupValues = 32, g->symmetric = false;
   float d = halfAt(block);
   float dmin = halfAt(block + 2);
   int sc[kSubBlocks], min[kSubBlocks];
   unpackKScales(block + 4, sc, min);
   for (int s = 0; s < kSubBlocks; ++s) {
-    float scale = d * static_cast<float>(sc[s]);
-    float offset = dmin * static_cast<float>(min[s]);
-    for (int l = 0; l < 32; ++l) {
-      float scaled = scale * static_cast<float>(q[32 * s + l]);
-      out[32 * s + l] = scaled - offset;
-    }
+    g->scale[s] = d * static_cast<float>(sc[s]);
+    g->offset[s] = -(dmin * static_cast<float>(min[s]));
   }
 }
 
 // Q4_K: f16 d, f16 dmin, 12 scale bytes, 128 bytes qs. Each 32-byte chunk
 // of qs holds two sub-blocks: low nibbles first, then high nibbles.
-void dequantQ4_K(const uint8_t *block, float *out) {
+void decodeQ4_K(const uint8_t *block, GgmlBlockGrid *g) {
+  kScales(block, g);
   const uint8_t *qs = block + 16;
-  int q[kSuperValues];
   for (int c = 0; c < 4; ++c)
     for (int l = 0; l < 32; ++l) {
-      q[64 * c + l] = qs[32 * c + l] & 0xF;
-      q[64 * c + 32 + l] = qs[32 * c + l] >> 4;
+      g->code[64 * c + l] = qs[32 * c + l] & 0xF;
+      g->code[64 * c + 32 + l] = qs[32 * c + l] >> 4;
     }
-  applyKScales(block, q, out);
 }
 
 // Q5_K: Q4_K plus 32 bytes qh (before qs); bit s of qh[l] is the fifth bit
 // of value l of sub-block s.
-void dequantQ5_K(const uint8_t *block, float *out) {
+void decodeQ5_K(const uint8_t *block, GgmlBlockGrid *g) {
+  kScales(block, g);
   const uint8_t *qh = block + 16;
   const uint8_t *qs = block + 48;
-  int q[kSuperValues];
   for (int c = 0; c < 4; ++c)
     for (int l = 0; l < 32; ++l) {
-      q[64 * c + l] = (qs[32 * c + l] & 0xF) | (((qh[l] >> (2 * c)) & 1) << 4);
-      q[64 * c + 32 + l] =
+      g->code[64 * c + l] =
+          (qs[32 * c + l] & 0xF) | (((qh[l] >> (2 * c)) & 1) << 4);
+      g->code[64 * c + 32 + l] =
           (qs[32 * c + l] >> 4) | (((qh[l] >> (2 * c + 1)) & 1) << 4);
     }
-  applyKScales(block, q, out);
 }
 
 // Q6_K: 128 bytes ql (low nibbles), 64 bytes qh (2-bit high parts), 16
 // signed scales (one per 16 values), then f16 d last. Each half of 128
 // values uses 64 bytes of ql and 32 of qh; qh[l] feeds four values 32
 // apart.
-void dequantQ6_K(const uint8_t *block, float *out) {
+void decodeQ6_K(const uint8_t *block, GgmlBlockGrid *g) {
+  symmetric(g, kSuperValues, 16);
   const int8_t *scales = reinterpret_cast<const int8_t *>(block + 192);
   float d = halfAt(block + 208);
-  int q[kSuperValues];
+  for (int s = 0; s < kSuperValues / 16; ++s)
+    g->scale[s] = d * static_cast<float>(scales[s]);
   for (int n = 0; n < 2; ++n) {
     const uint8_t *ql = block + 64 * n;
     const uint8_t *qh = block + 128 + 32 * n;
-    int *half = q + 128 * n;
+    int *half = g->code + 128 * n;
     for (int l = 0; l < 32; ++l) {
       half[l] = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
       half[l + 32] = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
@@ -202,35 +182,30 @@ void dequantQ6_K(const uint8_t *block, float *out) {
       half[l + 96] = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
     }
   }
-  for (int g = 0; g < kSuperValues / 16; ++g) {
-    float scale = d * static_cast<float>(scales[g]);
-    for (int l = 0; l < 16; ++l)
-      out[16 * g + l] = scale * static_cast<float>(q[16 * g + l]);
+}
+
+using GridDecoder = void (*)(const uint8_t *block, GgmlBlockGrid *g);
+
+GridDecoder gridDecoder(GgmlType type) {
+  switch (type) {
+  case GgmlType::Q4_0: return decodeQ4_0;
+  case GgmlType::Q4_1: return decodeQ4_1;
+  case GgmlType::Q5_0: return decodeQ5_0;
+  case GgmlType::Q5_1: return decodeQ5_1;
+  case GgmlType::Q8_0: return decodeQ8_0;
+  case GgmlType::Q4_K: return decodeQ4_K;
+  case GgmlType::Q5_K: return decodeQ5_K;
+  case GgmlType::Q6_K: return decodeQ6_K;
+  default: return nullptr;
   }
 }
 
-using BlockDecoder = void (*)(const uint8_t *block, float *out);
-
-BlockDecoder blockDecoder(GgmlType type) {
-  switch (type) {
-  case GgmlType::Q4_0:
-    return dequantQ4_0;
-  case GgmlType::Q4_1:
-    return dequantQ4_1;
-  case GgmlType::Q5_0:
-    return dequantQ5_0;
-  case GgmlType::Q5_1:
-    return dequantQ5_1;
-  case GgmlType::Q8_0:
-    return dequantQ8_0;
-  case GgmlType::Q4_K:
-    return dequantQ4_K;
-  case GgmlType::Q5_K:
-    return dequantQ5_K;
-  case GgmlType::Q6_K:
-    return dequantQ6_K;
-  default:
-    return nullptr;
+/// value = scale * code (+ offset), the product rounded to f32 first.
+void applyGrid(const GgmlBlockGrid &g, float *out) {
+  for (int i = 0; i < g.values; ++i) {
+    const int group = i / g.groupValues;
+    float scaled = g.scale[group] * static_cast<float>(g.code[i]);
+    out[i] = g.symmetric ? scaled : scaled + g.offset[group];
   }
 }
 
@@ -246,7 +221,7 @@ void dequantizeGgmlRow(const GgmlTypeTraits &t, const void *src, int64_t k,
     return;
   case GgmlType::F16:
     for (int64_t i = 0; i < k; ++i)
-      out[i] = halfToFloat(readU16(bytes + 2 * i));
+      out[i] = f16BitsToFloat(readU16(bytes + 2 * i));
     return;
   case GgmlType::BF16:
     for (int64_t i = 0; i < k; ++i)
@@ -255,14 +230,25 @@ void dequantizeGgmlRow(const GgmlTypeTraits &t, const void *src, int64_t k,
   default:
     break;
   }
-  BlockDecoder decode = blockDecoder(t.type);
+  GridDecoder decode = gridDecoder(t.type);
   if (!decode || t.blockValues <= 0) { // traits not from ggmlTypeTraits
     std::fill(out, out + std::max<int64_t>(k, 0),
               std::numeric_limits<float>::quiet_NaN());
     return;
   }
-  for (int64_t b = 0; b < k / t.blockValues; ++b)
-    decode(bytes + b * t.blockBytes, out + b * t.blockValues);
+  GgmlBlockGrid grid;
+  for (int64_t b = 0; b < k / t.blockValues; ++b) {
+    decode(bytes + b * t.blockBytes, &grid);
+    applyGrid(grid, out + b * t.blockValues);
+  }
+}
+
+bool decodeGgmlBlock(GgmlType type, const void *block, GgmlBlockGrid *grid) {
+  GridDecoder decode = gridDecoder(type);
+  if (!decode)
+    return false;
+  decode(static_cast<const uint8_t *>(block), grid);
+  return true;
 }
 
 } // namespace ingot::compiler::gguf

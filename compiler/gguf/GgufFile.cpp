@@ -44,7 +44,7 @@ public:
   uint64_t pos() const { return pos_; }
   uint64_t left() const { return size_ - pos_; }
 
-  Status bytes(void *dst, uint64_t n, const char *what) {
+  Status bytes(void *dst, uint64_t n, const std::string &what) {
     if (n > left())
       return Status::error(path_ + ": truncated at byte " +
                            std::to_string(pos_) + " reading " + what +
@@ -61,10 +61,10 @@ public:
     }
     return Status::ok();
   }
-  template <typename T> Status scalar(T &v, const char *what) {
+  template <typename T> Status scalar(T &v, const std::string &what) {
     return bytes(&v, sizeof(T), what); // little-endian hosts only (x86-64)
   }
-  Status string(std::string &s, const char *what) {
+  Status string(std::string &s, const std::string &what) {
     uint64_t n = 0;
     if (Status st = scalar(n, what); !st)
       return st;
@@ -254,7 +254,8 @@ Status GgufFile::parse(uint64_t fileSize) {
     uint32_t rank = 0, type = 0;
     if (Status s = c.string(t.name, "a tensor name"); !s)
       return s;
-    if (Status s = c.scalar(rank, "a tensor rank"); !s)
+    const std::string of = " of tensor '" + t.name + "'";
+    if (Status s = c.scalar(rank, "the rank" + of); !s)
       return s;
     if (rank < 1 || rank > kMaxRank)
       return Status::error(path_ + ": tensor '" + t.name + "' has rank " +
@@ -262,23 +263,23 @@ Status GgufFile::parse(uint64_t fileSize) {
     t.dims.resize(rank);
     for (int64_t &d : t.dims) {
       uint64_t v = 0;
-      if (Status s = c.scalar(v, "a tensor dim"); !s)
+      if (Status s = c.scalar(v, "a dim" + of); !s)
         return s;
       if (v < 1 || v > (uint64_t(1) << 40))
         return Status::error(path_ + ": tensor '" + t.name + "' has dim " +
                              std::to_string(v) + "; expected 1 to 2^40");
       d = int64_t(v);
     }
-    if (Status s = c.scalar(type, "a tensor type"); !s)
+    if (Status s = c.scalar(type, "the type" + of); !s)
       return s;
     std::optional<GgmlTypeTraits> traits = ggmlTypeTraits(type);
     if (!traits)
-      return Status::error(path_ + ": tensor '" + t.name + "' has type " +
+      return Status::error(path_ + ": tensor '" + t.name + "' has " +
                            ggmlTypeName(type) +
                            ", which ingot does not read — supported: " +
                            supportedGgmlTypes());
     t.type = *traits;
-    if (Status s = c.scalar(t.offset, "a tensor offset"); !s)
+    if (Status s = c.scalar(t.offset, "the offset" + of); !s)
       return s;
     if (tensorIndex_.count(t.name))
       return Status::error(path_ + ": tensor '" + t.name + "' appears twice");

@@ -11,6 +11,7 @@
 
 #include "compiler/WeightSource.h"
 #include "compiler/gguf/GgufFile.h"
+#include "compiler/gguf/GgufRepack.h"
 #include "compiler/hf/Safetensors.h"
 #include "ingot/Manifest.h"
 
@@ -71,12 +72,13 @@ std::unique_ptr<WeightSource>
 makeGgufWeightSource(std::unique_ptr<GgufFile> file,
                      std::map<std::string, MappedTensor> tensors);
 
-/// The ingot block format a GGUF tensor type is kept in, and whether that
-/// keeps its bits (false: converted from its dequantised values).
+/// The ingot block format a GGUF tensor type is kept in: its blocks copied
+/// or repacked (GgufRepack.h), or, when no format holds its codes,
+/// requantised from its dequantised values (repack = nullopt).
 struct KeptFormat {
   DType format;
   int64_t group;
-  bool exact;
+  std::optional<RepackKind> repack;
 };
 std::optional<KeptFormat> keptFormatOf(GgmlType type);
 

@@ -4,11 +4,13 @@
 // builders ask for "model.layers.N.self_attn.q_proj.weight" with the HF
 // shape (the dims reversed). Q8_0, Q4_0 and Q4_1 rows are ingot's q8, q4 and
 // q4m rows at group 32 byte for byte (ingot/Quant.h), so they are kept;
-// every other type is produced as its dequantised values.
+// Q5_0, Q6_K and Q4_K rows are repacked (GgufRepack.h); produce() gives
+// every tensor's values.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gguf/GgufDequant.h"
 #include "compiler/gguf/GgufImportInternal.h"
+#include "ingot/Quant.h"
 
 #include <cstring>
 
@@ -88,18 +90,27 @@ public:
 
   std::optional<Blocks> storedBlocks(const std::string &name) const override {
     const MappedTensor *t = find(name);
-    std::optional<KeptFormat> kept =
-        t ? keptFormatOf(t->info->type.type) : std::nullopt;
-    if (!kept || !kept->exact)
+    std::optional<GgmlRepack> r =
+        t ? ggmlRepackOf(t->info->type.type) : std::nullopt;
+    if (!r)
       return std::nullopt;
-    return Blocks{kept->format, kept->group};
+    return Blocks{r->format, r->group};
   }
 
   Status produceStored(const std::string &name, const ByteSink &sink) override {
     const MappedTensor *t = find(name);
-    if (!t || !storedBlocks(name))
+    std::optional<GgmlRepack> r =
+        t ? ggmlRepackOf(t->info->type.type) : std::nullopt;
+    if (!r)
       return WeightSource::produceStored(name, sink);
-    return rows(*t, sink);
+    if (r->kind == RepackKind::Copy)
+      return rows(*t, sink);
+    const int64_t k = t->info->dims[0];
+    std::vector<uint8_t> out(size_t(quantRowBytes(r->format, k, r->group)));
+    return rows(*t, [&](const void *row, size_t) {
+      repackGgmlRow(t->info->type, row, k, out.data());
+      sink(out.data(), out.size());
+    });
   }
 
 private:
@@ -147,20 +158,13 @@ private:
 } // namespace
 
 std::optional<KeptFormat> keptFormatOf(GgmlType type) {
-  switch (type) {
-  case GgmlType::Q8_0: return KeptFormat{DType::Q8, 32, true};
-  case GgmlType::Q4_0: return KeptFormat{DType::Q4, 32, true};
-  case GgmlType::Q4_1: return KeptFormat{DType::Q4M, 32, true};
-  // Sub-blocks of 32 with a scale and a minimum: q4m g32 is the same
-  // shape, its f16 scale and minimum the nearest to the 6-bit products.
-  case GgmlType::Q4_K: return KeptFormat{DType::Q4M, 32, false};
-  // 5 and 6 bits have no ingot format of their own; 8 bits lose nothing.
-  case GgmlType::Q5_0:
-  case GgmlType::Q5_1:
-  case GgmlType::Q5_K:
-  case GgmlType::Q6_K: return KeptFormat{DType::Q8, 32, false};
-  default: return std::nullopt;
-  }
+  if (std::optional<GgmlRepack> r = ggmlRepackOf(type))
+    return KeptFormat{r->format, r->group, r->kind};
+  // 5-bit codes with a minimum fit no ingot format: q8 g32 of their values
+  // rounds each by at most half a step, 1/254 of its group's largest.
+  if (type == GgmlType::Q5_1 || type == GgmlType::Q5_K)
+    return KeptFormat{DType::Q8, 32, std::nullopt};
+  return std::nullopt;
 }
 
 Status mapGgufTensors(const GgufFile &file, const GgufModel &model,

@@ -33,6 +33,19 @@ const char *formatName(DType t) {
   }
 }
 
+/// What happens to a type that is not copied, for the note.
+std::string conversionText(const KeptFormat &k) {
+  std::string fmt = std::string(formatName(k.format)) + " g" +
+                    std::to_string(k.group);
+  if (!k.repack)
+    return "requantised to " + fmt +
+           " from their values (no ingot format holds their codes)";
+  if (*k.repack == RepackKind::SameValues)
+    return "repacked into " + fmt + " (every value unchanged)";
+  return "repacked into " + fmt +
+         " (codes kept, scales and minimums rounded to f16)";
+}
+
 /// `ingot.stored_formats` on @main: the block format of every quantised
 /// tensor. Types kept by conversion get one note each on stderr, so nobody
 /// is surprised by what the artifact holds.
@@ -53,7 +66,7 @@ void recordStoredFormats(const std::string &path, func::FuncOp func,
     entries.push_back(b.getNamedAttr(
         name, graph::QuantAttr::get(b.getContext(), formatName(kept->format),
                                     kept->group)));
-    if (!kept->exact) {
+    if (kept->repack != RepackKind::Copy) {
       Converted &c = converted[t.info->type.name];
       if (c.count++ == 0)
         c.example = t.info->name, c.kept = *kept;
@@ -63,10 +76,8 @@ void recordStoredFormats(const std::string &path, func::FuncOp func,
   for (const auto &[type, c] : converted)
     llvm::errs() << "note: " << path << ": " << c.count << " tensor"
                  << (c.count == 1 ? "" : "s") << " of type " << type
-                 << " (e.g. '" << c.example << "') converted to "
-                 << formatName(c.kept.format) << " g" << c.kept.group
-                 << " from their dequantised values; ingot has no " << type
-                 << " kernel\n";
+                 << " (e.g. '" << c.example << "') "
+                 << conversionText(c.kept) << "\n";
 }
 
 /// The embedding's rows are the vocabulary; the tokenizer must agree.

@@ -266,4 +266,7 @@ float e4m3ToFloat(uint8_t v) {
   return (v & 0x80) ? -a : a;
 }
 
+float f16BitsToFloat(uint16_t bits) { return cpu::halfToFloat(bits); }
+uint16_t floatToF16Bits(float value) { return cpu::floatToHalf(value); }
+
 } // namespace ingot

@@ -82,4 +82,9 @@ inline std::optional<DType> dtypeFromName(std::string_view name) {
 
 inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 13; }
 
+/// IEEE binary16 bits to f32 (exact) and back (round to nearest even), for
+/// code outside the kernels that reads or writes f16 fields (block scales).
+float f16BitsToFloat(uint16_t bits);
+uint16_t floatToF16Bits(float value);
+
 } // namespace ingot
