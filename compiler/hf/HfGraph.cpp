@@ -101,6 +101,31 @@ Value HfGraph::paramCols(const std::string &key, ArrayRef<int64_t> shape,
                    *t, {shape[0], end - begin});
 }
 
+Value HfGraph::paramPlusOne(const std::string &key, ArrayRef<int64_t> shape) {
+  const SafetensorsTensor *t = weight(key, shape);
+  if (!t)
+    return nullptr;
+  SafetensorsTensor asF32 = *t;
+  asF32.dtype = DType::F32; // the source adds 1 and widens
+  return makeParam(key + "#plus1", asF32, shape);
+}
+
+Value HfGraph::scale(StringRef name, Value x, double factor) {
+  if (failed())
+    return nullptr;
+  auto type = RankedTensorType::get({}, f32());
+  Value c = graph::ConstantOp::create(
+      b_, loc((name + ".factor").str()), type,
+      DenseElementsAttr::get(type, static_cast<float>(factor)));
+  return build<graph::MulOp>(name, f32(), x, c);
+}
+
+Value HfGraph::softcap(StringRef name, Value x, double cap) {
+  Value inner = scale((name + ".div").str(), x, 1.0 / cap);
+  Value t = build<graph::TanhOp>((name + ".tanh").str(), f32(), inner);
+  return scale(name, t, cap);
+}
+
 Value HfGraph::finish(Operation *op, StringRef name) {
   std::vector<graph::ValueInfo> ins, outs;
   for (Value v : op->getOperands())

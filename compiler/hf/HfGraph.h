@@ -58,6 +58,10 @@ public:
   /// [A, B) of a 1-D one, whose full shape must be `shape`.
   mlir::Value paramRows(const std::string &key, llvm::ArrayRef<int64_t> shape,
                         int64_t begin, int64_t end);
+  /// `ingot.param "key#plus1"`: 1 + the tensor, as f32 (Gemma's norms
+  /// multiply by 1 + weight, computed in f32 by transformers).
+  mlir::Value paramPlusOne(const std::string &key,
+                           llvm::ArrayRef<int64_t> shape);
   /// `ingot.param "key#cols=A:B"`: columns [A, B) of a 2-D tensor.
   mlir::Value paramCols(const std::string &key, llvm::ArrayRef<int64_t> shape,
                         int64_t begin, int64_t end);
@@ -88,6 +92,10 @@ public:
   mlir::Value headRmsNorm(llvm::StringRef name, mlir::Value x, mlir::Value w,
                           int64_t heads, double epsilon);
   mlir::Value add(llvm::StringRef name, mlir::Value a, mlir::Value b);
+  /// x · factor (an f32 scalar constant).
+  mlir::Value scale(llvm::StringRef name, mlir::Value x, double factor);
+  /// cap · tanh(x / cap): Gemma's logit soft-capping.
+  mlir::Value softcap(llvm::StringRef name, mlir::Value x, double cap);
   /// Rows of `table` at `indices`, widened to f32 when stored narrower.
   mlir::Value embed(llvm::StringRef name, mlir::Value table,
                     mlir::Value indices);
@@ -147,6 +155,8 @@ std::vector<std::string> stepMaxDims(const LlmConfig &llm);
 
 Status buildLlamaFamily(HfGraph &g, const std::string &arch, LlmConfig &llm,
                         mlir::Value &logits);
+Status buildGemma3(HfGraph &g, const std::string &arch, LlmConfig &llm,
+                   mlir::Value &logits);
 Status buildGpt2(HfGraph &g, const std::string &arch, LlmConfig &llm,
                  mlir::Value &logits);
 

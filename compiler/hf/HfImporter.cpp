@@ -36,6 +36,7 @@ constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", buildLlamaFamily},
     {"Qwen2ForCausalLM", buildLlamaFamily},
     {"Qwen3ForCausalLM", buildLlamaFamily},
+    {"Gemma3ForCausalLM", buildGemma3},
     {"MistralForCausalLM", buildLlamaFamily},
     {"Phi3ForCausalLM", buildLlamaFamily},
     {"GPT2LMHeadModel", buildGpt2},

@@ -3,7 +3,43 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <bit>
+#include <cstring>
+#include <vector>
+
 namespace ingot::compiler::hf {
+namespace {
+
+/// 1 + the tensor, widened to f32 first as transformers' Gemma norms do.
+Status producePlusOne(const SafetensorsFile &file, const SafetensorsTensor &t,
+                      const ByteSink &sink) {
+  std::vector<uint8_t> raw;
+  if (Status s = file.read(t.begin, t.end - t.begin,
+                           [&](const void *p, size_t n) {
+                             auto *c = static_cast<const uint8_t *>(p);
+                             raw.insert(raw.end(), c, c + n);
+                           });
+      !s)
+    return s;
+  const size_t n = raw.size() / t.elementSize;
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    float v;
+    uint16_t h;
+    if (t.dtype == DType::F32) {
+      std::memcpy(&v, raw.data() + 4 * i, 4);
+    } else {
+      std::memcpy(&h, raw.data() + 2 * i, 2);
+      v = t.dtype == DType::F16 ? f16BitsToFloat(h)
+                                : std::bit_cast<float>(uint32_t(h) << 16);
+    }
+    out[i] = 1.0f + v;
+  }
+  sink(out.data(), out.size() * sizeof(float));
+  return Status::ok();
+}
+
+} // namespace
 
 Status HfWeightSource::produce(const std::string &name, const ByteSink &sink) {
   auto [key, suffix] = llvm::StringRef(name).split('#');
@@ -15,6 +51,8 @@ Status HfWeightSource::produce(const std::string &name, const ByteSink &sink) {
   const SafetensorsTensor &t = *entry->tensor;
   if (suffix.empty())
     return file.read(t.begin, t.end - t.begin, sink);
+  if (suffix == "plus1")
+    return producePlusOne(file, t, sink);
 
   auto bad = [&](const std::string &why) {
     return Status::error(file.path() + ": weight '" + name + "': " + why +
@@ -27,7 +65,7 @@ Status HfWeightSource::produce(const std::string &name, const ByteSink &sink) {
   if ((kind != "rows" && kind != "cols") || first.getAsInteger(10, begin) ||
       last.getAsInteger(10, end) || begin < 0 || begin >= end)
     return bad("bad slice suffix '#" + suffix.str() +
-               "' — expected #rows=A:B or #cols=A:B with 0 <= A < B");
+               "' — expected #plus1, #rows=A:B or #cols=A:B with 0 <= A < B");
   uint64_t esz = t.elementSize;
   if (kind == "rows") {
     if (t.shape.empty() || t.shape.size() > 2 || end > t.shape[0])

@@ -3,7 +3,8 @@
 // The weight source of an HF import: produces the bytes of a safetensors
 // tensor, or of a slice of a fused one named "KEY#rows=A:B" (rows of a 2-D
 // tensor, elements of a 1-D one) or "KEY#cols=A:B" (columns of a 2-D one),
-// in the stored dtype, streamed without holding the tensor in memory.
+// in the stored dtype, streamed without holding the tensor in memory;
+// "KEY#plus1" is 1 + the tensor in f32 (Gemma's norm weights).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

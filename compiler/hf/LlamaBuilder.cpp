@@ -89,10 +89,18 @@ Status readRope(const HfJson &c, Hyper &h) {
     return s;
   if (type == "default")
     return Status::ok();
+  if (type == "linear") {
+    h.scaling = "linear";
+    if (Status s = rope->getDouble("factor", h.factor); !s)
+      return s;
+    if (!(h.factor > 0))
+      return rope->error("factor", "must be positive");
+    return Status::ok();
+  }
   if (type != "llama3")
     return rope->error(typeKey, "is '" + type +
                                     "', which is not supported — supported: "
-                                    "null, 'default', 'llama3'");
+                                    "null, 'default', 'linear', 'llama3'");
   h.scaling = "llama3";
   if (Status s = rope->getDouble("factor", h.factor); !s)
     return s;

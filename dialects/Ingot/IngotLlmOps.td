@@ -133,7 +133,9 @@ def Ingot_RopeOp : Ingot_Op<"rope"> {
     features rotate by position · inv_freq in the rotate-half convention
     (pairs i and i + rotary_dim/2). `scaling = "llama3"` rescales inv_freq
     with `factor`, `low_freq_factor`, `high_freq_factor` and
-    `original_max_positions` as Llama 3.1 does; `"none"` leaves it.
+    `original_max_positions` as Llama 3.1 does; `"linear"` divides it by
+    `factor` (positions interpolated, as transformers' linear rope_scaling);
+    `"none"` leaves it.
 
     ```mlir
     %q2 = ingot.rope %q, %pos {num_heads = 9 : i64, head_dim = 64 : i64, rotary_dim = 64 : i64,

@@ -281,8 +281,9 @@ LogicalResult RopeOp::verify() {
     return emitOpError("input must be [tokens, ") << heads * dim << "]";
   if (rotary <= 0 || rotary > dim || rotary % 2)
     return emitOpError("rotary_dim must be even and in (0, head_dim]");
-  if (getScaling() != "none" && getScaling() != "llama3")
-    return emitOpError("scaling must be \"none\" or \"llama3\"");
+  if (getScaling() != "none" && getScaling() != "llama3" &&
+      getScaling() != "linear")
+    return emitOpError("scaling must be \"none\", \"linear\" or \"llama3\"");
   return verifyShapeRule(*this);
 }
 
@@ -337,8 +338,9 @@ LogicalResult RopePagedAttentionOp::verify() {
   int64_t rotary = getRotaryDim();
   if (rotary <= 0 || rotary > int64_t(getHeadDim()) || rotary % 2)
     return emitOpError("rotary_dim must be even and in (0, head_dim]");
-  if (getScaling() != "none" && getScaling() != "llama3")
-    return emitOpError("scaling must be \"none\" or \"llama3\"");
+  if (getScaling() != "none" && getScaling() != "llama3" &&
+      getScaling() != "linear")
+    return emitOpError("scaling must be \"none\", \"linear\" or \"llama3\"");
   return verifyShapeRule(*this);
 }
 

@@ -21,7 +21,8 @@ sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
 import hf_models  # noqa: E402
 
 Q_PROJ = "model.layers.0.self_attn.q_proj.weight"
-SUPPORTED = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "MistralForCausalLM",
+SUPPORTED = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+             "Gemma3ForCausalLM", "MistralForCausalLM",
              "Phi3ForCausalLM", "GPT2LMHeadModel"]
 
 
@@ -235,8 +236,7 @@ def test_unknown_architecture_lists_known_ones(model, tmp_path):
                  *SUPPORTED)
 
 
-@pytest.mark.parametrize("rope_type", ["yarn", "linear", "dynamic",
-                                       "longrope"])
+@pytest.mark.parametrize("rope_type", ["yarn", "dynamic", "longrope"])
 def test_unsupported_rope_scaling(model, tmp_path, rope_type):
     edit_config(model, lambda c: c.update(rope_scaling={
         "rope_type": rope_type, "factor": 4.0,

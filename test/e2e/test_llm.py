@@ -50,7 +50,8 @@ def relative_error(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
-NAMES = ["llama", "llama_tied_bf16", "llama3_scaling", "qwen2", "qwen3", "mistral",
+NAMES = ["llama", "llama_tied_bf16", "llama3_scaling", "llama_linear_scaling",
+         "qwen2", "qwen3", "gemma3", "mistral",
          "phi3", "gpt2", "sharded"]
 
 
@@ -199,3 +200,19 @@ def test_bias_keys_only_llama_reads_are_ignored(name, models, tmp_path):
     expected = hf_reference.load(models[name]).logits([5, 9, 14, 3, 22, 7])[-1]
     err = relative_error(np.load(logits).astype(np.float64), expected)
     assert err < LOGITS_RTOL, err
+
+
+@pytest.mark.parametrize("key, value", [("attn_logit_softcapping", 50.0),
+                                        ("hidden_activation", "silu"),
+                                        ("rope_scaling", {"rope_type": "yarn", "factor": 2.0})])
+def test_gemma3_settings_ingot_cannot_compute_are_refused(key, value, models, tmp_path):
+    """Attention soft-capping (Gemma 2's, not in Gemma 3's configs), another
+    activation or rope scaling would change the model: refused by key."""
+    import shutil
+    model = shutil.copytree(models["gemma3"], tmp_path / "gemma3")
+    config = json.loads((model / "config.json").read_text())
+    config[key] = value
+    (model / "config.json").write_text(json.dumps(config))
+    proc = ingot("compile", model, "-o", tmp_path / "m.ingot")
+    assert_clean_failure(proc)
+    assert "config.json" in proc.stderr and key in proc.stderr, describe(proc)

@@ -51,9 +51,13 @@ Status readRopeParams(const KernelContext &ctx, RopeParams *p) {
                      std::to_string(p->rotaryDim));
   if (!(p->theta > 0))
     return ctx.error("theta must be positive");
-  if (p->scaling != "none" && p->scaling != "llama3")
-    return ctx.error("scaling must be \"none\" or \"llama3\", got \"" +
+  if (p->scaling != "none" && p->scaling != "llama3" &&
+      p->scaling != "linear")
+    return ctx.error("scaling must be \"none\", \"linear\" or \"llama3\", "
+                     "got \"" +
                      p->scaling + "\"");
+  if (p->scaling == "linear" && !(p->factor > 0))
+    return ctx.error("linear scaling needs factor > 0");
   if (p->scaling == "llama3" &&
       (!(p->factor > 0) || !(p->highFreqFactor > p->lowFreqFactor) ||
        !(p->lowFreqFactor > 0) || p->originalMax <= 0))
@@ -67,6 +71,8 @@ std::vector<double> ropeInverseFrequencies(const RopeParams &p) {
   std::vector<double> inv(half);
   for (int64_t i = 0; i < half; ++i) {
     double f = std::pow(p.theta, -2.0 * double(i) / double(p.rotaryDim));
+    if (p.scaling == "linear")
+      f /= p.factor;
     if (p.scaling == "llama3") {
       // Long wavelengths are slowed by `factor`, short ones kept, and the
       // band in between interpolated (Llama 3.1).

@@ -1,0 +1,258 @@
+//===- GemmaBuilder.cpp - Gemma 3 (text) decoders into one engine step ----===//
+//
+// Gemma 3 departs from the Llama layer in ways the Llama builder's flavours
+// do not cover, so it gets its own loop (transformers' Gemma3DecoderLayer):
+//   x = embed(tokens) · √hidden   (the scale rounded to the weights' dtype)
+//   h = x + post_attn_norm(o_proj(attention(rope(q_norm(q)), rope(k_norm(k)),
+//                                           v)))        on input_norm(x)
+//   x = h + post_ffw_norm(down(gelu_tanh(gate(n)) · up(n))),
+//                                           n = pre_ffw_norm(h)
+// Every RMSNorm multiplies by (1 + weight), in f32; the attention scale is
+// query_pre_attn_scalar^-½; sliding layers use `sliding_window` and
+// rope_local_base_freq, full layers rope_theta with rope_scaling; the
+// logits may be soft-capped.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/hf/HfGraph.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+
+namespace ingot::compiler::hf {
+namespace {
+
+struct GemmaHyper {
+  int64_t layers, hidden, heads, kvHeads, headDim, inter, vocab, maxPos;
+  double eps, theta, localTheta, queryScalar;
+  std::string scaling = "none";
+  double factor = 1;
+  double finalSoftcap = 0; // 0: none
+  bool attnBias = false, tied = true;
+  std::vector<int64_t> window; // per layer, 0 = full attention
+};
+
+/// layer_types, or transformers' sliding_window_pattern (default 6: every
+/// sixth layer is full).
+Status readLayerTypes(const HfJson &c, GemmaHyper &h) {
+  int64_t window;
+  if (Status s = c.getPositive("sliding_window", window); !s)
+    return s;
+  std::vector<std::string> types;
+  if (Status s = c.getStringList("layer_types", types); !s)
+    return s;
+  if (types.empty()) {
+    int64_t pattern;
+    if (Status s = c.getInt("sliding_window_pattern", 6, pattern); !s)
+      return s;
+    if (pattern < 1)
+      return c.error("sliding_window_pattern", "must be >= 1");
+    for (int64_t i = 0; i < h.layers; ++i)
+      types.push_back((i + 1) % pattern ? "sliding_attention"
+                                        : "full_attention");
+  }
+  if (int64_t(types.size()) != h.layers)
+    return c.error("layer_types", "has " + std::to_string(types.size()) +
+                                      " entries for " +
+                                      std::to_string(h.layers) + " layers");
+  for (const std::string &t : types) {
+    if (t != "sliding_attention" && t != "full_attention")
+      return c.error("layer_types", "has '" + t +
+                                        "' — supported: 'full_attention', "
+                                        "'sliding_attention'");
+    h.window.push_back(t == "sliding_attention" ? window : 0);
+  }
+  return Status::ok();
+}
+
+/// The global layers' rope_scaling: none or linear.
+Status readScaling(const HfJson &c, GemmaHyper &h) {
+  if (c.has("rope_parameters"))
+    return c.error("rope_parameters",
+                   "(per layer type) is not supported yet — give rope_theta, "
+                   "rope_local_base_freq and rope_scaling");
+  std::optional<HfJson> scaling;
+  if (Status s = c.getObject("rope_scaling", scaling); !s)
+    return s;
+  if (!scaling)
+    return Status::ok();
+  const char *typeKey = scaling->has("rope_type") ? "rope_type" : "type";
+  std::string type;
+  if (Status s = scaling->getString(typeKey, "default", type); !s)
+    return s;
+  if (type == "default")
+    return Status::ok();
+  if (type != "linear")
+    return scaling->error(typeKey, "is '" + type +
+                                       "', which is not supported — "
+                                       "supported: null, 'default', 'linear'");
+  h.scaling = "linear";
+  if (Status s = scaling->getDouble("factor", h.factor); !s)
+    return s;
+  return h.factor > 0 ? Status::ok()
+                      : scaling->error("factor", "must be positive");
+}
+
+Status readGemmaHyper(const HfJson &c, GemmaHyper &h) {
+  for (auto [key, out] : {std::pair{"num_hidden_layers", &h.layers},
+                          {"hidden_size", &h.hidden},
+                          {"num_attention_heads", &h.heads},
+                          {"intermediate_size", &h.inter},
+                          {"vocab_size", &h.vocab},
+                          {"max_position_embeddings", &h.maxPos}})
+    if (Status s = c.getPositive(key, *out); !s)
+      return s;
+  if (Status s = c.getInt("num_key_value_heads", h.heads, h.kvHeads); !s)
+    return s;
+  if (h.kvHeads < 1 || h.heads % h.kvHeads)
+    return c.error("num_attention_heads",
+                   "is not a multiple of num_key_value_heads");
+  if (Status s = c.getInt("head_dim", 256, h.headDim); !s || h.headDim < 2)
+    return s ? c.error("head_dim", "must be >= 2") : s;
+  std::string act;
+  if (Status s = c.getString("hidden_activation", "gelu_pytorch_tanh", act); !s)
+    return s;
+  if (act != "gelu_pytorch_tanh")
+    return c.error("hidden_activation",
+                   "is '" + act + "' — supported: 'gelu_pytorch_tanh'");
+  if (c.has("attn_logit_softcapping"))
+    return c.error("attn_logit_softcapping",
+                   "is set; attention soft-capping is not supported yet");
+  if (Status s = c.getDouble("final_logit_softcapping", 0, h.finalSoftcap); !s)
+    return s;
+  if (h.finalSoftcap < 0)
+    return c.error("final_logit_softcapping", "must be positive");
+  if (Status s = c.getDouble("rms_norm_eps", 1e-6, h.eps); !s)
+    return s;
+  if (Status s = c.getDouble("rope_theta", 1e6, h.theta); !s)
+    return s;
+  if (Status s = c.getDouble("rope_local_base_freq", 1e4, h.localTheta); !s)
+    return s;
+  if (Status s = c.getDouble("query_pre_attn_scalar", 256, h.queryScalar); !s)
+    return s;
+  if (!(h.eps > 0) || !(h.theta > 0) || !(h.localTheta > 0) ||
+      !(h.queryScalar > 0))
+    return c.error("rms_norm_eps", "rope_theta, rope_local_base_freq and "
+                                   "query_pre_attn_scalar must be positive");
+  if (Status s = c.getBool("attention_bias", false, h.attnBias); !s)
+    return s;
+  if (Status s = c.getBool("tie_word_embeddings", true, h.tied); !s)
+    return s;
+  if (Status s = readScaling(c, h); !s)
+    return s;
+  return readLayerTypes(c, h);
+}
+
+/// √hidden as transformers applies it: a buffer cast to the embedding's
+/// dtype before the multiply.
+double embedScale(int64_t hidden, Type elem) {
+  float f = std::sqrt(float(hidden));
+  if (elem.isBF16()) {
+    uint32_t u = std::bit_cast<uint32_t>(f);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u; // round to nearest even
+    return std::bit_cast<float>(u);
+  }
+  if (elem.isF16())
+    return f16BitsToFloat(floatToF16Bits(f));
+  return f;
+}
+
+} // namespace
+
+Status buildGemma3(HfGraph &g, const std::string &arch, LlmConfig &llm,
+                   Value &logits) {
+  (void)arch;
+  GemmaHyper h;
+  if (Status s = readGemmaHyper(g.config(), h); !s)
+    return s;
+  llm.numLayers = h.layers;
+  llm.hiddenSize = h.hidden;
+  llm.numHeads = h.heads;
+  llm.numKvHeads = h.kvHeads;
+  llm.headDim = h.headDim;
+  llm.vocabSize = h.vocab;
+  llm.maxPositions = h.maxPos;
+
+  OpBuilder &b = g.builder();
+  const StepInputs &in = g.inputs();
+  const int64_t E = h.hidden, D = h.headDim, Q = h.heads * D,
+                KV = h.kvHeads * D, I = h.inter;
+  Value table = g.param("model.embed_tokens.weight", {h.vocab, E});
+  Type embedType =
+      table ? cast<RankedTensorType>(table.getType()).getElementType() : Type();
+  Value x = g.scale("embed_scale", g.embed("embed_tokens", table, in.tokens),
+                    table ? embedScale(E, embedType) : 1.0);
+  auto norm = [&](const std::string &name, const std::string &key, Value v) {
+    return g.rmsNorm(name, v, g.paramPlusOne(key, {E}), h.eps);
+  };
+  for (int64_t i = 0; i < h.layers && !g.failed(); ++i) {
+    const std::string n = "layers." + std::to_string(i) + ".";
+    const std::string w = "model." + n, attn = w + "self_attn.";
+    auto proj = [&](const char *p, Value v, int64_t out, int64_t inDim) {
+      Value bias = h.attnBias ? g.param(attn + p + ".bias", {out}) : Value();
+      return g.linear(n + "self_attn." + p, v,
+                      g.param(attn + p + ".weight", {out, inDim}), bias, "nk");
+    };
+    Value normed = norm(n + "input_layernorm", w + "input_layernorm.weight", x);
+    Value q = proj("q_proj", normed, Q, E), k = proj("k_proj", normed, KV, E);
+    Value v = proj("v_proj", normed, KV, E);
+    q = g.headRmsNorm(n + "self_attn.q_norm", q,
+                      g.paramPlusOne(attn + "q_norm.weight", {D}), h.heads,
+                      h.eps);
+    k = g.headRmsNorm(n + "self_attn.k_norm", k,
+                      g.paramPlusOne(attn + "k_norm.weight", {D}), h.kvHeads,
+                      h.eps);
+    const bool local = h.window[i] > 0;
+    auto rope = [&](StringRef name, Value t, int64_t heads) {
+      return g.build<graph::RopeOp>(
+          name, g.f32(), t, in.positions, b.getI64IntegerAttr(heads),
+          b.getI64IntegerAttr(D), b.getI64IntegerAttr(D),
+          b.getF64FloatAttr(local ? h.localTheta : h.theta),
+          b.getStringAttr(local ? "none" : h.scaling),
+          b.getF64FloatAttr(h.factor), b.getF64FloatAttr(1.0),
+          b.getF64FloatAttr(1.0), b.getI64IntegerAttr(0));
+    };
+    q = rope(n + "self_attn.rope_q", q, h.heads);
+    k = rope(n + "self_attn.rope_k", k, h.kvHeads);
+    Value o = g.build<graph::PagedAttentionOp>(
+        n + "self_attn.attn", g.f32(), q, k, v, in.positions, in.slotMapping,
+        in.blockTables, in.queryEnds, b.getI64IntegerAttr(i),
+        b.getI64IntegerAttr(h.heads), b.getI64IntegerAttr(h.kvHeads),
+        b.getI64IntegerAttr(D),
+        b.getF64FloatAttr(1.0 / std::sqrt(h.queryScalar)),
+        b.getI64IntegerAttr(h.window[i]));
+    o = proj("o_proj", o, E, Q);
+    o = norm(n + "post_attention_layernorm", w + "post_attention_layernorm.weight",
+             o);
+    x = g.add(n + "attn_residual", x, o);
+
+    normed = norm(n + "pre_feedforward_layernorm",
+                  w + "pre_feedforward_layernorm.weight", x);
+    const std::string mlp = w + "mlp.";
+    Value gate = g.linear(n + "mlp.gate_proj", normed,
+                          g.param(mlp + "gate_proj.weight", {I, E}), Value(),
+                          "nk");
+    Value up = g.linear(n + "mlp.up_proj", normed,
+                        g.param(mlp + "up_proj.weight", {I, E}), Value(), "nk");
+    Value act = g.build<graph::GeluOp>(n + "mlp.act", g.f32(), gate,
+                                       b.getStringAttr("tanh"));
+    act = g.build<graph::MulOp>(n + "mlp.act_mul", g.f32(), act, up);
+    Value down = g.linear(n + "mlp.down_proj", act,
+                          g.param(mlp + "down_proj.weight", {E, I}), Value(),
+                          "nk");
+    down = norm(n + "post_feedforward_layernorm",
+                w + "post_feedforward_layernorm.weight", down);
+    x = g.add(n + "mlp_residual", x, down);
+  }
+  x = norm("norm", "model.norm.weight", x);
+  Value rows = g.gatherRows("logits_rows", x, in.logitsIndices);
+  Value head = h.tied ? table : g.param("lm_head.weight", {h.vocab, E});
+  logits = g.linear("lm_head", rows, head, Value(), "nk");
+  if (h.finalSoftcap > 0)
+    logits = g.softcap("final_logit_softcapping", logits, h.finalSoftcap);
+  return g.status();
+}
+
+} // namespace ingot::compiler::hf
