@@ -91,7 +91,7 @@ struct FuseRopeAttentionPass
           i64(vo.offset), qRope.getRotaryDimAttr(), qRope.getThetaAttr(),
           qRope.getScalingAttr(), qRope.getFactorAttr(),
           qRope.getLowFreqFactorAttr(), qRope.getHighFreqFactorAttr(),
-          qRope.getOriginalMaxPositionsAttr());
+          qRope.getOriginalMaxPositionsAttr(), op.getSoftcapAttr());
     } else {
       fused = PagedAttentionOp::create(
           b, op.getLoc(), op.getType(), qo.tensor, ko.tensor, vo.tensor,
@@ -99,7 +99,7 @@ struct FuseRopeAttentionPass
           op.getQueryEnds(), op.getLayerAttr(), op.getNumHeadsAttr(),
           op.getNumKvHeadsAttr(), op.getHeadDimAttr(), op.getScaleAttr(),
           op.getSlidingWindowAttr(), i64(qo.offset), i64(ko.offset),
-          i64(vo.offset));
+          i64(vo.offset), op.getSoftcapAttr());
     }
     op.getResult().replaceAllUsesWith(fused->getResult(0));
     op.erase();

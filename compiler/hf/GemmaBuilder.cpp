@@ -1,16 +1,18 @@
-//===- GemmaBuilder.cpp - Gemma 3 (text) decoders into one engine step ----===//
+//===- GemmaBuilder.cpp - Gemma 2 and 3 (text) into one engine step -------===//
 //
-// Gemma 3 departs from the Llama layer in ways the Llama builder's flavours
-// do not cover, so it gets its own loop (transformers' Gemma3DecoderLayer):
+// Gemma departs from the Llama layer in ways the Llama builder's flavours
+// do not cover, so it gets its own loop (transformers' Gemma2/Gemma3
+// DecoderLayer):
 //   x = embed(tokens) · √hidden   (the scale rounded to the weights' dtype)
-//   h = x + post_attn_norm(o_proj(attention(rope(q_norm(q)), rope(k_norm(k)),
-//                                           v)))        on input_norm(x)
+//   h = x + post_attn_norm(o_proj(attention(rope(q), rope(k), v)))
+//                                                      on input_norm(x)
 //   x = h + post_ffw_norm(down(gelu_tanh(gate(n)) · up(n))),
 //                                           n = pre_ffw_norm(h)
 // Every RMSNorm multiplies by (1 + weight), in f32; the attention scale is
-// query_pre_attn_scalar^-½; sliding layers use `sliding_window` and
-// rope_local_base_freq, full layers rope_theta with rope_scaling; the
-// logits may be soft-capped.
+// query_pre_attn_scalar^-½. Gemma 2 soft-caps the attention scores and the
+// logits and slides on every other layer; Gemma 3 normalises each q/k head
+// before rope, slides on five layers of six with its own rope base
+// (rope_local_base_freq), and leaves both soft-caps off by default.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/hf/HfGraph.h"
@@ -24,19 +26,45 @@ using namespace mlir;
 namespace ingot::compiler::hf {
 namespace {
 
+/// What the two generations' transformers configs differ in.
+struct GemmaFlavor {
+  bool gemma3;                // q/k norms, a local rope base
+  int64_t slidingPattern;     // every Nth layer is full
+  double finalSoftcap, attnSoftcap; // defaults when the key is absent
+  double theta;               // rope_theta's default
+};
+
+GemmaFlavor flavorOf(llvm::StringRef arch) {
+  if (arch == "Gemma2ForCausalLM")
+    return {false, 2, 30.0, 50.0, 1e4};
+  return {true, 6, 0.0, 0.0, 1e6};
+}
+
 struct GemmaHyper {
   int64_t layers, hidden, heads, kvHeads, headDim, inter, vocab, maxPos;
   double eps, theta, localTheta, queryScalar;
   std::string scaling = "none";
   double factor = 1;
-  double finalSoftcap = 0; // 0: none
+  double finalSoftcap = 0, attnSoftcap = 0; // 0: none
   bool attnBias = false, tied = true;
   std::vector<int64_t> window; // per layer, 0 = full attention
 };
 
-/// layer_types, or transformers' sliding_window_pattern (default 6: every
-/// sixth layer is full).
-Status readLayerTypes(const HfJson &c, GemmaHyper &h) {
+/// A soft-cap: `dflt` when absent, off when null (as transformers reads
+/// None), else the positive value.
+Status readSoftcap(const HfJson &c, const char *key, double dflt,
+                   double &out) {
+  out = c.isNull(key) ? 0.0 : dflt;
+  if (!c.has(key))
+    return Status::ok();
+  if (Status s = c.getDouble(key, out); !s)
+    return s;
+  return out > 0 ? Status::ok() : c.error(key, "must be positive or null");
+}
+
+/// layer_types, or the generation's pattern (Gemma 3's config may name it
+/// sliding_window_pattern).
+Status readLayerTypes(const HfJson &c, const GemmaFlavor &f, GemmaHyper &h) {
   int64_t window;
   if (Status s = c.getPositive("sliding_window", window); !s)
     return s;
@@ -44,9 +72,10 @@ Status readLayerTypes(const HfJson &c, GemmaHyper &h) {
   if (Status s = c.getStringList("layer_types", types); !s)
     return s;
   if (types.empty()) {
-    int64_t pattern;
-    if (Status s = c.getInt("sliding_window_pattern", 6, pattern); !s)
-      return s;
+    int64_t pattern = f.slidingPattern;
+    if (f.gemma3)
+      if (Status s = c.getInt("sliding_window_pattern", 6, pattern); !s)
+        return s;
     if (pattern < 1)
       return c.error("sliding_window_pattern", "must be >= 1");
     for (int64_t i = 0; i < h.layers; ++i)
@@ -95,7 +124,7 @@ Status readScaling(const HfJson &c, GemmaHyper &h) {
                       : scaling->error("factor", "must be positive");
 }
 
-Status readGemmaHyper(const HfJson &c, GemmaHyper &h) {
+Status readGemmaHyper(const HfJson &c, const GemmaFlavor &f, GemmaHyper &h) {
   for (auto [key, out] : {std::pair{"num_hidden_layers", &h.layers},
                           {"hidden_size", &h.hidden},
                           {"num_attention_heads", &h.heads},
@@ -117,19 +146,22 @@ Status readGemmaHyper(const HfJson &c, GemmaHyper &h) {
   if (act != "gelu_pytorch_tanh")
     return c.error("hidden_activation",
                    "is '" + act + "' — supported: 'gelu_pytorch_tanh'");
-  if (c.has("attn_logit_softcapping"))
-    return c.error("attn_logit_softcapping",
-                   "is set; attention soft-capping is not supported yet");
-  if (Status s = c.getDouble("final_logit_softcapping", 0, h.finalSoftcap); !s)
+  if (Status s = readSoftcap(c, "attn_logit_softcapping", f.attnSoftcap,
+                             h.attnSoftcap);
+      !s)
     return s;
-  if (h.finalSoftcap < 0)
-    return c.error("final_logit_softcapping", "must be positive");
+  if (Status s = readSoftcap(c, "final_logit_softcapping", f.finalSoftcap,
+                             h.finalSoftcap);
+      !s)
+    return s;
   if (Status s = c.getDouble("rms_norm_eps", 1e-6, h.eps); !s)
     return s;
-  if (Status s = c.getDouble("rope_theta", 1e6, h.theta); !s)
+  if (Status s = c.getDouble("rope_theta", f.theta, h.theta); !s)
     return s;
-  if (Status s = c.getDouble("rope_local_base_freq", 1e4, h.localTheta); !s)
-    return s;
+  h.localTheta = h.theta; // Gemma 2: one rope for every layer
+  if (f.gemma3)
+    if (Status s = c.getDouble("rope_local_base_freq", 1e4, h.localTheta); !s)
+      return s;
   if (Status s = c.getDouble("query_pre_attn_scalar", 256, h.queryScalar); !s)
     return s;
   if (!(h.eps > 0) || !(h.theta > 0) || !(h.localTheta > 0) ||
@@ -142,7 +174,7 @@ Status readGemmaHyper(const HfJson &c, GemmaHyper &h) {
     return s;
   if (Status s = readScaling(c, h); !s)
     return s;
-  return readLayerTypes(c, h);
+  return readLayerTypes(c, f, h);
 }
 
 /// √hidden as transformers applies it: a buffer cast to the embedding's
@@ -161,11 +193,11 @@ double embedScale(int64_t hidden, Type elem) {
 
 } // namespace
 
-Status buildGemma3(HfGraph &g, const std::string &arch, LlmConfig &llm,
-                   Value &logits) {
-  (void)arch;
+Status buildGemma(HfGraph &g, const std::string &arch, LlmConfig &llm,
+                  Value &logits) {
+  const GemmaFlavor f = flavorOf(arch);
   GemmaHyper h;
-  if (Status s = readGemmaHyper(g.config(), h); !s)
+  if (Status s = readGemmaHyper(g.config(), f, h); !s)
     return s;
   llm.numLayers = h.layers;
   llm.hiddenSize = h.hidden;
@@ -198,13 +230,16 @@ Status buildGemma3(HfGraph &g, const std::string &arch, LlmConfig &llm,
     Value normed = norm(n + "input_layernorm", w + "input_layernorm.weight", x);
     Value q = proj("q_proj", normed, Q, E), k = proj("k_proj", normed, KV, E);
     Value v = proj("v_proj", normed, KV, E);
-    q = g.headRmsNorm(n + "self_attn.q_norm", q,
-                      g.paramPlusOne(attn + "q_norm.weight", {D}), h.heads,
-                      h.eps);
-    k = g.headRmsNorm(n + "self_attn.k_norm", k,
-                      g.paramPlusOne(attn + "k_norm.weight", {D}), h.kvHeads,
-                      h.eps);
-    const bool local = h.window[i] > 0;
+    if (f.gemma3) {
+      q = g.headRmsNorm(n + "self_attn.q_norm", q,
+                        g.paramPlusOne(attn + "q_norm.weight", {D}), h.heads,
+                        h.eps);
+      k = g.headRmsNorm(n + "self_attn.k_norm", k,
+                        g.paramPlusOne(attn + "k_norm.weight", {D}),
+                        h.kvHeads, h.eps);
+    }
+    // Gemma 3's sliding layers rotate on their own base, unscaled.
+    const bool local = f.gemma3 && h.window[i] > 0;
     auto rope = [&](StringRef name, Value t, int64_t heads) {
       return g.build<graph::RopeOp>(
           name, g.f32(), t, in.positions, b.getI64IntegerAttr(heads),
@@ -216,13 +251,9 @@ Status buildGemma3(HfGraph &g, const std::string &arch, LlmConfig &llm,
     };
     q = rope(n + "self_attn.rope_q", q, h.heads);
     k = rope(n + "self_attn.rope_k", k, h.kvHeads);
-    Value o = g.build<graph::PagedAttentionOp>(
-        n + "self_attn.attn", g.f32(), q, k, v, in.positions, in.slotMapping,
-        in.blockTables, in.queryEnds, b.getI64IntegerAttr(i),
-        b.getI64IntegerAttr(h.heads), b.getI64IntegerAttr(h.kvHeads),
-        b.getI64IntegerAttr(D),
-        b.getF64FloatAttr(1.0 / std::sqrt(h.queryScalar)),
-        b.getI64IntegerAttr(h.window[i]));
+    Value o = g.pagedAttention(n + "self_attn.attn", q, k, v, i, h.heads,
+                               h.kvHeads, D, 1.0 / std::sqrt(h.queryScalar),
+                               h.window[i], h.attnSoftcap);
     o = proj("o_proj", o, E, Q);
     o = norm(n + "post_attention_layernorm", w + "post_attention_layernorm.weight",
              o);

@@ -130,12 +130,8 @@ Status buildGpt2(HfGraph &g, const std::string &arch, LlmConfig &llm,
     double scale = h.scaleWeights ? 1.0 / std::sqrt(double(D)) : 1.0;
     if (h.scaleByLayer)
       scale /= double(i + 1);
-    Value o = g.build<graph::PagedAttentionOp>(
-        n + "attn.attn", g.f32(), qkv[0], qkv[1], qkv[2], in.positions,
-        in.slotMapping, in.blockTables, in.queryEnds, b.getI64IntegerAttr(i),
-        b.getI64IntegerAttr(h.heads), b.getI64IntegerAttr(h.heads),
-        b.getI64IntegerAttr(D), b.getF64FloatAttr(scale),
-        b.getI64IntegerAttr(0));
+    Value o = g.pagedAttention(n + "attn.attn", qkv[0], qkv[1], qkv[2], i,
+                               h.heads, h.heads, D, scale, 0);
     o = conv1d("attn.c_proj", o, E, E);
     x = g.add(n + "attn_residual", x, o);
 

@@ -29,6 +29,11 @@ const llvm::json::Value *HfJson::lookup(llvm::StringRef key) const {
 
 bool HfJson::has(llvm::StringRef key) const { return lookup(key) != nullptr; }
 
+bool HfJson::isNull(llvm::StringRef key) const {
+  const llvm::json::Value *v = object_.get(key);
+  return v && v->kind() == llvm::json::Value::Null;
+}
+
 Status HfJson::error(llvm::StringRef key, const std::string &what) const {
   return Status::error(path_ + ": '" + keyName(key) + "' " + what);
 }

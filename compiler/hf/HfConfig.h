@@ -37,6 +37,9 @@ public:
   std::string keyName(llvm::StringRef key) const { return prefix_ + key.str(); }
   /// Present and not null.
   bool has(llvm::StringRef key) const;
+  /// Present with the value null (which some configs use to switch a
+  /// feature off that is on when the key is absent).
+  bool isNull(llvm::StringRef key) const;
 
   Status getInt(llvm::StringRef key, int64_t &out) const;
   Status getInt(llvm::StringRef key, int64_t dflt, int64_t &out) const;

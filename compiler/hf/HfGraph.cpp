@@ -110,6 +110,19 @@ Value HfGraph::paramPlusOne(const std::string &key, ArrayRef<int64_t> shape) {
   return makeParam(key + "#plus1", asF32, shape);
 }
 
+Value HfGraph::pagedAttention(StringRef name, Value q, Value k, Value v,
+                              int64_t layer, int64_t heads, int64_t kvHeads,
+                              int64_t headDim, double scale, int64_t window,
+                              double softcap) {
+  auto i64 = [&](int64_t x) { return b_.getI64IntegerAttr(x); };
+  const StepInputs &in = inputs_;
+  return build<graph::PagedAttentionOp>(
+      name, f32(), q, k, v, in.positions, in.slotMapping, in.blockTables,
+      in.queryEnds, i64(layer), i64(heads), i64(kvHeads), i64(headDim),
+      b_.getF64FloatAttr(scale), i64(window), i64(0), i64(0), i64(0),
+      b_.getF64FloatAttr(softcap));
+}
+
 Value HfGraph::scale(StringRef name, Value x, double factor) {
   if (failed())
     return nullptr;

@@ -92,6 +92,12 @@ public:
   mlir::Value headRmsNorm(llvm::StringRef name, mlir::Value x, mlir::Value w,
                           int64_t heads, double epsilon);
   mlir::Value add(llvm::StringRef name, mlir::Value a, mlir::Value b);
+  /// paged_attention over the step's cache inputs; `softcap` 0 = none.
+  mlir::Value pagedAttention(llvm::StringRef name, mlir::Value q,
+                             mlir::Value k, mlir::Value v, int64_t layer,
+                             int64_t heads, int64_t kvHeads, int64_t headDim,
+                             double scale, int64_t window,
+                             double softcap = 0.0);
   /// x · factor (an f32 scalar constant).
   mlir::Value scale(llvm::StringRef name, mlir::Value x, double factor);
   /// cap · tanh(x / cap): Gemma's logit soft-capping.
@@ -155,8 +161,8 @@ std::vector<std::string> stepMaxDims(const LlmConfig &llm);
 
 Status buildLlamaFamily(HfGraph &g, const std::string &arch, LlmConfig &llm,
                         mlir::Value &logits);
-Status buildGemma3(HfGraph &g, const std::string &arch, LlmConfig &llm,
-                   mlir::Value &logits);
+Status buildGemma(HfGraph &g, const std::string &arch, LlmConfig &llm,
+                  mlir::Value &logits);
 Status buildGpt2(HfGraph &g, const std::string &arch, LlmConfig &llm,
                  mlir::Value &logits);
 

@@ -295,13 +295,9 @@ Status buildLlamaFamily(HfGraph &g, const std::string &arch, LlmConfig &llm,
     }
     q = rope(n + "self_attn.rope_q", q, h.heads);
     k = rope(n + "self_attn.rope_k", k, h.kvHeads);
-    Value o = g.build<graph::PagedAttentionOp>(
-        n + "self_attn.attn", g.f32(), q, k, v, in.positions, in.slotMapping,
-        in.blockTables, in.queryEnds, b.getI64IntegerAttr(i),
-        b.getI64IntegerAttr(h.heads), b.getI64IntegerAttr(h.kvHeads),
-        b.getI64IntegerAttr(h.headDim),
-        b.getF64FloatAttr(1.0 / std::sqrt(double(h.headDim))),
-        b.getI64IntegerAttr(h.window[i]));
+    Value o = g.pagedAttention(n + "self_attn.attn", q, k, v, i, h.heads,
+                               h.kvHeads, h.headDim,
+                               1.0 / std::sqrt(double(h.headDim)), h.window[i]);
     Value ow = g.param(attn + "o_proj.weight", {E, Q});
     Value ob = bias(h.attnBias, attn + "o_proj.bias", E);
     o = g.linear(n + "self_attn.o_proj", o, ow, ob, "nk");

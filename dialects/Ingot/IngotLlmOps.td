@@ -168,7 +168,8 @@ def Ingot_PagedAttentionOp
     heads share KV head h / (num_heads / num_kv_heads). `sliding_window` 0
     means unlimited. q/k/v are columns [offset, offset + heads·head_dim) of
     their operands (offsets 0 unless ingot-fuse-rope-attention absorbed
-    column slices of a merged qkv tensor).
+    column slices of a merged qkv tensor). `softcap` c > 0 soft-caps each
+    scaled score s to c·tanh(s / c) before the softmax (Gemma 2); 0 = off.
 
     ```mlir
     %o = ingot.paged_attention %q, %k, %v, %pos, %slots, %tables, %ends {layer = 0 : i64,
@@ -186,7 +187,8 @@ def Ingot_PagedAttentionOp
                    I64Attr:$head_dim, F64Attr:$scale, I64Attr:$sliding_window,
                    DefaultValuedAttr<I64Attr, "0">:$q_offset,
                    DefaultValuedAttr<I64Attr, "0">:$k_offset,
-                   DefaultValuedAttr<I64Attr, "0">:$v_offset);
+                   DefaultValuedAttr<I64Attr, "0">:$v_offset,
+                   DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Ingot_Tensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value `,` $positions `,` "
                        "$slot_mapping `,` $block_tables `,` $query_ends "
@@ -225,7 +227,8 @@ def Ingot_RopePagedAttentionOp
                    I64Attr:$q_offset, I64Attr:$k_offset, I64Attr:$v_offset,
                    I64Attr:$rotary_dim, F64Attr:$theta, StrAttr:$scaling,
                    F64Attr:$factor, F64Attr:$low_freq_factor,
-                   F64Attr:$high_freq_factor, I64Attr:$original_max_positions);
+                   F64Attr:$high_freq_factor, I64Attr:$original_max_positions,
+                   DefaultValuedAttr<F64Attr, "0.0">:$softcap);
   let results = (outs Ingot_Tensor:$result);
   let assemblyFormat = "$query `,` $key `,` $value `,` $positions `,` "
                        "$slot_mapping `,` $block_tables `,` $query_ends "

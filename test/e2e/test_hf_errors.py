@@ -22,7 +22,7 @@ import hf_models  # noqa: E402
 
 Q_PROJ = "model.layers.0.self_attn.q_proj.weight"
 SUPPORTED = ["LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-             "Gemma3ForCausalLM", "MistralForCausalLM",
+             "Gemma2ForCausalLM", "Gemma3ForCausalLM", "MistralForCausalLM",
              "Phi3ForCausalLM", "GPT2LMHeadModel"]
 
 

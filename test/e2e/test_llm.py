@@ -51,7 +51,7 @@ def relative_error(a, b):
 
 
 NAMES = ["llama", "llama_tied_bf16", "llama3_scaling", "llama_linear_scaling",
-         "qwen2", "qwen3", "gemma3", "mistral",
+         "qwen2", "qwen3", "gemma2", "gemma3", "mistral",
          "phi3", "gpt2", "sharded"]
 
 
@@ -202,12 +202,12 @@ def test_bias_keys_only_llama_reads_are_ignored(name, models, tmp_path):
     assert err < LOGITS_RTOL, err
 
 
-@pytest.mark.parametrize("key, value", [("attn_logit_softcapping", 50.0),
+@pytest.mark.parametrize("key, value", [("attn_logit_softcapping", -1.0),
                                         ("hidden_activation", "silu"),
                                         ("rope_scaling", {"rope_type": "yarn", "factor": 2.0})])
 def test_gemma3_settings_ingot_cannot_compute_are_refused(key, value, models, tmp_path):
-    """Attention soft-capping (Gemma 2's, not in Gemma 3's configs), another
-    activation or rope scaling would change the model: refused by key."""
+    """A negative soft-cap, another activation or a rope scaling ingot does
+    not implement would change the model: refused by key."""
     import shutil
     model = shutil.copytree(models["gemma3"], tmp_path / "gemma3")
     config = json.loads((model / "config.json").read_text())

@@ -82,6 +82,7 @@ inline LlmConfig cacheConfig(int64_t layers, int64_t blockSize, int64_t kvHeads,
 struct AttnShape {
   int64_t heads, kvHeads, headDim, window;
   bool table64;
+  double softcap = 0; // > 0: scores soft-capped to c·tanh(s / c)
 };
 
 inline std::vector<Attr> attnAttrs(const AttnShape &a, int64_t layer) {
@@ -90,7 +91,8 @@ inline std::vector<Attr> attnAttrs(const AttnShape &a, int64_t layer) {
           intAttr("num_kv_heads", a.kvHeads),
           intAttr("head_dim", a.headDim),
           floatAttr("scale", 1.0 / std::sqrt(double(a.headDim))),
-          intAttr("sliding_window", a.window)};
+          intAttr("sliding_window", a.window),
+          floatAttr("softcap", a.softcap)};
 }
 
 /// Runs paged_attention with `kv` as the executor's cache.
@@ -130,6 +132,8 @@ inline void denseAttention(const float *q, const std::vector<float> &k,
     for (int64_t i = 0; i < d; ++i)
       s += double(q[i]) * k[j * row + kvh * d + i];
     w[j - lo] = s / std::sqrt(double(d));
+    if (a.softcap > 0)
+      w[j - lo] = a.softcap * std::tanh(w[j - lo] / a.softcap);
     mx = std::max(mx, w[j - lo]);
   }
   for (double &x : w)

@@ -148,12 +148,14 @@ TEST(PagedAttention, PrefillDecodeAndChunkedAgainstDenseAttention) {
       {6, 2, 20, 5, false}, // GQA with a sliding window inside a block
       {4, 1, 64, 9, true},  // MQA, window spanning blocks
       {8, 2, 33, 0, false}, // odd head_dim
+      {6, 2, 20, 5, false, 0.5}, // Gemma 2's score soft-cap, biting hard
   };
   uint64_t seed = 700;
   for (const AttnShape &a : shapes) {
     SCOPED_TRACE("H=" + std::to_string(a.heads) + " KV=" +
                  std::to_string(a.kvHeads) + " D=" + std::to_string(a.headDim) +
-                 " window=" + std::to_string(a.window));
+                 " window=" + std::to_string(a.window) +
+                 " softcap=" + std::to_string(a.softcap));
     AttnScenario sc(a, 4, 96, 3, ++seed);
     sc.step({13, 7, 22}); // prefill, causal within the step
     for (int i = 0; i < 3; ++i)

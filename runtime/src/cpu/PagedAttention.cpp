@@ -148,6 +148,11 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
              [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
                ops.scores(ng, d, q, rows, count, rs, scale, scores + i, len);
              });
+  if (pl.g.softcap > 0) {
+    const float cap = float(pl.g.softcap), inv = 1.0f / cap;
+    for (int64_t i = 0; i < ng * len; ++i)
+      scores[i] = cap * std::tanh(scores[i] * inv);
+  }
   sc.sums.resize(size_t(2 * ng));
   for (int64_t h = 0; h < ng; ++h) {
     float *row = scores + h * len;

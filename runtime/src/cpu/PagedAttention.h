@@ -21,6 +21,7 @@ namespace ingot::cpu {
 struct AttnGeometry {
   int64_t layer = 0, heads = 0, kvHeads = 0, headDim = 0, window = 0;
   double scale = 1.0;
+  double softcap = 0; // > 0: scores become softcap·tanh(score / softcap)
   // First column of q, k and v within their inputs' rows.
   int64_t qOffset = 0, kOffset = 0, vOffset = 0;
 };
@@ -65,7 +66,8 @@ struct AttnPlan {
   }
 };
 
-/// Reads layer, heads, head_dim, scale, sliding_window and the offsets.
+/// Reads layer, heads, head_dim, scale, sliding_window, softcap and the
+/// offsets.
 Status readAttnGeometry(const KernelContext &ctx, AttnGeometry *g);
 /// Operand shapes and column ranges, the cache geometry, slots and sequence
 /// boundaries; sets every field but `out` and the rope tables.

@@ -51,6 +51,11 @@ Status readAttnGeometry(const KernelContext &ctx, AttnGeometry *g) {
     return s;
   if (Status s = ctx.attrInt("sliding_window", &g->window, int64_t(0)); !s)
     return s;
+  if (Status s = ctx.attrFloat("softcap", &g->softcap, 0.0); !s)
+    return s;
+  if (!(g->softcap >= 0))
+    return ctx.error("softcap must be >= 0 (0 = off), got " +
+                     std::to_string(g->softcap));
   if (Status s = ctx.attrInt("q_offset", &g->qOffset, int64_t(0)); !s)
     return s;
   if (Status s = ctx.attrInt("k_offset", &g->kOffset, int64_t(0)); !s)

@@ -44,7 +44,7 @@ func.func @rope_odd_rotary_dim(%x: tensor<?x64xf32>, %p: tensor<?xi64>) -> tenso
 // -----
 
 func.func @rope_unknown_scaling(%x: tensor<?x64xf32>, %p: tensor<?xi64>) -> tensor<?x64xf32> {
-  // expected-error @+1 {{scaling must be "none" or "llama3"}}
+  // expected-error @+1 {{scaling must be "none", "linear" or "llama3"}}
   %y = ingot.rope %x, %p {num_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64,
       theta = 1.0e+04 : f64, scaling = "yarn", factor = 1.0 : f64, low_freq_factor = 1.0 : f64,
       high_freq_factor = 1.0 : f64, original_max_positions = 0 : i64}

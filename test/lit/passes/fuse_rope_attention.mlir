@@ -1,13 +1,15 @@
 // RUN: ingot-opt %s --ingot-fuse-rope-attention --split-input-file | FileCheck %s
 
 // q, k: rope of column slices of one merged qkv; v: a slice. All fold into
-// one rope_paged_attention reading qkv at offsets 0, 64, 96.
+// one rope_paged_attention reading qkv at offsets 0, 64, 96; the score
+// soft-cap (Gemma 2) goes with it.
 // CHECK-LABEL: func.func @merged_rope
 // CHECK-NOT: ingot.rope
 // CHECK: ingot.rope_paged_attention %arg0, %arg0, %arg0, %arg1, %arg2, %arg3, %arg4
 // CHECK-SAME: k_offset = 64 : i64
 // CHECK-SAME: q_offset = 0 : i64
 // CHECK-SAME: rotary_dim = 16 : i64
+// CHECK-SAME: softcap = 5.000000e+00 : f64
 // CHECK-SAME: v_offset = 96 : i64
 func.func @merged_rope(%qkv: tensor<?x128xf32>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %tables: tensor<?x?xi32>, %ends: tensor<?xi64>) -> tensor<?x64xf32> {
   %one = ingot.constant dense<1> : tensor<1xi64>
@@ -20,7 +22,7 @@ func.func @merged_rope(%qkv: tensor<?x128xf32>, %pos: tensor<?xi64>, %slots: ten
   %v = ingot.slice %qkv, %c96, %c128, %one, %one : (tensor<?x128xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x32xf32>
   %q = ingot.rope %q0, %pos {num_heads = 4 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64, scaling = "none", factor = 1.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 1.0 : f64, original_max_positions = 0 : i64} : (tensor<?x64xf32>, tensor<?xi64>) -> tensor<?x64xf32>
   %k = ingot.rope %k0, %pos {num_heads = 2 : i64, head_dim = 16 : i64, rotary_dim = 16 : i64, theta = 1.0e+04 : f64, scaling = "none", factor = 1.0 : f64, low_freq_factor = 1.0 : f64, high_freq_factor = 1.0 : f64, original_max_positions = 0 : i64} : (tensor<?x32xf32>, tensor<?xi64>) -> tensor<?x32xf32>
-  %o = ingot.paged_attention %q, %k, %v, %pos, %slots, %tables, %ends {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 2.5e-01 : f64, sliding_window = 0 : i64}
+  %o = ingot.paged_attention %q, %k, %v, %pos, %slots, %tables, %ends {layer = 0 : i64, num_heads = 4 : i64, num_kv_heads = 2 : i64, head_dim = 16 : i64, scale = 2.5e-01 : f64, sliding_window = 0 : i64, softcap = 5.0 : f64}
       : (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>, tensor<?xi64>) -> tensor<?x64xf32>
   return %o : tensor<?x64xf32>
 }
