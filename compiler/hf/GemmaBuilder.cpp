@@ -191,6 +191,79 @@ double embedScale(int64_t hidden, Type elem) {
   return f;
 }
 
+/// Builds one Gemma layer's attention half onto the residual stream x.
+Value attentionHalf(HfGraph &g, const GemmaFlavor &f, const GemmaHyper &h,
+                    int64_t i, Value x) {
+  OpBuilder &b = g.builder();
+  const int64_t E = h.hidden, D = h.headDim, Q = h.heads * D,
+                KV = h.kvHeads * D;
+  const std::string n = "layers." + std::to_string(i) + ".";
+  const std::string w = "model." + n, attn = w + "self_attn.";
+  auto proj = [&](const char *p, Value v, int64_t out, int64_t inDim) {
+    Value bias = h.attnBias ? g.param(attn + p + ".bias", {out}) : Value();
+    return g.linear(n + "self_attn." + p, v,
+                    g.param(attn + p + ".weight", {out, inDim}), bias, "nk");
+  };
+  Value normed = g.rmsNorm(n + "input_layernorm", x,
+                           g.paramPlusOne(w + "input_layernorm.weight", {E}),
+                           h.eps);
+  Value q = proj("q_proj", normed, Q, E), k = proj("k_proj", normed, KV, E);
+  Value v = proj("v_proj", normed, KV, E);
+  if (f.gemma3) {
+    q = g.headRmsNorm(n + "self_attn.q_norm", q,
+                      g.paramPlusOne(attn + "q_norm.weight", {D}), h.heads,
+                      h.eps);
+    k = g.headRmsNorm(n + "self_attn.k_norm", k,
+                      g.paramPlusOne(attn + "k_norm.weight", {D}), h.kvHeads,
+                      h.eps);
+  }
+  // Gemma 3's sliding layers rotate on their own base, unscaled.
+  const bool local = f.gemma3 && h.window[i] > 0;
+  auto rope = [&](StringRef name, Value t, int64_t heads) {
+    return g.build<graph::RopeOp>(
+        name, g.f32(), t, g.inputs().positions, b.getI64IntegerAttr(heads),
+        b.getI64IntegerAttr(D), b.getI64IntegerAttr(D),
+        b.getF64FloatAttr(local ? h.localTheta : h.theta),
+        b.getStringAttr(local ? "none" : h.scaling),
+        b.getF64FloatAttr(h.factor), b.getF64FloatAttr(1.0),
+        b.getF64FloatAttr(1.0), b.getI64IntegerAttr(0));
+  };
+  q = rope(n + "self_attn.rope_q", q, h.heads);
+  k = rope(n + "self_attn.rope_k", k, h.kvHeads);
+  Value o = g.pagedAttention(n + "self_attn.attn", q, k, v, i, h.heads,
+                             h.kvHeads, D, 1.0 / std::sqrt(h.queryScalar),
+                             h.window[i], h.attnSoftcap);
+  o = proj("o_proj", o, E, Q);
+  o = g.rmsNorm(n + "post_attention_layernorm", o,
+                g.paramPlusOne(w + "post_attention_layernorm.weight", {E}),
+                h.eps);
+  return g.add(n + "attn_residual", x, o);
+}
+
+/// And its MLP half: down(gelu_tanh(gate) · up) between two norms.
+Value mlpHalf(HfGraph &g, const GemmaHyper &h, int64_t i, Value x) {
+  const int64_t E = h.hidden, I = h.inter;
+  const std::string n = "layers." + std::to_string(i) + ".";
+  const std::string w = "model." + n, mlp = w + "mlp.";
+  auto norm = [&](const char *which, Value v) {
+    return g.rmsNorm(n + which, v,
+                     g.paramPlusOne(w + which + ".weight", {E}), h.eps);
+  };
+  auto linear = [&](const char *p, Value v, int64_t out, int64_t inDim) {
+    return g.linear(n + "mlp." + p, v,
+                    g.param(mlp + p + ".weight", {out, inDim}), Value(), "nk");
+  };
+  Value normed = norm("pre_feedforward_layernorm", x);
+  Value act = g.build<graph::GeluOp>(
+      n + "mlp.act", g.f32(), linear("gate_proj", normed, I, E),
+      g.builder().getStringAttr("tanh"));
+  act = g.build<graph::MulOp>(n + "mlp.act_mul", g.f32(), act,
+                              linear("up_proj", normed, I, E));
+  Value down = norm("post_feedforward_layernorm",
+                    linear("down_proj", act, E, I));
+  return g.add(n + "mlp_residual", x, down);
+}
+
 } // namespace
 
 Status buildGemma(HfGraph &g, const std::string &arch, LlmConfig &llm,
@@ -207,78 +280,17 @@ Status buildGemma(HfGraph &g, const std::string &arch, LlmConfig &llm,
   llm.vocabSize = h.vocab;
   llm.maxPositions = h.maxPos;
 
-  OpBuilder &b = g.builder();
-  const StepInputs &in = g.inputs();
-  const int64_t E = h.hidden, D = h.headDim, Q = h.heads * D,
-                KV = h.kvHeads * D, I = h.inter;
+  const int64_t E = h.hidden;
   Value table = g.param("model.embed_tokens.weight", {h.vocab, E});
   Type embedType =
       table ? cast<RankedTensorType>(table.getType()).getElementType() : Type();
-  Value x = g.scale("embed_scale", g.embed("embed_tokens", table, in.tokens),
+  Value x = g.scale("embed_scale",
+                    g.embed("embed_tokens", table, g.inputs().tokens),
                     table ? embedScale(E, embedType) : 1.0);
-  auto norm = [&](const std::string &name, const std::string &key, Value v) {
-    return g.rmsNorm(name, v, g.paramPlusOne(key, {E}), h.eps);
-  };
-  for (int64_t i = 0; i < h.layers && !g.failed(); ++i) {
-    const std::string n = "layers." + std::to_string(i) + ".";
-    const std::string w = "model." + n, attn = w + "self_attn.";
-    auto proj = [&](const char *p, Value v, int64_t out, int64_t inDim) {
-      Value bias = h.attnBias ? g.param(attn + p + ".bias", {out}) : Value();
-      return g.linear(n + "self_attn." + p, v,
-                      g.param(attn + p + ".weight", {out, inDim}), bias, "nk");
-    };
-    Value normed = norm(n + "input_layernorm", w + "input_layernorm.weight", x);
-    Value q = proj("q_proj", normed, Q, E), k = proj("k_proj", normed, KV, E);
-    Value v = proj("v_proj", normed, KV, E);
-    if (f.gemma3) {
-      q = g.headRmsNorm(n + "self_attn.q_norm", q,
-                        g.paramPlusOne(attn + "q_norm.weight", {D}), h.heads,
-                        h.eps);
-      k = g.headRmsNorm(n + "self_attn.k_norm", k,
-                        g.paramPlusOne(attn + "k_norm.weight", {D}),
-                        h.kvHeads, h.eps);
-    }
-    // Gemma 3's sliding layers rotate on their own base, unscaled.
-    const bool local = f.gemma3 && h.window[i] > 0;
-    auto rope = [&](StringRef name, Value t, int64_t heads) {
-      return g.build<graph::RopeOp>(
-          name, g.f32(), t, in.positions, b.getI64IntegerAttr(heads),
-          b.getI64IntegerAttr(D), b.getI64IntegerAttr(D),
-          b.getF64FloatAttr(local ? h.localTheta : h.theta),
-          b.getStringAttr(local ? "none" : h.scaling),
-          b.getF64FloatAttr(h.factor), b.getF64FloatAttr(1.0),
-          b.getF64FloatAttr(1.0), b.getI64IntegerAttr(0));
-    };
-    q = rope(n + "self_attn.rope_q", q, h.heads);
-    k = rope(n + "self_attn.rope_k", k, h.kvHeads);
-    Value o = g.pagedAttention(n + "self_attn.attn", q, k, v, i, h.heads,
-                               h.kvHeads, D, 1.0 / std::sqrt(h.queryScalar),
-                               h.window[i], h.attnSoftcap);
-    o = proj("o_proj", o, E, Q);
-    o = norm(n + "post_attention_layernorm", w + "post_attention_layernorm.weight",
-             o);
-    x = g.add(n + "attn_residual", x, o);
-
-    normed = norm(n + "pre_feedforward_layernorm",
-                  w + "pre_feedforward_layernorm.weight", x);
-    const std::string mlp = w + "mlp.";
-    Value gate = g.linear(n + "mlp.gate_proj", normed,
-                          g.param(mlp + "gate_proj.weight", {I, E}), Value(),
-                          "nk");
-    Value up = g.linear(n + "mlp.up_proj", normed,
-                        g.param(mlp + "up_proj.weight", {I, E}), Value(), "nk");
-    Value act = g.build<graph::GeluOp>(n + "mlp.act", g.f32(), gate,
-                                       b.getStringAttr("tanh"));
-    act = g.build<graph::MulOp>(n + "mlp.act_mul", g.f32(), act, up);
-    Value down = g.linear(n + "mlp.down_proj", act,
-                          g.param(mlp + "down_proj.weight", {E, I}), Value(),
-                          "nk");
-    down = norm(n + "post_feedforward_layernorm",
-                w + "post_feedforward_layernorm.weight", down);
-    x = g.add(n + "mlp_residual", x, down);
-  }
-  x = norm("norm", "model.norm.weight", x);
-  Value rows = g.gatherRows("logits_rows", x, in.logitsIndices);
+  for (int64_t i = 0; i < h.layers && !g.failed(); ++i)
+    x = mlpHalf(g, h, i, attentionHalf(g, f, h, i, x));
+  x = g.rmsNorm("norm", x, g.paramPlusOne("model.norm.weight", {E}), h.eps);
+  Value rows = g.gatherRows("logits_rows", x, g.inputs().logitsIndices);
   Value head = h.tied ? table : g.param("lm_head.weight", {h.vocab, E});
   logits = g.linear("lm_head", rows, head, Value(), "nk");
   if (h.finalSoftcap > 0)
