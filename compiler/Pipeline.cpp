@@ -225,10 +225,12 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
     return s;
 
   PassManager quantPm(&context);
-  // Without --quant, a pre-quantised checkpoint keeps its own formats.
+  // Without --quant, a pre-quantised checkpoint (GGUF, GPTQ, AWQ) keeps its
+  // own formats, which its importer recorded on @main.
+  auto main = module->lookupSymbol<func::FuncOp>("main");
   if (options.quant != "none")
     addQuantPasses(quantPm, options, options.quant);
-  else if (isGguf)
+  else if (main && main->hasAttr("ingot.stored_formats"))
     addQuantPasses(quantPm, options, "stored");
   if (failed(quantPm.run(*module)))
     return fail("quantisation");

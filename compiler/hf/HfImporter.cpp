@@ -10,12 +10,14 @@
 #include "compiler/hf/HfImporter.h"
 #include "compiler/hf/HfGraph.h"
 #include "compiler/hf/HfWeights.h"
+#include "compiler/hf/QuantizedCheckpoint.h"
 #include "compiler/hf/TokenizerImport.h"
 #include "ingot/KvCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <filesystem>
 
@@ -197,6 +199,44 @@ Status fillInfo(const std::string &dir, const HfJson &config,
   return Status::ok();
 }
 
+const char *blockFormatName(DType t) {
+  switch (t) {
+  case DType::Q8: return "q8";
+  case DType::Q4: return "q4";
+  default: return "q4m";
+  }
+}
+
+/// `ingot.stored_formats` for a GPTQ/AWQ directory's packed weights, with a
+/// note per way of keeping them (ingot-quantize-weights mode=stored).
+void recordPackedFormats(const std::string &dir, const QuantScheme &scheme,
+                         func::FuncOp main,
+                         const std::map<std::string, PackedFormat> &formats) {
+  OpBuilder b(main.getContext());
+  SmallVector<NamedAttribute> entries;
+  std::map<std::string, int> counts;
+  for (const auto &[name, f] : formats) {
+    entries.push_back(b.getNamedAttr(
+        name, graph::QuantAttr::get(b.getContext(), blockFormatName(f.format),
+                                    f.group)));
+    std::string how = std::string(blockFormatName(f.format)) + " g" +
+                      std::to_string(f.group);
+    how = f.requantised ? "requantised to " + how +
+                              " from their values (a g_idx that reorders "
+                              "features, or 8-bit zero points)"
+          : f.exact     ? "kept as " + how + " (codes and scales as stored)"
+                        : "kept as " + how +
+                              " (codes and scales as stored, the minimum "
+                              "-scale·zero rounded to f16)";
+    ++counts[how];
+  }
+  main->setAttr("ingot.stored_formats", b.getDictionaryAttr(entries));
+  for (const auto &[how, n] : counts)
+    llvm::errs() << "note: " << dir << ": " << n << " " << scheme.method
+                 << " int" << scheme.bits << " weight" << (n == 1 ? "" : "s")
+                 << " " << how << "\n";
+}
+
 } // namespace
 
 // On the CPU, attention reads one KV head's rows of a block as a single
@@ -298,16 +338,34 @@ Status importHf(const std::string &dir, const HfImportOptions &options,
   std::unique_ptr<HfTensorStore> store;
   if (Status s = HfTensorStore::open(dir, store); !s)
     return s;
-  LlmConfig llm;
-  if (Status s = importStep(*config, *store, options, module, llm); !s)
+  std::optional<QuantScheme> scheme;
+  if (Status s = readQuantScheme(*config, &scheme); !s)
     return s;
+  std::unique_ptr<QuantizedCatalog> packed;
+  const TensorCatalog *catalog = store.get();
+  if (scheme) {
+    packed = std::make_unique<QuantizedCatalog>(*store, *scheme);
+    if (Status s = packed->scan(); !s)
+      return s;
+    catalog = packed.get();
+  }
+  LlmConfig llm;
+  if (Status s = importStep(*config, *catalog, options, module, llm); !s)
+    return s;
+  auto main = module.lookupSymbol<func::FuncOp>("main");
   if (info)
     if (Status s = fillInfo(dir, *config, llm, info); !s) {
-      module.lookupSymbol<func::FuncOp>("main").erase();
+      main.erase();
       return s;
     }
+  if (packed)
+    recordPackedFormats(dir, *scheme, main, packed->formats());
+  std::unique_ptr<WeightSource> plain =
+      std::make_unique<HfWeightSource>(std::move(store));
   if (weights)
-    *weights = std::make_unique<HfWeightSource>(std::move(store));
+    *weights = packed ? makeQuantizedWeightSource(std::move(plain),
+                                                  std::move(packed))
+                      : std::move(plain);
   return Status::ok();
 }
 

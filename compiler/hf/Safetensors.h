@@ -102,6 +102,13 @@ public:
                      std::unique_ptr<HfTensorStore> &out);
 
   std::optional<Entry> find(llvm::StringRef key) const;
+  /// Every tensor name, sorted.
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto &[k, e] : keys_)
+      out.push_back(k);
+    return out;
+  }
   const SafetensorsTensor *lookup(llvm::StringRef key,
                                   std::string *file) const override {
     std::optional<Entry> e = find(key);
