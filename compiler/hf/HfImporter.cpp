@@ -203,6 +203,7 @@ const char *blockFormatName(DType t) {
   switch (t) {
   case DType::Q8: return "q8";
   case DType::Q4: return "q4";
+  case DType::F8E4M3: return "f8e4m3";
   default: return "q4m";
   }
 }
@@ -224,17 +225,22 @@ void recordPackedFormats(const std::string &dir, const QuantScheme &scheme,
     how = f.requantised ? "requantised to " + how +
                               " from their values (a g_idx that reorders "
                               "features, or 8-bit zero points)"
-          : f.exact     ? "kept as " + how + " (codes and scales as stored)"
-                        : "kept as " + how +
-                              " (codes and scales as stored, the minimum "
-                              "-scale·zero rounded to f16)";
+          : f.exact ? "kept as " + how + " (codes and scales as stored)"
+          : f.format == DType::F8E4M3
+              ? "kept as " + how + " (e4m3 values as stored, scales rounded "
+                                   "to f16)"
+              : "kept as " + how +
+                    " (codes and scales as stored, the minimum "
+                    "-scale·zero rounded to f16)";
     ++counts[how];
   }
   main->setAttr("ingot.stored_formats", b.getDictionaryAttr(entries));
   for (const auto &[how, n] : counts)
     llvm::errs() << "note: " << dir << ": " << n << " " << scheme.method
-                 << " int" << scheme.bits << " weight" << (n == 1 ? "" : "s")
-                 << " " << how << "\n";
+                 << (scheme.method == "fp8"
+                         ? ""
+                         : " int" + std::to_string(scheme.bits))
+                 << " weight" << (n == 1 ? "" : "s") << " " << how << "\n";
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 //===- QuantizedCheckpoint.cpp - GPTQ and AWQ linear weights --------------===//
 #include "compiler/hf/QuantizedCheckpoint.h"
 
+#include "compiler/hf/Fp8Checkpoint.h"
 #include "compiler/hf/HfWeights.h"
 #include "ingot/Quant.h"
 
@@ -213,64 +214,42 @@ std::vector<uint8_t> blocksOf(const Unpacked &u, const PackedFormat &f) {
 } // namespace ingot::compiler::hf
 
 namespace ingot::compiler::hf {
+namespace {
 
-Status readQuantScheme(const HfJson &config,
-                       std::optional<QuantScheme> *out) {
-  std::optional<HfJson> q;
-  if (Status s = config.getObject("quantization_config", q); !s)
-    return s;
-  *out = std::nullopt;
-  if (!q)
-    return Status::ok();
-  QuantScheme scheme;
-  if (Status s = q->getString("quant_method", scheme.method); !s)
-    return s;
-  if (scheme.method != "gptq" && scheme.method != "awq")
-    return q->error("quant_method", "is '" + scheme.method +
-                                        "', which is not supported — "
-                                        "supported: gptq, awq");
-  int64_t bits;
-  if (Status s = q->getInt("bits", 4, bits); !s)
-    return s;
-  if (Status s = q->getInt("group_size", 128, scheme.group); !s)
-    return s;
-  if (bits != 4 && (bits != 8 || scheme.method == "awq"))
-    return q->error("bits", "is " + std::to_string(bits) + "; supported: 4" +
-                                (scheme.method == "gptq" ? " and 8" : ""));
-  if (scheme.group == 0 || scheme.group < -1)
-    return q->error("group_size", "must be positive or -1");
-  scheme.bits = int(bits);
-  if (scheme.method == "gptq") {
-    // v1 ("gptq", the default) stores each zero point minus one.
-    std::string format;
-    if (Status s = q->getString("checkpoint_format", "gptq", format); !s)
+/// The fp8 weights: every F8_E4M3 "X.weight".
+Status scanFp8(const HfTensorStore &store, const QuantScheme &scheme,
+               std::map<std::string, SafetensorsTensor, std::less<>> &views,
+               std::map<std::string, PackedFormat> &formats) {
+  for (const std::string &key : store.keys()) {
+    std::optional<HfTensorStore::Entry> e = store.find(key);
+    if (e->tensor->dtypeName != "F8_E4M3" ||
+        !llvm::StringRef(key).ends_with(".weight"))
+      continue;
+    Fp8Weight w;
+    if (Status s = w.load(store, key.substr(0, key.size() - 7),
+                          scheme.blockSize, /*bytes=*/false);
+        !s)
       return s;
-    if (format != "gptq" && format != "gptq_v2")
-      return q->error("checkpoint_format",
-                      "is '" + format + "' — supported: gptq, gptq_v2");
-    scheme.zerosMinusOne = format == "gptq";
-  } else {
-    std::string version;
-    bool zeroPoint;
-    if (Status s = q->getString("version", "gemm", version); !s)
-      return s;
-    if (Status s = q->getBool("zero_point", true, zeroPoint); !s)
-      return s;
-    if (llvm::StringRef(version).lower() != "gemm" || !zeroPoint)
-      return q->error("version", "'" + version + "'" +
-                                     (zeroPoint ? "" : " without zero points") +
-                                     " is not supported — supported: gemm "
-                                     "with zero_point");
+    SafetensorsTensor view;
+    view.dtypeName = "F8_E4M3 (fp8)";
+    view.dtype = DType::F32;
+    view.elementSize = 4;
+    view.shape = {w.n, w.k};
+    views[key] = view;
+    formats[key] = {DType::F8E4M3, w.group, false, false};
   }
-  *out = scheme;
   return Status::ok();
 }
+
+} // namespace
 
 QuantizedCatalog::QuantizedCatalog(const HfTensorStore &store,
                                    QuantScheme scheme)
     : store_(store), scheme_(std::move(scheme)) {}
 
 Status QuantizedCatalog::scan() {
+  if (scheme_.method == "fp8")
+    return scanFp8(store_, scheme_, views_, formats_);
   const std::string suffix = ".qweight";
   for (const std::string &key : store_.keys()) {
     if (!llvm::StringRef(key).ends_with(suffix))
@@ -309,12 +288,20 @@ public:
       : plain_(std::move(plain)), catalog_(std::move(catalog)) {}
 
   Status produce(const std::string &name, const ByteSink &sink) override {
-    Unpacked u;
     if (!catalog_->formats().count(name))
       return plain_->produce(name, sink);
-    if (Status s = read(name, u); !s)
-      return s;
-    std::vector<float> w = valuesOf(u);
+    std::vector<float> w;
+    if (isFp8()) {
+      Fp8Weight f;
+      if (Status s = readFp8(name, f); !s)
+        return s;
+      w = f.values();
+    } else {
+      Unpacked u;
+      if (Status s = read(name, u); !s)
+        return s;
+      w = valuesOf(u);
+    }
     sink(w.data(), w.size() * sizeof(float));
     return Status::ok();
   }
@@ -329,15 +316,29 @@ public:
   Status produceStored(const std::string &name, const ByteSink &sink) override {
     if (!storedBlocks(name))
       return WeightSource::produceStored(name, sink);
-    Unpacked u;
-    if (Status s = read(name, u); !s)
-      return s;
-    std::vector<uint8_t> b = blocksOf(u, catalog_->formats().at(name));
+    std::vector<uint8_t> b;
+    if (isFp8()) {
+      Fp8Weight f;
+      if (Status s = readFp8(name, f); !s)
+        return s;
+      b = f.blocks();
+    } else {
+      Unpacked u;
+      if (Status s = read(name, u); !s)
+        return s;
+      b = blocksOf(u, catalog_->formats().at(name));
+    }
     sink(b.data(), b.size());
     return Status::ok();
   }
 
 private:
+  bool isFp8() const { return catalog_->scheme().method == "fp8"; }
+  Status readFp8(const std::string &name, Fp8Weight &f) const {
+    return f.load(catalog_->store(), name.substr(0, name.size() - 7),
+                  catalog_->scheme().blockSize, /*bytes=*/true);
+  }
+
   Status read(const std::string &name, Unpacked &u) const {
     const std::string prefix = name.substr(0, name.size() - 7); // ".weight"
     if (Status s = unpack(catalog_->store(), catalog_->scheme(), prefix,

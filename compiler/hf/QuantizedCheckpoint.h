@@ -5,7 +5,8 @@
 // linear weight "X.weight" as integer codes X.qweight, zero points X.qzeros
 // and f16 scales X.scales per group of `group_size` input features (GPTQ
 // also X.g_idx, the group of each feature). The bit layouts, with their
-// sources, are in docs/quantized-checkpoints.md.
+// sources, are in docs/quantized-checkpoints.md. quant_method "fp8" stores
+// F8_E4M3 weights with float scales (Fp8Checkpoint.h), kept as f8e4m3.
 //
 // The catalog presents every such weight as an f32 [N, K] "X.weight", so
 // the architecture builders need not know; the weight source produces its
@@ -23,6 +24,7 @@
 #include "compiler/hf/Safetensors.h"
 
 #include <map>
+#include <vector>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,10 +32,11 @@
 namespace ingot::compiler::hf {
 
 struct QuantScheme {
-  std::string method; // "gptq" or "awq"
+  std::string method; // "gptq", "awq" or "fp8"
   int bits = 4;
   int64_t group = 128; // along K; -1 = one group per row
   bool zerosMinusOne = false; // GPTQ v1 checkpoints store zero - 1
+  std::vector<int64_t> blockSize; // fp8: weight_block_size [rows, cols]
 };
 
 /// config.json's quantization_config; nullopt when there is none. Methods
