@@ -27,6 +27,9 @@ constexpr ArchInfo kArchs[] = {
     {"llama", "LlamaForCausalLM", true},
     {"qwen2", "Qwen2ForCausalLM", false},
     {"qwen3", "Qwen3ForCausalLM", false},
+    {"gemma2", "Gemma2ForCausalLM", false},
+    {"gemma3", "Gemma3ForCausalLM", false},
+    {"phi3", "Phi3ForCausalLM", false},
 };
 
 /// GGUF stores floats as f32: 1e-5 reads back as 9.99999975e-06. The
@@ -67,10 +70,19 @@ Status readRope(const GgufFile &f, const std::string &arch, int64_t headDim,
   std::string scaling;
   if (Status s = f.getString(arch + ".rope.scaling.type", "none", scaling); !s)
     return s;
-  if (scaling != "none")
+  if (scaling == "linear") {
+    double factor = 0;
+    if (Status s = f.getFloat(arch + ".rope.scaling.factor", factor); !s)
+      return s;
+    if (!(factor > 0))
+      return f.error(arch + ".rope.scaling.factor", "must be positive");
+    config["rope_scaling"] =
+        llvm::json::Object{{"rope_type", "linear"}, {"factor", factor}};
+  } else if (scaling != "none") {
     return f.error(arch + ".rope.scaling.type",
                    "is '" + scaling + "', which is not supported — "
-                   "supported: none");
+                   "supported: none, linear");
+  }
   uint64_t rotary = uint64_t(headDim);
   if (Status s = f.getUint(arch + ".rope.dimension_count", rotary, rotary); !s)
     return s;
@@ -81,6 +93,69 @@ Status readRope(const GgufFile &f, const std::string &arch, int64_t headDim,
                        std::to_string(headDim));
   if (rotary != uint64_t(headDim))
     config["partial_rotary_factor"] = double(rotary) / double(headDim);
+  return Status::ok();
+}
+
+/// A float `<arch>.<key>` into config[name]; absent: config[name] = null
+/// when `nullIfAbsent` (the file, not the HF class default, decides).
+Status optionalFloat(const GgufFile &f, const std::string &arch,
+                     const char *key, const char *name,
+                     llvm::json::Object &config, bool nullIfAbsent) {
+  const std::string full = arch + "." + key;
+  if (!f.find(full)) {
+    if (nullIfAbsent)
+      config[name] = nullptr;
+    return Status::ok();
+  }
+  double v = 0;
+  if (Status s = f.getFloat(full, v); !s)
+    return s;
+  if (!(v > 0))
+    return f.error(full, "must be positive");
+  config[name] = f32Decimal(v);
+  return Status::ok();
+}
+
+/// Gemma 2/3: what the GGUF carries (sliding window, soft-caps, Gemma 3's
+/// local rope base and pattern) and what llama.cpp fixes in code, which
+/// the file then implies: the local base 10000 and a full layer every
+/// sixth (Gemma 3) unless stored, and attention scaled by
+/// (hidden / heads)^-1/2 for the 27B models (46 and 62 layers), by
+/// head_dim^-1/2 otherwise (their query_pre_attn_scalar).
+Status readGemma(const GgufFile &f, const GgufModel &m, int64_t hidden,
+                 int64_t headDim, llvm::json::Object &c) {
+  const std::string &a = m.arch;
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  if (Status s = positive(f, a, "attention.sliding_window", "sliding_window",
+                          c);
+      !s)
+    return s;
+  const bool gemma3 = a == "gemma3";
+  if (Status s = optionalFloat(f, a, "final_logit_softcapping",
+                               "final_logit_softcapping", c, true);
+      !s)
+    return s;
+  if (Status s = optionalFloat(f, a, "attn_logit_softcapping",
+                               "attn_logit_softcapping", c, true);
+      !s)
+    return s;
+  uint64_t layers = 0;
+  if (Status s = f.getUint(a + ".block_count", layers); !s)
+    return s;
+  const bool big = layers == (gemma3 ? 62u : 46u);
+  c["query_pre_attn_scalar"] = big ? hidden / m.heads : headDim;
+  if (!gemma3)
+    return Status::ok();
+  c["rope_local_base_freq"] = 10000.0;
+  if (Status s = optionalFloat(f, a, "rope.freq_base_swa",
+                               "rope_local_base_freq", c, false);
+      !s)
+    return s;
+  uint64_t pattern = 6;
+  if (Status s = f.getUint(a + ".attention.sliding_window_pattern", 6, pattern);
+      !s)
+    return s;
+  c["sliding_window_pattern"] = int64_t(pattern);
   return Status::ok();
 }
 
@@ -155,6 +230,10 @@ Status readGgufModel(const GgufFile &f, GgufModel &model) {
     return s;
   c["hidden_act"] = "silu";
   c["tie_word_embeddings"] = f.tensor("output.weight") == nullptr;
+  if (a == "gemma2" || a == "gemma3")
+    return readGemma(f, model, hidden, headDim, c);
+  if (a == "phi3" && f.find(a + ".attention.sliding_window"))
+    return positive(f, a, "attention.sliding_window", "sliding_window", c);
   // vocab_size follows the embedding's rows, checked when the tensors map.
   return Status::ok();
 }

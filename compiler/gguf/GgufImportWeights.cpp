@@ -13,12 +13,17 @@
 #include "ingot/Quant.h"
 
 #include <cstring>
+#include <span>
 
 namespace ingot::compiler::gguf {
 namespace {
 
-/// Per-layer GGUF tensor stems and their HF module paths.
-constexpr std::pair<const char *, const char *> kLayerNames[] = {
+using NamePair = std::pair<const char *, const char *>;
+using NameTable = std::span<const NamePair>;
+
+/// Per-layer GGUF tensor stems and their HF module paths, as llama.cpp's
+/// converter names them for each architecture family.
+constexpr NamePair kLlamaLayerNames[] = {
     {"attn_norm", "input_layernorm"},
     {"ffn_norm", "post_attention_layernorm"},
     {"attn_q", "self_attn.q_proj"},
@@ -31,6 +36,39 @@ constexpr std::pair<const char *, const char *> kLayerNames[] = {
     {"ffn_up", "mlp.up_proj"},
     {"ffn_down", "mlp.down_proj"},
 };
+// Gemma's four norms: ffn_norm is the one before the MLP here.
+constexpr NamePair kGemmaLayerNames[] = {
+    {"attn_norm", "input_layernorm"},
+    {"post_attention_norm", "post_attention_layernorm"},
+    {"ffn_norm", "pre_feedforward_layernorm"},
+    {"post_ffw_norm", "post_feedforward_layernorm"},
+    {"attn_q", "self_attn.q_proj"},
+    {"attn_k", "self_attn.k_proj"},
+    {"attn_v", "self_attn.v_proj"},
+    {"attn_output", "self_attn.o_proj"},
+    {"attn_q_norm", "self_attn.q_norm"}, // gemma3
+    {"attn_k_norm", "self_attn.k_norm"},
+    {"ffn_gate", "mlp.gate_proj"},
+    {"ffn_up", "mlp.up_proj"},
+    {"ffn_down", "mlp.down_proj"},
+};
+// Phi-3 keeps its fused projections: [q; k; v] and [gate; up] rows.
+constexpr NamePair kPhi3LayerNames[] = {
+    {"attn_norm", "input_layernorm"},
+    {"ffn_norm", "post_attention_layernorm"},
+    {"attn_qkv", "self_attn.qkv_proj"},
+    {"attn_output", "self_attn.o_proj"},
+    {"ffn_up", "mlp.gate_up_proj"},
+    {"ffn_down", "mlp.down_proj"},
+};
+
+NameTable layerNamesOf(llvm::StringRef arch) {
+  if (arch == "gemma2" || arch == "gemma3")
+    return kGemmaLayerNames;
+  if (arch == "phi3")
+    return kPhi3LayerNames;
+  return kLlamaLayerNames;
+}
 constexpr std::pair<const char *, const char *> kGlobalNames[] = {
     {"token_embd", "model.embed_tokens"},
     {"output_norm", "model.norm"},
@@ -38,7 +76,8 @@ constexpr std::pair<const char *, const char *> kGlobalNames[] = {
 };
 
 /// "blk.3.attn_q.weight" -> "model.layers.3.self_attn.q_proj.weight".
-std::optional<std::string> hfNameOf(llvm::StringRef name) {
+std::optional<std::string> hfNameOf(llvm::StringRef name,
+                                    llvm::StringRef arch) {
   auto [stem, suffix] = name.rsplit('.');
   if (suffix != "weight" && suffix != "bias")
     return std::nullopt;
@@ -51,7 +90,7 @@ std::optional<std::string> hfNameOf(llvm::StringRef name) {
   unsigned n;
   if (layer.getAsInteger(10, n))
     return std::nullopt;
-  for (auto [g, hf] : kLayerNames)
+  for (auto [g, hf] : layerNamesOf(arch))
     if (part == g)
       return "model.layers." + layer.str() + "." + hf + "." + suffix.str();
   return std::nullopt;
@@ -72,51 +111,75 @@ public:
       : file_(std::move(file)), tensors_(std::move(tensors)) {}
 
   Status produce(const std::string &name, const ByteSink &sink) override {
-    const MappedTensor *t = find(name);
-    if (!t)
-      return missing(name);
-    const GgmlType type = t->info->type.type;
-    if (type == GgmlType::F32 || type == GgmlType::F16 ||
-        type == GgmlType::BF16)
-      return rows(*t, sink);
-    // Quantised: rows of values, one row at a time through the decoder.
-    const int64_t k = t->info->dims[0];
+    Ref r;
+    if (Status s = parse(name, r); !s)
+      return s;
+    const GgmlType type = r.t->info->type.type;
+    if (!r.plusOne && (type == GgmlType::F32 || type == GgmlType::F16 ||
+                       type == GgmlType::BF16))
+      return rows(r, sink);
+    // Quantised (or widened): rows of values, one at a time.
+    const int64_t k = r.t->info->dims[0];
     std::vector<float> values(static_cast<size_t>(k));
-    return rows(*t, [&](const void *row, size_t) {
-      dequantizeGgmlRow(t->info->type, row, k, values.data());
+    return rows(r, [&](const void *row, size_t) {
+      dequantizeGgmlRow(r.t->info->type, row, k, values.data());
       sink(values.data(), values.size() * sizeof(float));
     });
   }
 
   std::optional<Blocks> storedBlocks(const std::string &name) const override {
-    const MappedTensor *t = find(name);
-    std::optional<GgmlRepack> r =
-        t ? ggmlRepackOf(t->info->type.type) : std::nullopt;
-    if (!r)
+    Ref r;
+    std::optional<GgmlRepack> p;
+    if (parse(name, r) && !r.plusOne)
+      p = ggmlRepackOf(r.t->info->type.type);
+    if (!p)
       return std::nullopt;
-    return Blocks{r->format, r->group};
+    return Blocks{p->format, p->group};
   }
 
   Status produceStored(const std::string &name, const ByteSink &sink) override {
-    const MappedTensor *t = find(name);
-    std::optional<GgmlRepack> r =
-        t ? ggmlRepackOf(t->info->type.type) : std::nullopt;
-    if (!r)
+    if (!storedBlocks(name))
       return WeightSource::produceStored(name, sink);
-    if (r->kind == RepackKind::Copy)
-      return rows(*t, sink);
-    const int64_t k = t->info->dims[0];
-    std::vector<uint8_t> out(size_t(quantRowBytes(r->format, k, r->group)));
-    return rows(*t, [&](const void *row, size_t) {
-      repackGgmlRow(t->info->type, row, k, out.data());
+    Ref r;
+    if (Status s = parse(name, r); !s)
+      return s;
+    const GgmlRepack p = *ggmlRepackOf(r.t->info->type.type);
+    if (p.kind == RepackKind::Copy)
+      return rows(r, sink);
+    const int64_t k = r.t->info->dims[0];
+    std::vector<uint8_t> out(size_t(quantRowBytes(p.format, k, p.group)));
+    return rows(r, [&](const void *row, size_t) {
+      repackGgmlRow(r.t->info->type, row, k, out.data());
       sink(out.data(), out.size());
     });
   }
 
 private:
-  const MappedTensor *find(const std::string &name) const {
-    auto it = tensors_.find(name);
-    return it == tensors_.end() ? nullptr : &it->second;
+  /// A weight name resolved: the tensor, a row range ("#rows=A:B", of a
+  /// fused Phi-3 tensor) and "#plus1" (Gemma's norms: llama.cpp stored
+  /// 1 + w already, so it only widens the values to f32).
+  struct Ref {
+    const MappedTensor *t = nullptr;
+    int64_t begin = 0, end = -1; // rows; end -1 = all
+    bool plusOne = false;
+  };
+  Status parse(const std::string &name, Ref &r) const {
+    auto [key, suffix] = llvm::StringRef(name).split('#');
+    auto it = tensors_.find(key.str());
+    if (it == tensors_.end())
+      return missing(name);
+    r.t = &it->second;
+    r.plusOne = suffix == "plus1";
+    if (suffix.empty() || r.plusOne)
+      return Status::ok();
+    auto [first, last] = suffix.drop_front(5).split(':');
+    if (!suffix.starts_with("rows=") || first.getAsInteger(10, r.begin) ||
+        last.getAsInteger(10, r.end) || r.begin < 0 || r.begin >= r.end ||
+        r.end > r.t->info->rows() || r.t->permuteHeads > 0)
+      return Status::error(file_->path() + ": weight '" + name +
+                           "': bad row slice of a tensor with " +
+                           std::to_string(r.t->info->rows()) + " rows");
+    return Status::ok();
   }
   Status missing(const std::string &name) const {
     return Status::error(file_->path() + ": no tensor for weight '" + name +
@@ -125,7 +188,8 @@ private:
 
   /// Streams the stored rows in HF order, one sink call per row; a permuted
   /// tensor is read whole first (one tensor in memory at a time).
-  Status rows(const MappedTensor &t, const ByteSink &sink) const {
+  Status rows(const Ref &r, const ByteSink &sink) const {
+    const MappedTensor &t = *r.t;
     const GgufTensorInfo &info = *t.info;
     uint64_t rowBytes = uint64_t(ggmlRowBytes(info.type, info.dims[0]));
     int64_t n = info.rows();
@@ -142,10 +206,11 @@ private:
                                });
         !s)
       return s;
-    for (int64_t r = 0; r < n; ++r) {
-      int64_t src = r;
+    const int64_t end = r.end < 0 ? n : r.end;
+    for (int64_t row = r.begin; row < end; ++row) {
+      int64_t src = row;
       if (t.permuteHeads > 0)
-        src = ggufRowOf(r, n / t.permuteHeads);
+        src = ggufRowOf(row, n / t.permuteHeads);
       sink(all.data() + uint64_t(src) * rowBytes, rowBytes);
     }
     return Status::ok();
@@ -170,7 +235,7 @@ std::optional<KeptFormat> keptFormatOf(GgmlType type) {
 Status mapGgufTensors(const GgufFile &file, const GgufModel &model,
                       std::map<std::string, MappedTensor> &out) {
   for (const GgufTensorInfo &info : file.tensors()) {
-    std::optional<std::string> hf = hfNameOf(info.name);
+    std::optional<std::string> hf = hfNameOf(info.name, model.arch);
     if (!hf)
       return Status::error(
           file.path() + ": tensor '" + info.name + "' is not one the " +

@@ -400,3 +400,35 @@ def test_broken_file_is_a_clean_error(kind, base, tmp_path):
     for text in ERRORS[kind]:
         assert text in proc.stderr, describe(proc)
     assert not (tmp_path / "out.ingot").exists()
+
+
+# -----------------------------------------------------------------------------
+# Gemma 2/3 and Phi-3 GGUFs: the tiny HF models written as llama.cpp would
+# -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["gemma2", "gemma3", "phi3"])
+def test_gguf_of_a_directory_computes_the_same_model(name, tmp_path):
+    """The GGUF's names, norm offsets (+1 for Gemma), fused Phi-3 tensors
+    and `<arch>.*` keys map back to the same graph: logits within the f32
+    bound (EXACT_RTOL) of the float64 reference of the directory."""
+    import hf_models
+    import hf_to_gguf
+    model = hf_models.make_model(name, tmp_path)
+    config = json.loads((model / "config.json").read_text())
+    if "query_pre_attn_scalar" in config:
+        # GGUF has no key for it: llama.cpp takes head_dim (hidden / heads
+        # for the 27B models), so the directory must agree to compare.
+        config["query_pre_attn_scalar"] = config["head_dim"]
+        (model / "config.json").write_text(json.dumps(config))
+    gguf = hf_to_gguf.convert(model, tmp_path / f"{name}.gguf",
+                              hf_models.CASES[name]["style"])
+    art = tmp_path / f"{name}.ingot"
+    proc = ingot("compile", gguf, "-o", art, *COMPILE_FLAGS)
+    assert proc.returncode == 0, describe(proc)
+    prompt = [5, 17, 42, 9, 77, 31, 8, 12, 64, 3, 21, 6, 19]
+    out = tmp_path / "logits.npy"
+    generate(art, "--prompt-tokens", ",".join(map(str, prompt)),
+             "--max-new-tokens", "1", "--logits-out", out)
+    expected = hf_reference.load(model).logits(prompt)[-1]
+    err = relative_error(np.load(out).astype(np.float64), expected)
+    assert err < EXACT_RTOL, f"{name}: relative error {err:.3g}"
