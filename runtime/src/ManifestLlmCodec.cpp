@@ -100,6 +100,17 @@ proto::Writer encodeTokenizer(const TokenizerData &t) {
     w.uintField(7, 1);
   if (!t.chatTemplate.empty())
     w.bytesField(8, t.chatTemplate);
+  if (t.model != d.model)
+    w.bytesField(9, t.model);
+  w.packedFloats(10, t.scores);
+  if (t.byteFallback)
+    w.uintField(11, 1);
+  if (t.unkId != d.unkId)
+    w.intField(12, t.unkId);
+  if (t.fuseUnk)
+    w.uintField(13, 1);
+  if (!t.decoder.empty())
+    w.bytesField(14, t.decoder);
   return w;
 }
 
@@ -163,6 +174,18 @@ bool decodeTokenizer(Reader &r, TokenizerData *t, std::string *where) {
       return readBool(r, type, &t->addBos);
     case 8:
       return readStr(r, type, &t->chatTemplate);
+    case 9:
+      return readStr(r, type, &t->model);
+    case 10: // four bytes per score, which bounds the count
+      return r.repeatedFloat(type, &t->scores);
+    case 11:
+      return readBool(r, type, &t->byteFallback);
+    case 12:
+      return readI32(r, type, &t->unkId);
+    case 13:
+      return readBool(r, type, &t->fuseUnk);
+    case 14:
+      return readStr(r, type, &t->decoder);
     default:
       return r.skip(type);
     }

@@ -12,6 +12,7 @@
 #include "ingot/KvCache.h"
 #include "tokenizer/ChatTemplate.h"
 #include "tokenizer/PreTokenizer.h"
+#include "tokenizer/SentencePiece.h"
 
 #include <cmath>
 #include <set>
@@ -55,6 +56,35 @@ bool tensorBytes(const TensorEntry &t, uint64_t *bytes) {
 }
 
 /// The LLM parts of a manifest (hasLlm): KV geometry, tokenizer, defaults.
+/// Whether this runtime knows the tokenizer's model and its options; an
+/// artifact from a newer compiler fails here rather than encoding wrongly.
+bool knownTokenizerModel(const TokenizerData &t, std::string *why) {
+  if (t.model == "byte_level_bpe") {
+    tok::TokenizerOptions options;
+    return tok::parseTokenizerOptions(t.pretokenizer, &options, why);
+  }
+  if (t.model != "sentencepiece_bpe") {
+    *why = "unknown model " + quoted(t.model) +
+           " (known: byte_level_bpe, sentencepiece_bpe)";
+    return false;
+  }
+  tok::SentencePieceOptions options;
+  if (!tok::parseSentencePieceOptions(t.pretokenizer, t.decoder, &options,
+                                      why))
+    return false;
+  if (!t.scores.empty() && t.scores.size() != t.vocab.size()) {
+    *why = std::to_string(t.scores.size()) + " scores for " +
+           std::to_string(t.vocab.size()) + " tokens";
+    return false;
+  }
+  if (t.unkId < -1 || t.unkId >= int64_t(t.vocab.size())) {
+    *why = "unknown-token id " + std::to_string(t.unkId) +
+           " is outside the vocabulary";
+    return false;
+  }
+  return true;
+}
+
 Status validateLlm(const Manifest &m) {
   const LlmConfig &l = m.llm;
   const std::pair<const char *, int64_t> dims[] = {
@@ -109,9 +139,8 @@ Status validateLlm(const Manifest &m) {
     if (id != -1 && !inVocab(id))
       return fail("tokenizer: BOS/EOS id " + std::to_string(id) +
                   " is outside the vocabulary of " + std::to_string(n));
-  tok::TokenizerOptions options;
   std::string why;
-  if (!tok::parseTokenizerOptions(t.pretokenizer, &options, &why))
+  if (!knownTokenizerModel(t, &why))
     return fail("tokenizer: " + why);
   if (!tok::isKnownChatTemplate(t.chatTemplate))
     return fail("tokenizer: unknown chat template " + quoted(t.chatTemplate) +

@@ -81,6 +81,19 @@ public:
     messageField(field, sub);
   }
 
+  void packedFloats(uint32_t field, const std::vector<float> &vs) {
+    if (vs.empty())
+      return;
+    Writer sub;
+    for (float f : vs) {
+      uint32_t v;
+      std::memcpy(&v, &f, 4);
+      for (int i = 0; i < 4; ++i)
+        sub.out_.push_back(uint8_t(v >> (8 * i)));
+    }
+    messageField(field, sub);
+  }
+
 private:
   void fixed64(double d) {
     uint64_t v;
@@ -236,6 +249,31 @@ public:
     while (!sub.atEnd()) {
       sub.doubleValue(&d);
       out->push_back(d);
+    }
+    return true;
+  }
+
+  /// A repeated float field, packed (Len) or not (one Fixed32 element).
+  bool repeatedFloat(uint32_t type, std::vector<float> *out) {
+    if (type != Len && type != Fixed32)
+      return fail("wrong wire type for a repeated float");
+    const uint8_t *data = p_;
+    size_t n = 4;
+    if (type == Len && !lengthDelimited(&data, &n))
+      return false;
+    if (type == Fixed32 && size_t(end_ - p_) < 4)
+      return fail("truncated fixed32");
+    if (type == Fixed32)
+      p_ += 4;
+    if (n % 4)
+      return fail("packed floats length is not a multiple of 4");
+    out->reserve(out->size() + n / 4);
+    for (size_t at = 0; at < n; at += 4) {
+      uint32_t v = uint32_t(data[at]) | uint32_t(data[at + 1]) << 8 |
+                   uint32_t(data[at + 2]) << 16 | uint32_t(data[at + 3]) << 24;
+      float f;
+      std::memcpy(&f, &v, 4);
+      out->push_back(f);
     }
     return true;
   }

@@ -122,22 +122,44 @@ struct LlmConfig {
   std::string kvLayout = "block,token,head,dim"; // per layer, K and V apart
 };
 
-/// A byte-level BPE tokenizer (GPT-2 / Llama-3 / Qwen2 / SmolLM2 style).
+/// A BPE tokenizer of one of two kinds (`model`):
+///  - "byte_level_bpe" (GPT-2 / Llama-3 / Qwen2 / SmolLM2): text is split by
+///    a regex-like pattern and each piece's bytes are merged;
+///  - "sentencepiece_bpe" (Llama-2 / Mistral / TinyLlama / Gemma): spaces
+///    become U+2581 "▁", the text's Unicode characters are merged, and
+///    characters outside the vocabulary become <0xXX> byte tokens.
+/// Artifacts from before `model` existed are byte-level.
 struct TokenizerData {
-  /// Token strings by id, in the byte-level alphabet of tokenizer.json
-  /// (bytes mapped to printable code points); "" for unused ids.
+  std::string model = "byte_level_bpe";
+  /// Token strings by id: byte-level models in the byte-level alphabet of
+  /// tokenizer.json (bytes mapped to printable code points), SentencePiece
+  /// models as UTF-8 text with "▁" for spaces; "" for unused ids.
   std::vector<std::string> vocab;
   /// Merge rules in priority order, as pairs of token ids (left, right);
   /// the merged token's id is looked up in the vocab.
   std::vector<std::pair<int32_t, int32_t>> merges;
+  /// sentencepiece_bpe without merges (GGUF "llama" vocabularies): a score
+  /// per token; the adjacent pair whose concatenation is a token with the
+  /// highest score merges first (SentencePiece's and llama.cpp's rule).
+  std::vector<float> scores;
+  /// sentencepiece_bpe: a character outside the vocabulary becomes the
+  /// tokens <0xXX> of its UTF-8 bytes (when all exist), else `unkId`.
+  bool byteFallback = false;
+  int32_t unkId = -1; // -1: unknown characters are dropped
+  bool fuseUnk = false; // a run of unknown characters gives one unkId
   struct AddedToken {
     int32_t id = 0;
     std::string content; // literal text, not byte-level encoded
     bool special = false;
   };
   std::vector<AddedToken> addedTokens;
-  /// gpt2|llama3|qwen2|gpt2-digits [+nfc][+ignore_merges] (PreTokenizer.h)
+  /// byte_level_bpe: gpt2|llama3|qwen2|gpt2-digits [+nfc][+ignore_merges];
+  /// sentencepiece_bpe: metaspace[+prepend|+first|+always][+split]
+  /// [+ignore_merges] (PreTokenizer.h, SentencePiece.h).
   std::string pretokenizer = "gpt2";
+  /// byte_level_bpe: "" (ByteLevel); sentencepiece_bpe: "metaspace"
+  /// [+byte_fallback][+strip_space|+strip_first_token] (SentencePiece.h).
+  std::string decoder;
   int32_t bosId = -1;
   int32_t eosId = -1;
   bool addBos = false;

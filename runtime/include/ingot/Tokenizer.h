@@ -1,9 +1,13 @@
-//===- Tokenizer.h - Byte-level BPE encode/decode ---------------*- C++ -*-===//
+//===- Tokenizer.h - BPE encode/decode --------------------------*- C++ -*-===//
 //
 // Matches the Hugging Face `tokenizers` package exactly for byte-level BPE
-// models (GPT-2, Llama-3, Qwen2, SmolLM2): added/special tokens are split out
-// first, the rest is pre-tokenized with the model's split pattern, mapped to
-// the byte-level alphabet and merged by rank.
+// models (GPT-2, Llama-3, Qwen2, SmolLM2) and SentencePiece-style BPE models
+// (Llama-2, Mistral, TinyLlama, Gemma): added/special tokens are split out
+// first; byte-level models pre-tokenize the rest with the model's split
+// pattern, map it to the byte-level alphabet and merge by rank;
+// SentencePiece models turn spaces into "▁", merge characters by rank or
+// score and fall back to <0xXX> byte tokens. GGUF "llama" vocabularies
+// (scores, no merges) encode as llama.cpp does.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -32,9 +36,13 @@ public:
   ~Tokenizer();
 
   std::vector<int32_t> encode(std::string_view text, bool addBos) const;
-  /// Concatenated bytes of the ids (ids without a string give "").
+  /// Byte-level: the concatenated bytes of the ids (ids without a string
+  /// give ""), possibly broken UTF-8. SentencePiece: the text the model's
+  /// decoder chain gives ("▁" as ' ', byte runs assembled, the prefix's
+  /// space stripped).
   std::string decode(const std::vector<int32_t> &ids) const;
-  /// The raw bytes of one token; may be an incomplete UTF-8 sequence.
+  /// The raw bytes of one token, for streaming; may be an incomplete UTF-8
+  /// sequence (a byte token is its byte). Nothing is stripped.
   std::string tokenBytes(int32_t id) const;
   int32_t vocabSize() const;
   int32_t bosId() const;

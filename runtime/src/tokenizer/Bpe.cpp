@@ -15,22 +15,10 @@
 
 namespace ingot::tok {
 
-Status BpeModel::init(const std::vector<std::string> &vocab,
-                      const std::vector<std::pair<int32_t, int32_t>> &merges,
-                      bool ignoreMerges) {
-  ignoreMerges_ = ignoreMerges;
-  ids_.clear();
+Status MergeTable::init(const std::vector<std::string> &vocab,
+                        const std::vector<std::pair<int32_t, int32_t>> &merges,
+                        const std::unordered_map<std::string, int32_t> &ids) {
   merges_.clear();
-  ids_.reserve(vocab.size());
-  for (size_t i = 0; i < vocab.size(); ++i)
-    if (!vocab[i].empty())
-      ids_.emplace(vocab[i], int32_t(i));
-  for (int b = 0; b < 256; ++b) {
-    std::string s;
-    appendByteLevel(std::string_view(reinterpret_cast<const char *>(&b), 1), s);
-    auto it = ids_.find(s);
-    byteIds_[b] = it == ids_.end() ? -1 : it->second;
-  }
   merges_.reserve(merges.size());
   const int32_t n = int32_t(vocab.size());
   for (size_t r = 0; r < merges.size(); ++r) {
@@ -41,8 +29,8 @@ Status BpeModel::init(const std::vector<std::string> &vocab,
       return Status::error(what + " refers to token " + std::to_string(a) +
                            " or " + std::to_string(b) +
                            ", which is not in the vocabulary");
-    auto it = ids_.find(vocab[a] + vocab[b]);
-    if (it == ids_.end())
+    auto it = ids.find(vocab[a] + vocab[b]);
+    if (it == ids.end())
       return Status::error(what + ": the merged token is not in the "
                                   "vocabulary");
     // A repeated pair keeps its last rank, as in `tokenizers`.
@@ -51,9 +39,9 @@ Status BpeModel::init(const std::vector<std::string> &vocab,
   return Status::ok();
 }
 
-void BpeModel::merge(std::vector<int32_t> &ids) const {
+void MergeTable::apply(std::vector<int32_t> &ids) const {
   const int32_t n = int32_t(ids.size());
-  if (n < 2)
+  if (n < 2 || merges_.empty())
     return;
   struct Symbol {
     int32_t id; // -1 once merged into its left neighbour
@@ -106,17 +94,49 @@ void BpeModel::merge(std::vector<int32_t> &ids) const {
     ids.push_back(sym[i].id); // symbol 0 is never merged away
 }
 
+bool WordCache::find(const std::string &word, std::vector<int32_t> *out) const {
+  if (word.size() > kWordLimit)
+    return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = cache_.find(word);
+  if (it == cache_.end())
+    return false;
+  out->insert(out->end(), it->second.begin(), it->second.end());
+  return true;
+}
+
+void WordCache::add(std::string word, const std::vector<int32_t> &ids) const {
+  if (word.size() > kWordLimit)
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (cache_.size() >= kEntryLimit)
+    cache_.clear();
+  cache_.emplace(std::move(word), ids);
+}
+
+Status BpeModel::init(const std::vector<std::string> &vocab,
+                      const std::vector<std::pair<int32_t, int32_t>> &merges,
+                      bool ignoreMerges) {
+  ignoreMerges_ = ignoreMerges;
+  ids_.clear();
+  ids_.reserve(vocab.size());
+  for (size_t i = 0; i < vocab.size(); ++i)
+    if (!vocab[i].empty())
+      ids_.emplace(vocab[i], int32_t(i));
+  for (int b = 0; b < 256; ++b) {
+    std::string s;
+    appendByteLevel(std::string_view(reinterpret_cast<const char *>(&b), 1), s);
+    auto it = ids_.find(s);
+    byteIds_[b] = it == ids_.end() ? -1 : it->second;
+  }
+  return merges_.init(vocab, merges, ids_);
+}
+
 void BpeModel::encodeWord(std::string_view bytes,
                           std::vector<int32_t> *out) const {
   std::string key(bytes);
-  {
-    std::lock_guard<std::mutex> lock(cacheMutex_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      out->insert(out->end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
+  if (cache_.find(key, out))
+    return;
   std::vector<int32_t> ids;
   if (ignoreMerges_) {
     std::string word;
@@ -129,13 +149,10 @@ void BpeModel::encodeWord(std::string_view bytes,
     for (char c : bytes)
       if (int32_t id = byteIds_[uint8_t(c)]; id >= 0)
         ids.push_back(id);
-    merge(ids);
+    merges_.apply(ids);
   }
   out->insert(out->end(), ids.begin(), ids.end());
-  std::lock_guard<std::mutex> lock(cacheMutex_);
-  if (cache_.size() >= kCacheLimit)
-    cache_.clear();
-  cache_.emplace(std::move(key), std::move(ids));
+  cache_.add(std::move(key), ids);
 }
 
 } // namespace ingot::tok

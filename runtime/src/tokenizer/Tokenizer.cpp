@@ -1,14 +1,17 @@
-//===- Tokenizer.cpp - Byte-level BPE encode/decode -----------------------===//
+//===- Tokenizer.cpp - BPE encode/decode ----------------------------------===//
 //
-// The pipeline of Hugging Face `tokenizers` for byte-level BPE models:
+// The pipeline of Hugging Face `tokenizers` for the two BPE kinds:
 //   1. added tokens are found in the raw text (leftmost start, longest token
 //      there) and become their ids;
-//   2. each stretch of text between them is normalised (NFC when the model
-//      asks for it) and split by the model's pre-tokenizer pattern;
-//   3. each piece's bytes go through BPE, with a per-word cache.
-// Decoding maps each id back to bytes (BpeModel vocab or added token) as the
-// ByteLevel decoder does; turning those bytes into valid UTF-8 (U+FFFD for
-// broken sequences, as `tokenizers` does) is left to the caller.
+//   2. each stretch of text between them is prepared: byte-level models
+//      normalise it (NFC when the model asks for it) and split it by their
+//      pre-tokenizer pattern; SentencePiece models turn spaces into "▁",
+//      add the prefix and maybe split at each "▁" (SentencePiece.h);
+//   3. each piece goes through BPE, with a per-word cache.
+// Byte-level decoding maps each id back to bytes (BpeModel vocab or added
+// token) as the ByteLevel decoder does; turning those bytes into valid UTF-8
+// (U+FFFD for broken sequences, as `tokenizers` does) is left to the caller.
+// SentencePiece decoding is its decoder chain's (SentencePieceDecoder).
 //
 //===----------------------------------------------------------------------===//
 #include "ingot/Tokenizer.h"
@@ -17,6 +20,8 @@
 #include "tokenizer/ByteLevel.h"
 #include "tokenizer/ChatTemplate.h"
 #include "tokenizer/PreTokenizer.h"
+#include "tokenizer/SentencePiece.h"
+#include "tokenizer/SentencePieceBpe.h"
 #include "tokenizer/Unicode.h"
 
 #include <unordered_map>
@@ -74,26 +79,73 @@ private:
 } // namespace
 
 struct Tokenizer::Impl {
-  TokenizerData data;
-  tok::TokenizerOptions options;
+  TokenizerData data; // all but the vocabulary, merges and scores
+  bool sentencePiece = false;
+  tok::TokenizerOptions options; // byte-level
   tok::BpeModel bpe;
+  std::vector<std::string> bytes; // byte-level: per id what it decodes to
+  tok::SentencePieceOptions spmOptions;
+  tok::SentencePieceBpe spm;
+  tok::SentencePieceDecoder spmDecoder;
   AddedTokenMatcher added;
-  std::vector<std::string> bytes; // per id: what it decodes to
 
-  void encodeStretch(std::string_view text, std::vector<int32_t> *ids) const {
+  Status initByteLevel(const TokenizerData &d);
+  Status initSentencePiece(const TokenizerData &d);
+
+  void encodeStretch(std::string_view text, bool atTextStart,
+                     std::vector<int32_t> *ids) const {
     if (text.empty())
       return;
-    std::string normalized;
-    if (options.nfc) {
-      normalized = tok::toNfc(text);
-      text = normalized;
-    }
+    std::string prepared;
     std::vector<std::string_view> pieces;
+    if (sentencePiece) {
+      tok::prepareStretch(text, atTextStart, spmOptions, &prepared, &pieces);
+      for (std::string_view piece : pieces)
+        spm.encodeWord(piece, ids);
+      return;
+    }
+    if (options.nfc) {
+      prepared = tok::toNfc(text);
+      text = prepared;
+    }
     tok::preTokenize(text, options.pattern, &pieces);
     for (std::string_view piece : pieces)
       bpe.encodeWord(piece, ids);
   }
 };
+
+Status Tokenizer::Impl::initByteLevel(const TokenizerData &d) {
+  std::string error;
+  if (!tok::parseTokenizerOptions(d.pretokenizer, &options, &error))
+    return Status::error(error);
+  if (!d.scores.empty() || d.byteFallback || d.unkId != -1 || d.fuseUnk ||
+      !d.decoder.empty())
+    return Status::error("scores, byte fallback, an unknown token and a "
+                         "decoder belong to sentencepiece_bpe models");
+  if (Status s = bpe.init(d.vocab, d.merges, options.ignoreMerges); !s)
+    return s;
+  bytes.resize(d.vocab.size());
+  for (size_t i = 0; i < d.vocab.size(); ++i)
+    bytes[i] = tok::byteLevelToBytes(d.vocab[i]);
+  for (const TokenizerData::AddedToken &a : d.addedTokens)
+    bytes[a.id] = tok::byteLevelToBytes(a.content);
+  return Status::ok();
+}
+
+Status Tokenizer::Impl::initSentencePiece(const TokenizerData &d) {
+  std::string error;
+  if (!tok::parseSentencePieceOptions(d.pretokenizer, d.decoder, &spmOptions,
+                                      &error))
+    return Status::error(error);
+  if (Status s = spm.init(d, spmOptions.ignoreMerges); !s)
+    return s;
+  // An added token decodes through the decoder chain like any token.
+  std::vector<std::string> raw = d.vocab;
+  for (const TokenizerData::AddedToken &a : d.addedTokens)
+    raw[a.id] = a.content;
+  spmDecoder.init(std::move(raw), spmOptions);
+  return Status::ok();
+}
 
 Tokenizer::Tokenizer() : impl_(std::make_unique<Impl>()) {}
 Tokenizer::~Tokenizer() = default;
@@ -102,9 +154,6 @@ Status Tokenizer::create(const TokenizerData &data,
                          std::unique_ptr<Tokenizer> *out) {
   std::unique_ptr<Tokenizer> t(new Tokenizer());
   Impl &im = *t->impl_;
-  std::string error;
-  if (!tok::parseTokenizerOptions(data.pretokenizer, &im.options, &error))
-    return Status::error("tokenizer: " + error);
   if (!tok::isKnownChatTemplate(data.chatTemplate))
     return Status::error("tokenizer: unknown chat template '" +
                          data.chatTemplate.substr(0, 40) + "'");
@@ -116,26 +165,33 @@ Status Tokenizer::create(const TokenizerData &data,
       return Status::error("tokenizer: BOS/EOS id " + std::to_string(id) +
                            " is outside the vocabulary of " +
                            std::to_string(n));
-  if (Status s = im.bpe.init(data.vocab, data.merges, im.options.ignoreMerges);
-      !s)
-    return Status::error("tokenizer: " + s.message());
-  im.bytes.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    im.bytes[i] = tok::byteLevelToBytes(data.vocab[i]);
   for (const TokenizerData::AddedToken &a : data.addedTokens) {
     if (a.id < 0 || size_t(a.id) >= n || a.content.empty())
       return Status::error("tokenizer: added token " + std::to_string(a.id) +
                            " is empty or outside the vocabulary of " +
                            std::to_string(n));
     im.added.add(a.content, a.id);
-    im.bytes[a.id] = tok::byteLevelToBytes(a.content);
   }
-  // Everything but the vocabulary and merges, which now live in `bpe`.
-  im.data.addedTokens = data.addedTokens;
-  im.data.pretokenizer = data.pretokenizer;
-  im.data.bosId = data.bosId, im.data.eosId = data.eosId;
-  im.data.addBos = data.addBos;
-  im.data.chatTemplate = data.chatTemplate;
+  im.sentencePiece = data.model == "sentencepiece_bpe";
+  if (!im.sentencePiece && data.model != "byte_level_bpe")
+    return Status::error("tokenizer: unknown model '" +
+                         data.model.substr(0, 40) +
+                         "' (supported: byte_level_bpe, sentencepiece_bpe)");
+  Status s =
+      im.sentencePiece ? im.initSentencePiece(data) : im.initByteLevel(data);
+  if (!s)
+    return Status::error("tokenizer: " + s.message());
+  // Everything but the vocabulary, merges and scores, which now live in the
+  // model and decoder.
+  TokenizerData &meta = im.data;
+  meta.model = data.model;
+  meta.addedTokens = data.addedTokens;
+  meta.pretokenizer = data.pretokenizer, meta.decoder = data.decoder;
+  meta.byteFallback = data.byteFallback;
+  meta.unkId = data.unkId, meta.fuseUnk = data.fuseUnk;
+  meta.bosId = data.bosId, meta.eosId = data.eosId;
+  meta.addBos = data.addBos;
+  meta.chatTemplate = data.chatTemplate;
   *out = std::move(t);
   return Status::ok();
 }
@@ -149,29 +205,38 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text,
   size_t pos = 0, start, length;
   int32_t id;
   while (!im.added.empty() && im.added.find(text, pos, &start, &length, &id)) {
-    im.encodeStretch(text.substr(pos, start - pos), &ids);
+    im.encodeStretch(text.substr(pos, start - pos), pos == 0, &ids);
     ids.push_back(id);
     pos = start + length;
   }
-  im.encodeStretch(text.substr(pos), &ids);
+  im.encodeStretch(text.substr(pos), pos == 0, &ids);
   return ids;
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t> &ids) const {
+  const Impl &im = *impl_;
+  if (im.sentencePiece)
+    return im.spmDecoder.decode(ids);
   std::string out;
   for (int32_t id : ids)
-    if (id >= 0 && size_t(id) < impl_->bytes.size())
-      out += impl_->bytes[id];
+    if (id >= 0 && size_t(id) < im.bytes.size())
+      out += im.bytes[id];
   return out;
 }
 
 std::string Tokenizer::tokenBytes(int32_t id) const {
-  if (id < 0 || size_t(id) >= impl_->bytes.size())
+  const Impl &im = *impl_;
+  if (im.sentencePiece)
+    return im.spmDecoder.tokenBytes(id);
+  if (id < 0 || size_t(id) >= im.bytes.size())
     return {};
-  return impl_->bytes[id];
+  return im.bytes[id];
 }
 
-int32_t Tokenizer::vocabSize() const { return int32_t(impl_->bytes.size()); }
+int32_t Tokenizer::vocabSize() const {
+  const Impl &im = *impl_;
+  return im.sentencePiece ? im.spmDecoder.size() : int32_t(im.bytes.size());
+}
 int32_t Tokenizer::bosId() const { return impl_->data.bosId; }
 int32_t Tokenizer::eosId() const { return impl_->data.eosId; }
 bool Tokenizer::addBos() const { return impl_->data.addBos; }

@@ -183,6 +183,13 @@ void appendUtf8(std::string &out, uint32_t cp) {
   }
 }
 
+bool isValidUtf8(std::string_view bytes) {
+  for (size_t pos = 0; pos < bytes.size();)
+    if (nextChar(bytes, &pos) & kInvalidByte)
+      return false;
+  return true;
+}
+
 std::string toValidUtf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());

@@ -39,6 +39,10 @@ uint32_t nextChar(std::string_view s, size_t *pos);
 /// Appends cp as UTF-8 (an kInvalidByte | b value appends the byte b).
 void appendUtf8(std::string &out, uint32_t cp);
 
+/// Whether `bytes` is well-formed UTF-8 (what Rust's String::from_utf8
+/// accepts: no overlong forms, surrogates or values above U+10FFFF).
+bool isValidUtf8(std::string_view bytes);
+
 /// Like Rust's String::from_utf8_lossy (which `tokenizers` uses to decode):
 /// each maximal ill-formed subsequence becomes one U+FFFD.
 std::string toValidUtf8(std::string_view bytes);
