@@ -28,13 +28,16 @@ std::optional<std::string> tokenText(const Value *v) {
 }
 
 /// The id of a token's text: an added token's, else the vocab entry of its
-/// byte-level form.
+/// byte-level form (SentencePiece vocabularies hold the text itself).
 std::optional<int32_t> tokenId(const TokenizerData &t, const std::string &s) {
   for (const TokenizerData::AddedToken &a : t.addedTokens)
     if (a.content == s)
       return a.id;
   std::string form;
-  tok::appendByteLevel(s, form);
+  if (t.model == "sentencepiece_bpe")
+    form = s;
+  else
+    tok::appendByteLevel(s, form);
   for (size_t i = 0; i < t.vocab.size(); ++i)
     if (t.vocab[i] == form)
       return int32_t(i);

@@ -1,13 +1,15 @@
 //===- TokenizerImport.cpp - tokenizer.json into TokenizerData ------------===//
 //
-// Accepts exactly the byte-level BPE configurations whose behaviour the
-// runtime tokenizer reproduces (runtime/src/tokenizer/PreTokenizer.h) and
-// refuses everything else by name, so an artifact never carries a tokenizer
-// that silently encodes differently from Hugging Face `tokenizers`.
+// Accepts exactly the BPE configurations whose behaviour the runtime
+// tokenizer reproduces — byte-level (runtime/src/tokenizer/PreTokenizer.h)
+// or SentencePiece-style (SentencePieceImport.h) — and refuses everything
+// else by name, so an artifact never carries a tokenizer that silently
+// encodes differently from Hugging Face `tokenizers`.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/hf/TokenizerImport.h"
 
+#include "compiler/hf/SentencePieceImport.h"
 #include "compiler/hf/TokenizerConfigImport.h"
 #include "runtime/src/tokenizer/ByteLevel.h"
 
@@ -204,6 +206,24 @@ Status readAddedTokens(const Object &root,
   return Status::ok();
 }
 
+/// An unknown token is harmless in byte-level BPE only if it can never be
+/// produced: every byte has a token of its own.
+Status checkByteLevelUnknown(const Object &model,
+                             const std::map<std::string, int32_t> &ids) {
+  if (auto unk = model.getString("unk_token"))
+    for (int b = 0; b < 256; ++b) {
+      std::string s;
+      tok::appendByteLevel(std::string(1, char(b)), s);
+      if (!ids.count(s))
+        return fail("tokenizer.json", "model.unk_token is set and byte " +
+                                          std::to_string(b) +
+                                          " has no token, so BPE could "
+                                          "produce '" +
+                                          unk->str() + "'");
+    }
+  return Status::ok();
+}
+
 Status readModel(const Object &root, TokenizerData *out,
                  std::map<std::string, int32_t> *ids, bool *ignoreMerges) {
   const Object *model = root.getObject("model");
@@ -216,10 +236,6 @@ Status readModel(const Object &root, TokenizerData *out,
   if (auto d = model->getNumber("dropout"); d && *d > 0)
     return fail("tokenizer.json", "model.dropout is set; BPE dropout is "
                                   "random and not supported");
-  if (model->getBoolean("byte_fallback").value_or(false))
-    return fail("tokenizer.json", "model.byte_fallback is true (a "
-                                  "SentencePiece-style BPE); supported: "
-                                  "byte-level BPE");
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (auto s = model->getString(key); s && !s->empty())
       return fail("tokenizer.json",
@@ -272,20 +288,9 @@ Status readModel(const Object &root, TokenizerData *out,
                                         "not in model.vocab");
     out->merges.emplace_back(l->second, r->second);
   }
-  // An unknown token is harmless only if it can never be produced: every
-  // byte has a token of its own.
-  if (auto unk = model->getString("unk_token"))
-    for (int b = 0; b < 256; ++b) {
-      std::string s;
-      tok::appendByteLevel(std::string(1, char(b)), s);
-      if (!byToken.count(s))
-        return fail("tokenizer.json", "model.unk_token is set and byte " +
-                                          std::to_string(b) +
-                                          " has no token, so BPE could "
-                                          "produce '" +
-                                          unk->str() + "'");
-    }
-  return Status::ok();
+  if (out->model == "sentencepiece_bpe")
+    return readSentencePieceModel(*model, byToken, out);
+  return checkByteLevelUnknown(*model, byToken);
 }
 
 /// The id of the special token the post-processor puts before the text
@@ -335,24 +340,42 @@ Status importTokenizer(const std::string &dir, TokenizerData *out) {
     return fail("tokenizer.json", "the top level is not an object");
 
   TokenizerData t;
-  std::string pattern, nfc;
+  const bool sentencePiece = isSentencePieceStyle(*root);
+  if (sentencePiece)
+    t.model = "sentencepiece_bpe";
+  std::string nfc;
   bool ignoreMerges = false;
   int32_t leading;
-  if (Status s = readNormalizer(root->get("normalizer"), &nfc); !s)
-    return s;
+  if (!sentencePiece) {
+    if (Status s = readNormalizer(root->get("normalizer"), &nfc); !s)
+      return s;
+  }
   std::map<std::string, int32_t> modelIds;
   if (Status s = readModel(*root, &t, &modelIds, &ignoreMerges); !s)
     return s;
-  if (Status s = readAddedTokens(*root, modelIds, &t, !nfc.empty()); !s)
+  bool normalizerPresent =
+      !nfc.empty() || (sentencePiece && root->getObject("normalizer"));
+  if (Status s = readAddedTokens(*root, modelIds, &t, normalizerPresent); !s)
     return s;
-  if (Status s = readPreTokenizer(root->get("pre_tokenizer"), &pattern); !s)
-    return s;
-  if (std::string d = typeOf(root->get("decoder")); d != "ByteLevel")
-    return fail("tokenizer.json",
-                "decoder.type is '" + d + "'; supported: ByteLevel");
+  if (sentencePiece) {
+    if (Status s = readSentencePieceText(*root, &t.pretokenizer, &t.decoder);
+        !s)
+      return s;
+  } else {
+    std::string pattern;
+    if (Status s = readPreTokenizer(root->get("pre_tokenizer"), &pattern); !s)
+      return s;
+    if (std::string d = typeOf(root->get("decoder")); d != "ByteLevel")
+      return fail(
+          "tokenizer.json",
+          "decoder.type is '" + d +
+              "'; supported: ByteLevel (or, "
+              "for SentencePiece-style '▁' spaces, Replace/ByteFallback/"
+              "Fuse/Strip or Metaspace)");
+    t.pretokenizer = pattern + nfc + (ignoreMerges ? "+ignore_merges" : "");
+  }
   if (Status s = readPostProcessor(*root, &leading); !s)
     return s;
-  t.pretokenizer = pattern + nfc + (ignoreMerges ? "+ignore_merges" : "");
   if (Status s = importTokenizerConfig(dir, leading, &t); !s)
     return s;
   *out = std::move(t);

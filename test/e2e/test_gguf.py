@@ -362,7 +362,8 @@ def variant(kind, case, data):
         return data[:move] + data[at:at + 8] + data[move + 8:]
     if kind == "unknown_arch":
         return with_metadata(case, {"general.architecture": ("mamba", VT.STRING)})
-    if kind == "sentencepiece":
+    if kind == "spm_without_byte_tokens":
+        # A SentencePiece vocabulary needs its 256 <0xXX> byte tokens.
         return with_metadata(case, {"tokenizer.ggml.model": ("llama", VT.STRING)})
     if kind == "missing_key":
         return with_metadata(case, {"llama.block_count": None})
@@ -380,7 +381,7 @@ ERRORS = {
     "truncated": ["truncated", "tensor"],
     "overlap": ["'blk.0.attn_norm.weight'", "'blk.0.ffn_norm.weight'", "overlap"],
     "unknown_arch": ["'general.architecture'", "'mamba'", "supported: llama, qwen2"],
-    "sentencepiece": ["'tokenizer.ggml.model'", "'llama'", "not supported"],
+    "spm_without_byte_tokens": ["'tokenizer.ggml.model'", "'llama'", "byte token <0x00>"],
     "missing_key": ["'llama.block_count'", "missing"],
     "unknown_tensor": ["'blk.0.attn_qkv.weight'", "not one the llama importer knows"],
     "iq2_xxs": ["'blk.1.ffn_up.weight'", "16", "does not read", "Q4_K"],
