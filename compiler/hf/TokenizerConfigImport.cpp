@@ -120,6 +120,12 @@ std::string detectChatTemplate(const std::string &jinja) {
     return "chatml" + defaultSystemMessage(jinja);
   if (jinja.find("<|start_header_id|>") != std::string::npos)
     return "llama3";
+  // Gemma 2's template raises on a system message; Gemma 3's folds it
+  // into the first user turn.
+  if (jinja.find("<start_of_turn>") != std::string::npos)
+    return jinja.find("System role not supported") != std::string::npos
+               ? "gemma-nosystem"
+               : "gemma";
   return "";
 }
 

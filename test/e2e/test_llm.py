@@ -216,3 +216,38 @@ def test_gemma3_settings_ingot_cannot_compute_are_refused(key, value, models, tm
     proc = ingot("compile", model, "-o", tmp_path / "m.ingot")
     assert_clean_failure(proc)
     assert "config.json" in proc.stderr and key in proc.stderr, describe(proc)
+
+
+# Gemma 3's chat template as it ships (system text folded into the first
+# user turn, roles user/model, contents trimmed).
+GEMMA3_TEMPLATE = (
+    "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}"
+    "{%- set loop_messages = messages[1:] -%}{%- else -%}"
+    "{%- set first_user_prefix = \"\" -%}{%- set loop_messages = messages -%}"
+    "{%- endif -%}{%- for message in loop_messages -%}"
+    "{%- if (message['role'] == 'assistant') -%}{%- set role = \"model\" -%}"
+    "{%- else -%}{%- set role = message['role'] -%}{%- endif -%}"
+    "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else \"\") }}"
+    "{{ message['content'] | trim }}{{ '<end_of_turn>\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{'<start_of_turn>model\\n'}}{%- endif -%}")
+
+
+def test_chat_recognises_the_gemma_template(models, tmp_path):
+    """A tokenizer_config.json with Gemma's template renders Gemma turns:
+    the prompt is the tokenizer's encoding of the rendered text."""
+    import shutil
+    from tokenizers import Tokenizer
+    model = shutil.copytree(models["gemma3"], tmp_path / "gemma3")
+    tc = json.loads((model / "tokenizer_config.json").read_text())
+    tc["chat_template"] = GEMMA3_TEMPLATE
+    (model / "tokenizer_config.json").write_text(json.dumps(tc))
+    art = tmp_path / "m.ingot"
+    proc = ingot("compile", model, "-o", art, *COMPILE_FLAGS)
+    assert proc.returncode == 0, describe(proc)
+    out = generate(art, "--chat", "--prompt", " What is 2+2? ",
+                   "--max-new-tokens", "1", "--temperature", "0")
+    tok = Tokenizer.from_file(str(model / "tokenizer.json"))
+    bos = tc.get("bos_token")
+    text = (bos or "") + "<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n"
+    assert out["prompt_tokens"] == tok.encode(text, add_special_tokens=False).ids

@@ -161,6 +161,32 @@ TEST(ChatTemplateTest, Llama3TrimsContentAndStartsWithBos) {
   EXPECT_EQ(chat("llama3", {}, false), "");
 }
 
+TEST(ChatTemplateTest, GemmaTurnsAlternateAndFoldTheSystemMessage) {
+  // Rendered by hand from Gemma 3's Jinja template: BOS, turns named user
+  // and model with trimmed content, the system text (untrimmed) and a blank
+  // line ahead of the first user content.
+  EXPECT_EQ(chat("gemma", {{"system", "Be brief. "},
+                           {"user", " Hi\n"},
+                           {"assistant", "Hello!"},
+                           {"user", "Bye"}}),
+            "<|begin_of_text|><start_of_turn>user\nBe brief. \n\nHi"
+            "<end_of_turn>\n<start_of_turn>model\nHello!<end_of_turn>\n"
+            "<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_EQ(chat("gemma-nosystem", {{"user", "Hi"}}, false),
+            "<|begin_of_text|><start_of_turn>user\nHi<end_of_turn>\n");
+  TokenizerData d = tinyData();
+  std::string out;
+  for (auto [tmpl, msgs] :
+       {std::pair<std::string, std::vector<ChatMessage>>{
+            "gemma-nosystem", {{"system", "S"}, {"user", "U"}}},
+        {"gemma", {{"user", "U"}, {"user", "again"}}},
+        {"gemma", {{"assistant", "A"}}}}) {
+    d.chatTemplate = tmpl;
+    Status s = make(d)->applyChatTemplate(msgs, true, &out);
+    EXPECT_FALSE(s) << tmpl;
+  }
+}
+
 TEST(ChatTemplateTest, NoTemplateIsAnError) {
   auto t = make(tinyData());
   std::string out;

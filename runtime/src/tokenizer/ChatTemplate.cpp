@@ -26,10 +26,48 @@ std::string_view trimPython(std::string_view s) {
   return begin < end ? s.substr(begin, end - begin) : std::string_view();
 }
 
+/// Gemma's turns: BOS, then <start_of_turn>{user|model}\n{content, trimmed}
+/// <end_of_turn>\n, strictly alternating from the user. Gemma 3 puts a
+/// leading system message before the first user turn's content (untrimmed,
+/// then a blank line); Gemma 2's template ("gemma-nosystem") refuses one.
+Status renderGemma(bool systemAllowed, std::string_view bos,
+                   const std::vector<ChatMessage> &messages,
+                   bool addGenerationPrompt, std::string *out) {
+  std::string s(bos), prefix;
+  size_t first = 0;
+  if (!messages.empty() && messages[0].role == "system") {
+    if (!systemAllowed)
+      return Status::error("this model's chat template does not support a "
+                           "system message");
+    prefix = messages[0].content + "\n\n";
+    first = 1;
+  }
+  for (size_t i = first; i < messages.size(); ++i) {
+    const ChatMessage &m = messages[i];
+    if ((m.role == "user") != ((i - first) % 2 == 0) ||
+        (m.role != "user" && m.role != "assistant"))
+      return Status::error("this model's chat template needs the roles to "
+                           "alternate user/assistant/user/..., got '" +
+                           m.role + "' as message " + std::to_string(i + 1));
+    s += "<start_of_turn>";
+    s += m.role == "assistant" ? "model" : "user";
+    s += "\n";
+    if (i == first)
+      s += prefix;
+    s += trimPython(m.content);
+    s += "<end_of_turn>\n";
+  }
+  if (addGenerationPrompt)
+    s += "<start_of_turn>model\n";
+  *out = std::move(s);
+  return Status::ok();
+}
+
 } // namespace
 
 bool isKnownChatTemplate(std::string_view t) {
-  return t.empty() || t == "chatml" || t == "llama3" ||
+  return t.empty() || t == "chatml" || t == "llama3" || t == "gemma" ||
+         t == "gemma-nosystem" ||
          t.substr(0, kChatmlWithSystem.size()) == kChatmlWithSystem;
 }
 
@@ -61,10 +99,13 @@ Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
     }
     if (addGenerationPrompt)
       s += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  } else if (chatTemplate == "gemma" || chatTemplate == "gemma-nosystem") {
+    return renderGemma(chatTemplate == "gemma", bosToken, messages,
+                       addGenerationPrompt, out);
   } else if (chatTemplate.empty()) {
     return Status::error("this model has no chat template that ingot "
-                         "recognises (supported: chatml, llama3); give the "
-                         "prompt as plain text instead");
+                         "recognises (supported: chatml, llama3, gemma); "
+                         "give the prompt as plain text instead");
   } else {
     return Status::error("unknown chat template '" +
                          std::string(chatTemplate.substr(0, 40)) + "'");

@@ -1,7 +1,7 @@
 //===- ChatTemplate.h - The chat formats ingot renders natively -*- C++ -*-===//
 //
 // Models ship a Jinja chat template; ingot does not run Jinja, it recognises
-// the two families these models use at compile time and renders them here.
+// the families these models use at compile time and renders them here.
 // TokenizerData::chatTemplate holds:
 //   ""              none recognised (chat is an error)
 //   "chatml"        <|im_start|>{role}\n{content}<|im_end|>\n ...
@@ -10,6 +10,10 @@
 //                   (SmolLM2, Qwen2)
 //   "llama3"        <|begin_of_text|><|start_header_id|>{role}
 //                   <|end_header_id|>\n\n{content, trimmed}<|eot_id|> ...
+//   "gemma"         <bos><start_of_turn>{user|model}\n{content, trimmed}
+//                   <end_of_turn>\n ..., a system message before the first
+//                   user content (Gemma 3); "gemma-nosystem" refuses one
+//                   (Gemma 2)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
