@@ -122,6 +122,10 @@ std::string detectChatTemplate(const std::string &jinja) {
     return "llama3";
   // Gemma 2's template raises on a system message; Gemma 3's folds it
   // into the first user turn.
+  if (jinja.find("[INST]") != std::string::npos &&
+      jinja.find("[SYSTEM_PROMPT]") == std::string::npos &&
+      jinja.find("system") == std::string::npos)
+    return "mistral"; // the v0.1 form: no system handling at all
   if (jinja.find("<start_of_turn>") != std::string::npos)
     return jinja.find("System role not supported") != std::string::npos
                ? "gemma-nosystem"

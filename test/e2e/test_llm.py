@@ -165,10 +165,21 @@ def test_onnx_artifact_is_not_an_llm(tmp_path):
 
 
 def test_chat_without_a_recognised_template_is_an_error(artifacts):
-    """The mistral fixture's [INST] template is neither ChatML nor Llama-3."""
-    proc = ingot("generate", artifacts["mistral"], "--chat", "--prompt", "hi")
+    """The phi3 fixture's <|user|> template is none ingot renders."""
+    proc = ingot("generate", artifacts["phi3"], "--chat", "--prompt", "hi")
     assert_clean_failure(proc)
     assert "no chat template that ingot recognises" in proc.stderr
+
+
+def test_chat_applies_the_mistral_template(models, artifacts):
+    """Mistral-7B-Instruct's [INST] template: BOS once (the template's),
+    the user turn wrapped, nothing after [/INST]."""
+    from tokenizers import Tokenizer
+    out = generate(artifacts["mistral"], "--chat", "--prompt", "hi",
+                   "--max-new-tokens", "1", "--temperature", "0")
+    tok = Tokenizer.from_file(str(Path(models["mistral"]) / "tokenizer.json"))
+    want = tok.encode("<s>[INST] hi [/INST]", add_special_tokens=False).ids
+    assert out["prompt_tokens"] == want
 
 
 def test_chat_applies_the_llama3_template(artifacts):

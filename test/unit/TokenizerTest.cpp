@@ -187,6 +187,19 @@ TEST(ChatTemplateTest, GemmaTurnsAlternateAndFoldTheSystemMessage) {
   }
 }
 
+TEST(ChatTemplateTest, MistralWrapsUserTurnsInInst) {
+  TokenizerData d = tinyData();
+  d.chatTemplate = "mistral";
+  d.addedTokens.push_back({12, "</s>", true});
+  d.bosId = 10, d.eosId = 12; // tinyData's 10 is "<s>"
+  std::string out;
+  ASSERT_TRUE(make(d)->applyChatTemplate(
+      {{"user", "Hi"}, {"assistant", "Hello"}, {"user", "Bye"}}, true, &out));
+  EXPECT_EQ(out, "<s>[INST] Hi [/INST]Hello</s>[INST] Bye [/INST]");
+  EXPECT_FALSE(make(d)->applyChatTemplate({{"system", "S"}, {"user", "U"}},
+                                          true, &out));
+}
+
 TEST(ChatTemplateTest, NoTemplateIsAnError) {
   auto t = make(tinyData());
   std::string out;

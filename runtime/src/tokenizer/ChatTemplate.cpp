@@ -63,15 +63,39 @@ Status renderGemma(bool systemAllowed, std::string_view bos,
   return Status::ok();
 }
 
+/// Mistral-7B-Instruct: BOS, "[INST] user [/INST]" and "assistant</s>",
+/// alternating from the user; its template raises on anything else (and
+/// has no add_generation_prompt branch: the [/INST] is the prompt).
+Status renderMistral(std::string_view bos, std::string_view eos,
+                     const std::vector<ChatMessage> &messages,
+                     std::string *out) {
+  std::string s(bos);
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage &m = messages[i];
+    if ((m.role == "user") != (i % 2 == 0) ||
+        (m.role != "user" && m.role != "assistant"))
+      return Status::error("this model's chat template needs the roles to "
+                           "alternate user/assistant/user/..., got '" +
+                           m.role + "' as message " + std::to_string(i + 1));
+    if (m.role == "user")
+      s += "[INST] " + m.content + " [/INST]";
+    else
+      s += m.content + std::string(eos);
+  }
+  *out = std::move(s);
+  return Status::ok();
+}
+
 } // namespace
 
 bool isKnownChatTemplate(std::string_view t) {
   return t.empty() || t == "chatml" || t == "llama3" || t == "gemma" ||
-         t == "gemma-nosystem" ||
+         t == "gemma-nosystem" || t == "mistral" ||
          t.substr(0, kChatmlWithSystem.size()) == kChatmlWithSystem;
 }
 
 Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
+                  std::string_view eosToken,
                   const std::vector<ChatMessage> &messages,
                   bool addGenerationPrompt, std::string *out) {
   std::string s;
@@ -99,12 +123,14 @@ Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
     }
     if (addGenerationPrompt)
       s += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  } else if (chatTemplate == "mistral") {
+    return renderMistral(bosToken, eosToken, messages, out);
   } else if (chatTemplate == "gemma" || chatTemplate == "gemma-nosystem") {
     return renderGemma(chatTemplate == "gemma", bosToken, messages,
                        addGenerationPrompt, out);
   } else if (chatTemplate.empty()) {
     return Status::error("this model has no chat template that ingot "
-                         "recognises (supported: chatml, llama3, gemma); "
+                         "recognises (supported: chatml, llama3, gemma, mistral); "
                          "give the prompt as plain text instead");
   } else {
     return Status::error("unknown chat template '" +

@@ -14,6 +14,9 @@
 //                   <end_of_turn>\n ..., a system message before the first
 //                   user content (Gemma 3); "gemma-nosystem" refuses one
 //                   (Gemma 2)
+//   "mistral"       <s>[INST] {user} [/INST]{assistant}</s>[INST] ...
+//                   (Mistral-7B-Instruct's template: user/assistant
+//                   alternating, no system message)
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -30,8 +33,10 @@ namespace ingot::tok {
 bool isKnownChatTemplate(std::string_view chatTemplate);
 
 /// Renders `messages` as the model's template would with the given
-/// add_generation_prompt; `bosToken` is the text of the BOS token (llama3).
+/// add_generation_prompt; `bosToken` and `eosToken` are the texts of those
+/// tokens where the template writes them.
 Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
+                  std::string_view eosToken,
                   const std::vector<ChatMessage> &messages,
                   bool addGenerationPrompt, std::string *out);
 

@@ -245,12 +245,15 @@ Status Tokenizer::applyChatTemplate(const std::vector<ChatMessage> &messages,
                                     bool addGenerationPrompt,
                                     std::string *out) const {
   const TokenizerData &d = impl_->data;
-  std::string bos = "<|begin_of_text|>";
-  for (const TokenizerData::AddedToken &a : d.addedTokens)
+  std::string bos = "<|begin_of_text|>", eos;
+  for (const TokenizerData::AddedToken &a : d.addedTokens) {
     if (a.id == d.bosId)
       bos = a.content;
-  return tok::renderChat(d.chatTemplate, bos, messages, addGenerationPrompt,
-                         out);
+    if (a.id == d.eosId)
+      eos = a.content;
+  }
+  return tok::renderChat(d.chatTemplate, bos, eos, messages,
+                         addGenerationPrompt, out);
 }
 
 } // namespace ingot
