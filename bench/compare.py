@@ -8,8 +8,8 @@ Measures llama-bench's pp512 (512 prompt tokens in one batch from an empty
 cache; tokens/s = 512 / time) and tg128 (128 tokens generated one at a time
 at batch 1 after a 1-token prompt; tokens/s = 128 / time) for
 
-  ingot        .cache/demo/smollm2-135m-instruct.ingot (f32; `make demo`'s,
-               recompiled when build/bin/ingot is newer)
+  ingot        .cache/demo/smollm2-135m-instruct.ingot (f32, compiled from
+               the HF directory; recompiled when build/bin/ingot is newer)
   ingot-int8, ingot-int4, ingot-q4m, ingot-fp8
                artifacts of the same HF dir compiled with --quant int8 /
                int4 / int4 --quant-scheme asym / fp8 into .cache/peers/

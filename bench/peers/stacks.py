@@ -67,8 +67,8 @@ def ingot_artifact(ingot, stack, default_artifact, group_size=None):
     """The artifact of an ingot stack, (re)compiled when it is missing, older
     than the ingot binary, or was compiled with other flags (a .cmd.json
     stamp beside it records them). `ingot` uses default_artifact: when that is
-    the `make demo` artifact it is kept up to date the way scripts/demo.sh
-    does; any other --artifact is used as given."""
+    .cache/demo's f32 artifact it is compiled from the HF directory and kept
+    up to date; any other --artifact is used as given."""
     flags = list(INGOT_STACKS[stack])
     if stack == "ingot":
         out = Path(default_artifact)
