@@ -35,11 +35,9 @@ StringRef nodeName(Location loc) {
   return {};
 }
 
-/// The row-major 2-D float param behind a quantisable linear's weight.
-ParamOp quantisableWeight(LinearOp l) {
-  if (l.getWLayout() != "nk")
-    return nullptr;
-  auto p = l.getWeight().getDefiningOp<ParamOp>();
+/// The unquantised row-major 2-D static float param that defines `v`.
+ParamOp floatMatrixParam(Value v) {
+  auto p = v.getDefiningOp<ParamOp>();
   if (!p || p.getLayout() != "row-major" || p.getQuant())
     return nullptr;
   auto type = p.getType();
@@ -50,18 +48,15 @@ ParamOp quantisableWeight(LinearOp l) {
   return p;
 }
 
-/// The row-major 2-D float param an axis-0 gather reads rows of (an
-/// embedding table), for mode=stored.
+/// The param behind a quantisable ("nk") linear's weight.
+ParamOp quantisableWeight(LinearOp l) {
+  return l.getWLayout() == "nk" ? floatMatrixParam(l.getWeight()) : nullptr;
+}
+
+/// The table an axis-0 gather reads rows of (an embedding), for
+/// mode=stored.
 ParamOp gatheredTable(GatherOp g) {
-  auto p = g.getData().getDefiningOp<ParamOp>();
-  if (!p || g.getAxis() != 0 || p.getLayout() != "row-major" || p.getQuant())
-    return nullptr;
-  auto type = p.getType();
-  Type elem = type.getElementType();
-  if (type.getRank() != 2 || !type.hasStaticShape() ||
-      !(elem.isF32() || elem.isF16() || elem.isBF16()))
-    return nullptr;
-  return p;
+  return g.getAxis() == 0 ? floatMatrixParam(g.getData()) : nullptr;
 }
 
 /// mode=stored: the one format all source tensors of `p` are stored in,

@@ -1,5 +1,6 @@
 //===- GgufFile.cpp - A validated GGUF file -------------------------------===//
 #include "compiler/gguf/GgufFile.h"
+#include "compiler/PosixRead.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,21 +18,6 @@ constexpr uint32_t kMaxRank = 4;
 /// hostile file from recursing the parser off the stack.
 constexpr int kMaxArrayDepth = 8;
 constexpr uint64_t kChunkBytes = 4u << 20;
-
-bool preadAll(int fd, void *dst, uint64_t size, uint64_t offset) {
-  char *p = static_cast<char *>(dst);
-  while (size > 0) {
-    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= uint64_t(n);
-    offset += uint64_t(n);
-  }
-  return true;
-}
 
 /// Sequential, bounds-checked reads of the part ahead of the data region,
 /// through a buffer. Every length is checked against the bytes left before

@@ -24,18 +24,9 @@ namespace {
 
 using namespace gguf;
 
-const char *formatName(DType t) {
-  switch (t) {
-  case DType::Q8: return "q8";
-  case DType::Q4: return "q4";
-  case DType::Q4M: return "q4m";
-  default: return "?";
-  }
-}
-
 /// What happens to a type that is not copied, for the note.
 std::string conversionText(const KeptFormat &k) {
-  std::string fmt = std::string(formatName(k.format)) + " g" +
+  std::string fmt = std::string(dtypeName(k.format)) + " g" +
                     std::to_string(k.group);
   if (!k.repack)
     return "requantised to " + fmt +
@@ -64,7 +55,7 @@ void recordStoredFormats(const std::string &path, func::FuncOp func,
     if (!kept)
       continue;
     entries.push_back(b.getNamedAttr(
-        name, graph::QuantAttr::get(b.getContext(), formatName(kept->format),
+        name, graph::QuantAttr::get(b.getContext(), dtypeName(kept->format),
                                     kept->group)));
     if (kept->repack != RepackKind::Copy) {
       Converted &c = converted[t.info->type.name];

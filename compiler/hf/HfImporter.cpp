@@ -199,15 +199,6 @@ Status fillInfo(const std::string &dir, const HfJson &config,
   return Status::ok();
 }
 
-const char *blockFormatName(DType t) {
-  switch (t) {
-  case DType::Q8: return "q8";
-  case DType::Q4: return "q4";
-  case DType::F8E4M3: return "f8e4m3";
-  default: return "q4m";
-  }
-}
-
 /// `ingot.stored_formats` for a GPTQ/AWQ directory's packed weights, with a
 /// note per way of keeping them (ingot-quantize-weights mode=stored).
 void recordPackedFormats(const std::string &dir, const QuantScheme &scheme,
@@ -218,9 +209,9 @@ void recordPackedFormats(const std::string &dir, const QuantScheme &scheme,
   std::map<std::string, int> counts;
   for (const auto &[name, f] : formats) {
     entries.push_back(b.getNamedAttr(
-        name, graph::QuantAttr::get(b.getContext(), blockFormatName(f.format),
+        name, graph::QuantAttr::get(b.getContext(), dtypeName(f.format),
                                     f.group)));
-    std::string how = std::string(blockFormatName(f.format)) + " g" +
+    std::string how = std::string(dtypeName(f.format)) + " g" +
                       std::to_string(f.group);
     how = f.requantised ? "requantised to " + how +
                               " from their values (a g_idx that reorders "

@@ -1,5 +1,6 @@
 //===- Safetensors.cpp - Validated safetensors files and shards -----------===//
 #include "compiler/hf/Safetensors.h"
+#include "compiler/PosixRead.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
@@ -21,22 +22,6 @@ namespace {
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 /// Streaming reads go through a buffer of this size.
 constexpr uint64_t kChunkBytes = 4u << 20;
-
-/// Reads exactly `size` bytes at `offset`, retrying short reads.
-bool preadAll(int fd, void *dst, uint64_t size, uint64_t offset) {
-  char *p = static_cast<char *>(dst);
-  while (size > 0) {
-    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= static_cast<uint64_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
 
 std::string quote(llvm::StringRef s) {
   // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) about

@@ -138,6 +138,25 @@ Status concatKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// The int32/int64 indices of a gather along an axis of `dimLen`,
+/// negative ones counted from the end; an index outside is an error.
+Status gatherIndices(const KernelContext &ctx, const KernelInput &idx,
+                     int64_t dimLen, int64_t axis, std::vector<int64_t> *out) {
+  const int64_t count = idx.numElements();
+  out->resize(size_t(count));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = idx.dtype == DType::I64 ? idx.as<int64_t>()[i]
+                                        : int64_t(idx.as<int32_t>()[i]);
+    if (v < -dimLen || v >= dimLen)
+      return ctx.error("index " + std::to_string(v) + " at position " +
+                       std::to_string(i) + " is out of range for axis " +
+                       std::to_string(axis) + " of size " +
+                       std::to_string(dimLen));
+    (*out)[i] = v < 0 ? v + dimLen : v;
+  }
+  return Status::ok();
+}
+
 /// Rows of a quantised [V, E] table (an embedding stored as a GGUF keeps
 /// it), decoded into f32: a token reads one row of blocks, so the table
 /// stays at its stored size in memory.
@@ -152,18 +171,11 @@ Status gatherQuantRows(KernelContext &ctx, const KernelInput &data,
                      "axis 0, with a group size >= 1");
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
-  const int64_t rows = data.shape[0], k = data.shape[1];
+  const int64_t k = data.shape[1];
   const int64_t count = idx.numElements();
-  std::vector<int64_t> indices(count);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t v = idx.dtype == DType::I64 ? idx.as<int64_t>()[i]
-                                        : int64_t(idx.as<int32_t>()[i]);
-    if (v < -rows || v >= rows)
-      return ctx.error("index " + std::to_string(v) + " at position " +
-                       std::to_string(i) + " is out of range for a table " +
-                       "of " + std::to_string(rows) + " rows");
-    indices[i] = v < 0 ? v + rows : v;
-  }
+  std::vector<int64_t> indices;
+  if (Status s = gatherIndices(ctx, idx, data.shape[0], 0, &indices); !s)
+    return s;
   shape::Shape outShape = idx.shape;
   outShape.push_back(k);
   if (Status s = ctx.setOutputShape(0, outShape); !s)
@@ -201,17 +213,9 @@ Status gatherKernel(KernelContext &ctx) {
   shape::normalizeAxis(axisAttr, data.shape.size(), &axis);
   const int64_t dimLen = data.shape[axis];
   const int64_t count = idx.numElements();
-  std::vector<int64_t> indices(count);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t v = idx.dtype == DType::I64 ? idx.as<int64_t>()[i]
-                                        : int64_t(idx.as<int32_t>()[i]);
-    if (v < -dimLen || v >= dimLen)
-      return ctx.error("index " + std::to_string(v) + " at position " +
-                       std::to_string(i) + " is out of range for axis " +
-                       std::to_string(axis) + " of size " +
-                       std::to_string(dimLen));
-    indices[i] = v < 0 ? v + dimLen : v;
-  }
+  std::vector<int64_t> indices;
+  if (Status s = gatherIndices(ctx, idx, dimLen, axis, &indices); !s)
+    return s;
   if (Status s = ctx.setOutputShape(0, outShape); !s)
     return s;
   const size_t es = dtypeSize(data.dtype);
