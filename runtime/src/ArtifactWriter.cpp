@@ -2,18 +2,18 @@
 //
 // The layout (every offset, the manifest bytes) is computed before anything
 // is written; then the file is streamed front to back into a temp file beside
-// the destination, the header with its checksums is patched in last, and the
-// temp file is fsynced and renamed over the destination. Weights pass through
+// the destination (ingot/AtomicFile.h), the header with its checksums is
+// patched in last, and the temp file is fsynced and renamed over the
+// destination. Weights pass through
 // one tensor at a time, never all in memory.
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactFormat.h"
 #include "Checksum.h"
+#include "ingot/AtomicFile.h"
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <set>
 #include <unistd.h>
 
@@ -95,32 +95,6 @@ private:
   std::string error_;
 };
 
-/// Creates a fresh file beside `path`; umask applies as for any new file.
-int createTemp(const std::string &path, std::string *tempPath) {
-  static std::atomic<uint64_t> counter{0};
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    *tempPath = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                std::to_string(counter++);
-    int fd = ::open(tempPath->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                    0666);
-    if (fd >= 0 || errno != EEXIST)
-      return fd;
-  }
-  return -1;
-}
-
-/// Makes the rename durable; best effort (some filesystems refuse).
-void syncParentDir(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string dir =
-      slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 /// Streams every tensor into `out`, hashing the weight section as it goes.
 Status streamWeights(const Manifest &m,
                      const std::vector<TensorProducer> &producers, FileOut &out,
@@ -183,8 +157,6 @@ Status writeToFd(int fd, const Manifest &m,
   out.patch(0, encodeHeader(m.compilerVersion, sections));
   if (!out.ok())
     return Status::error(out.error());
-  if (::fsync(fd) != 0)
-    return Status::error("fsync failed: " + errnoText());
   return Status::ok();
 }
 
@@ -238,21 +210,16 @@ Status format::writeArtifactFile(const std::string &path, Manifest m,
   }
 
   std::string temp;
-  int fd = createTemp(path, &temp);
-  if (fd < 0)
-    return fail("cannot create a temporary file beside it: " + errnoText());
+  int fd = -1;
+  if (Status st = createTempFile(path, &fd, &temp); !st)
+    return st;
   Status st = writeToFd(fd, m, producers, manifestBytes, code, sections);
-  if (::close(fd) != 0 && st)
-    st = Status::error("close failed: " + errnoText());
-  if (st && ::rename(temp.c_str(), path.c_str()) != 0)
-    st = Status::error("cannot rename the temporary file into place: " +
-                       errnoText());
   if (!st) {
-    ::unlink(temp.c_str());
+    discardTempFile(fd, temp);
     return fail(st.message());
   }
-  syncParentDir(path);
-  return Status::ok();
+  // commitTempFile fsyncs, renames and names the path in its errors.
+  return commitTempFile(fd, temp, path);
 }
 
 ArtifactWriter::ArtifactWriter(Manifest manifest)

@@ -78,7 +78,8 @@ void Checksum64::update(const void *data, size_t size) {
   processBlocks(lanes_, p, blocks);
   p += blocks * kBlock;
   size -= blocks * kBlock;
-  std::memcpy(pending_, p, size);
+  if (size) // memcpy from a null pointer is undefined even for 0 bytes
+    std::memcpy(pending_, p, size);
   pendingSize_ = size;
 }
 

@@ -18,8 +18,12 @@
 
 namespace ingot::cpu {
 
+#if defined(__clang__) // clang ignores GCC's target pragma
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
+#endif
 namespace avx2q {
 namespace {
 struct Vec {
@@ -72,10 +76,18 @@ struct Vec {
 #include "cpu/LinearQuantX86.inc"
 } // namespace
 } // namespace avx2q
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__) // clang ignores GCC's target pragma
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl")
+#endif
 namespace avx512q {
 namespace {
 struct Vec {
@@ -122,7 +134,11 @@ struct Vec {
 #include "cpu/LinearQuantX86.inc"
 } // namespace
 } // namespace avx512q
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 const QuantLinearKernels &avx2QuantLinearKernels() {
   static const QuantLinearKernels set{avx2q::nk, "avx2", 8};
