@@ -11,6 +11,7 @@
 #include "ingot/Executor.h"
 
 #include "KernelCost.h"
+#include "PhysicalMemory.h"
 #include "cpu/KernelRegistry.h"
 #include "ingot/Profiler.h"
 #include "ingot/ShapeRules.h"
@@ -53,6 +54,20 @@ std::string describeBuffer(const Buffer &b) {
 std::string bufferLabel(const Buffer &b) {
   return b.name.empty() ? std::string("#").append(std::to_string(b.id))
                         : b.name;
+}
+
+/// Callers size their reads of an output by its declared fixed dims (the
+/// engine reads vocab_size logits per row): the computed shape must match.
+Status checkOutputShape(const IoSpec &io, const shape::Shape &shape) {
+  bool ok = shape.size() == io.dims.size();
+  for (size_t d = 0; ok && d < shape.size(); ++d)
+    ok = !io.dims[d].symbol.empty() || io.dims[d].size < 0 ||
+         io.dims[d].size == shape[d];
+  if (ok)
+    return Status::ok();
+  return Status::error("model output '" + io.name + "' was computed with " +
+                       "shape " + shape::toString(shape) +
+                       ", but the manifest declares " + describeIo(io));
 }
 
 std::string describeStep(const Step &s, size_t index) {
@@ -301,7 +316,19 @@ Status Executor::Impl::runStep(size_t index) {
 
 Executor::Executor(const Artifact &artifact, ThreadPool &pool)
     : impl_(std::make_unique<Impl>(artifact, pool)) {
+  if (!pool.status()) {
+    impl_->planStatus = pool.status();
+    return;
+  }
   const uint64_t bytes = artifact.manifest().memory.arenaBytes;
+  // Committed lazily: one beyond the machine would be OOM-killed mid-run.
+  if (const uint64_t ram = physicalMemoryBytes(); bytes > ram) {
+    impl_->planStatus = Status::error(
+        "the activation arena of " + std::to_string(bytes) + " bytes (" +
+        formatBytes(bytes) + ") is more than this machine's " +
+        formatBytes(ram) + " of physical memory");
+    return;
+  }
   if (bytes) {
     // Anonymous mapping: page aligned, zero-filled, committed on first touch.
     void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
@@ -362,6 +389,8 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
       return Status::error("model output '" + io.name + "' (" +
                            describeBuffer(m.buffers[io.buffer]) +
                            ") was never written by the plan");
+    if (Status s = checkOutputShape(io, im.shapes[io.buffer]); !s)
+      return s;
     NamedTensor nt;
     nt.name = io.name;
     nt.tensor.dtype = m.buffers[io.buffer].dtype;

@@ -131,6 +131,8 @@ Status Generator::create(const Artifact &artifact, unsigned threads,
                          ": not an LLM artifact (compiled from an ONNX graph); "
                          "use `ingot run` instead");
   std::unique_ptr<Generator> g(new Generator(artifact, threads));
+  if (!g->pool_.status())
+    return g->pool_.status();
   if (!parseKvCacheDtype(kvCacheDtype, g->config_.kvDtype,
                          &g->config_.kvDtype))
     return Status::error("KV-cache dtype '" + kvCacheDtype +
@@ -173,9 +175,16 @@ Status Generator::runStep(const std::vector<int32_t> &sequence, int64_t first,
   std::vector<NamedTensor> outputs;
   if (Status s = executor_.run(batch.toTensors(), &outputs); !s)
     return s;
-  const HostTensor &out = outputs.at(0).tensor;
-  logits->resize(out.data.size() / sizeof(float));
-  std::memcpy(logits->data(), out.data.data(), out.data.size());
+  // The validator guarantees output 0 is f32 [rows, vocab]; a plan that
+  // still produced no row must not be read past its end.
+  const HostTensor *out = outputs.empty() ? nullptr : &outputs[0].tensor;
+  if (!out || out->dtype != DType::F32 || out->shape.size() != 2 ||
+      out->shape[0] < 1 || out->shape[1] != config_.vocabSize)
+    return Status::error(artifact_.path() +
+                         ": the step did not produce float32 logits of [rows, " +
+                         std::to_string(config_.vocabSize) + "]");
+  logits->resize(out->data.size() / sizeof(float));
+  std::memcpy(logits->data(), out->data.data(), out->data.size());
   return Status::ok();
 }
 

@@ -9,6 +9,8 @@
 
 #include "ingot/KvCache.h"
 
+#include "PhysicalMemory.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
@@ -162,6 +164,14 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks,
       total > uint64_t(std::numeric_limits<size_t>::max()))
     return Status::error("KV cache of " + std::to_string(numBlocks) +
                          " blocks does not fit in the address space");
+  // Mapped lazily, a budget beyond the machine would be OOM-killed mid-run.
+  if (const uint64_t ram = physicalMemoryBytes(); total > ram)
+    return Status::error(
+        "KV cache of " + std::to_string(numBlocks) + " blocks needs " +
+        std::to_string(total) + " bytes (" + formatBytes(total) +
+        "), more than this machine's " + formatBytes(ram) +
+        " of physical memory; lower the KV budget (--kv-blocks or "
+        "--kv-cache-mb)");
   void *p = mmap(nullptr, size_t(total), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS |
                      (prefault ? MAP_POPULATE : MAP_NORESERVE),

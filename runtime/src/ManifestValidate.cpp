@@ -2,14 +2,17 @@
 //
 // layOutTensors and validateManifest (declared in ArtifactFormat.h): run by
 // the writer before it writes and by the loader after it decodes, so that
-// the writer can never produce a manifest the loader would refuse.
+// the writer can never produce a manifest the loader would refuse. Indices,
+// offsets and sizes are checked here; the plan checks that rely on them
+// are in ManifestValidate*.cpp (ManifestValidate.h).
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactFormat.h"
 
 #include "ArtifactFormatUtil.h"
-#include "ingot/Quant.h"
+#include "ManifestValidate.h"
 #include "ingot/KvCache.h"
+#include "ingot/Quant.h"
 #include "tokenizer/ChatTemplate.h"
 #include "tokenizer/PreTokenizer.h"
 #include "tokenizer/SentencePiece.h"
@@ -69,8 +72,7 @@ bool knownTokenizerModel(const TokenizerData &t, std::string *why) {
     return false;
   }
   tok::SentencePieceOptions options;
-  if (!tok::parseSentencePieceOptions(t.pretokenizer, t.decoder, &options,
-                                      why))
+  if (!tok::parseSentencePieceOptions(t.pretokenizer, t.decoder, &options, why))
     return false;
   if (!t.scores.empty() && t.scores.size() != t.vocab.size()) {
     *why = std::to_string(t.scores.size()) + " scores for " +
@@ -172,8 +174,8 @@ Status layOutTensors(Manifest *m, uint64_t *weightsSize) {
       return fail(what + " has an invalid dtype");
     if (!tensorBytes(t, &t.bytes))
       return fail(what + " has an invalid shape " + shapeStr(t.shape) +
-                  " or group size " + std::to_string(t.groupSize) +
-                  " for " + dtypeName(t.dtype));
+                  " or group size " + std::to_string(t.groupSize) + " for " +
+                  dtypeName(t.dtype));
     t.offset = alignUp(cursor, kTensorAlign);
     if (t.offset < cursor || __builtin_add_overflow(t.offset, t.bytes, &cursor))
       return fail(what + ": weight section size overflows");
@@ -194,8 +196,8 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
       return fail(what + " has an invalid dtype");
     if (!tensorBytes(t, &want))
       return fail(what + " has an invalid shape " + shapeStr(t.shape) +
-                  " or group size " + std::to_string(t.groupSize) +
-                  " for " + dtypeName(t.dtype));
+                  " or group size " + std::to_string(t.groupSize) + " for " +
+                  dtypeName(t.dtype));
     if (t.bytes != want)
       return fail(what + " is " + std::to_string(t.bytes) +
                   " bytes but its shape and dtype need " +
@@ -282,7 +284,11 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                     std::to_string(s.outputs[k]) + " of " + std::to_string(nb));
       if (m.buffers[s.outputs[k]].kind != BufferKind::Arena)
         return fail(what + ": output " + std::to_string(k) +
-                    " writes to a read-only input or parameter buffer");
+                    " writes to a read-only " +
+                    (m.buffers[s.outputs[k]].kind == BufferKind::Param
+                         ? "parameter (weights are mapped read-only), "
+                         : "model input, ") +
+                    describeBuffer(m, s.outputs[k]));
     }
     for (const Attr &a : s.attrs)
       if (uint8_t(a.kind) < 1 || uint8_t(a.kind) > 5)
@@ -316,7 +322,16 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                       " (must be >= 0, or -1 when dynamic)");
     }
   }
-  return m.hasLlm ? validateLlm(m) : Status::ok();
+  for (auto check :
+       {validateTensorLayout, validateIo, validateSteps, validateArenaLiveness})
+    if (Status s = check(m); !s)
+      return s;
+  if (!m.hasLlm)
+    return Status::ok();
+  if (Status s = validateLlm(m); !s)
+    return s;
+  // A tokenizer-only artifact has no plan to check.
+  return m.steps.empty() ? Status::ok() : validateLlmEntryPoints(m);
 }
 
 } // namespace ingot::format

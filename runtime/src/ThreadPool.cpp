@@ -14,6 +14,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <new>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -39,6 +42,7 @@ constexpr int kSpinIterations = 4000;
 struct ThreadPool::Impl {
   unsigned size = 1;
   std::vector<std::thread> workers;
+  Status status;
 
   // Job description, written by the caller under `mutex` before `generation`
   // is bumped, and read by workers after they registered under `mutex`.
@@ -107,13 +111,26 @@ struct ThreadPool::Impl {
 ThreadPool::ThreadPool(unsigned threads) : impl_(std::make_unique<Impl>()) {
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
-  impl_->size = threads;
-  impl_->workers.reserve(threads - 1);
-  for (unsigned i = 1; i < threads; ++i)
-    impl_->workers.emplace_back([this] { impl_->workerLoop(); });
+  if (threads > kMaxThreads) {
+    impl_->status = Status::error(
+        "cannot start " + std::to_string(threads) + " threads: at most " +
+        std::to_string(kMaxThreads) + " are supported");
+    return;
+  }
+  try {
+    impl_->workers.reserve(threads - 1);
+    for (unsigned i = 1; i < threads; ++i)
+      impl_->workers.emplace_back([this] { impl_->workerLoop(); });
+    impl_->size = threads;
+  } catch (const std::exception &e) { // std::system_error or std::bad_alloc
+    impl_->status = Status::error(
+        "cannot start " + std::to_string(threads) + " threads (the system " +
+        "gave " + std::to_string(impl_->workers.size() + 1) + "): " + e.what());
+    stopWorkers(); // the pool stays usable, on the caller alone
+  }
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::stopWorkers() {
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->stopping = true;
@@ -122,9 +139,14 @@ ThreadPool::~ThreadPool() {
   impl_->wake.notify_all();
   for (std::thread &t : impl_->workers)
     t.join();
+  impl_->workers.clear();
 }
 
+ThreadPool::~ThreadPool() { stopWorkers(); }
+
 unsigned ThreadPool::size() const { return impl_->size; }
+
+const Status &ThreadPool::status() const { return impl_->status; }
 
 void ThreadPool::parallelFor(
     int64_t n, int64_t grain,

@@ -313,16 +313,12 @@ TEST(Executor, PlanProblemsAreReported) {
         {"unknown kernel 'frobnicate'", "mlp/relu2", "matmul"});
   }
   {
-    // layer_norm is not in-place: writing over its input is a plan bug.
+    // layer_norm is not in-place: writing over its input is a plan bug,
+    // which the writer (and the loader, ManifestStructureTest.cpp) refuses.
     Mlp mlp = buildMlp();
     mlp.manifest.buffers[10].arenaOffset = 0;
-    auto art = writeAndOpen(mlp, "bad-alias.ingot");
-    ThreadPool pool(1);
-    Executor exec(*art, pool);
-    expectMessage(
-        runWith(exec, {{"x", f32Tensor({1, 8}, std::vector<float>(8))},
-                       {"s", f32Tensor({1, 1}, {1})}}),
-        {"layer_norm", "not an in-place kernel"});
+    Status st = ArtifactWriter(mlp.manifest).write(tempPath("bad-alias.ingot"));
+    expectMessage(st, {"layer_norm", "not an in-place kernel"});
   }
   {
     // A slice sized for 4 rows while the symbol allows 16: the kernel

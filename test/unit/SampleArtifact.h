@@ -13,7 +13,9 @@ namespace ingot::testing {
 
 /// Tensors of several dtypes (one empty, one scalar), every buffer kind,
 /// steps with every Attr kind and an absent optional input, and model I/O
-/// with symbolic dims.
+/// with symbolic dims. The steps name kernels this runtime does not
+/// register, so the loader checks their format only: a registered kernel's
+/// steps must also match its signature (ManifestStructureTest.cpp).
 inline Manifest sampleManifest() {
   Manifest m;
   m.compilerVersion = "ingot 0.1.0-test";
@@ -55,7 +57,7 @@ inline Manifest sampleManifest() {
   m.memory.overheadBytes = 1000;
 
   Step mm;
-  mm.kernel = "matmul", mm.origin = "blk0/MatMul";
+  mm.kernel = "sample_matmul", mm.origin = "blk0/MatMul";
   mm.inputs = {0, 2}, mm.outputs = {4};
   Attr a;
   a.name = "transpose_b", a.kind = Attr::Kind::Int, a.i = -7;
@@ -71,7 +73,7 @@ inline Manifest sampleManifest() {
   mm.attrs.push_back(a);
   m.steps.push_back(mm);
   Step add;
-  add.kernel = "add", add.origin = "blk0/Add";
+  add.kernel = "sample_add", add.origin = "blk0/Add";
   add.inputs = {4, 3, kNoBuffer}, add.outputs = {5};
   m.steps.push_back(add);
 

@@ -1,6 +1,8 @@
 //===- ThreadPool.h - Fixed-size pool for data-parallel kernels -*- C++ -*-===//
 #pragma once
 
+#include "ingot/Status.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,13 +14,24 @@ namespace ingot {
 /// calling thread takes part. Nested calls run serially on the caller.
 class ThreadPool {
 public:
-  explicit ThreadPool(unsigned threads); // 0 = hardware concurrency
+  /// More than any machine this runs on has cores; asking for more is a
+  /// mistake (each thread spins while it waits for work).
+  static constexpr unsigned kMaxThreads = 4096;
+
+  /// 0 = hardware concurrency. Never throws: when the threads cannot all be
+  /// started (more than kMaxThreads, or the system refuses one), the pool
+  /// runs everything on the caller and status() says why.
+  explicit ThreadPool(unsigned threads);
   ~ThreadPool();
   unsigned size() const;
+  /// Ok, or the error that kept the requested threads from starting.
+  const Status &status() const;
   void parallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t begin, int64_t end)> &fn);
 
 private:
+  void stopWorkers();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

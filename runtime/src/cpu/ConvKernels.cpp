@@ -277,6 +277,8 @@ Status globalAveragePoolKernel(KernelContext &ctx) {
     return s;
   if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
     return s;
+  if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
+    return s;
   const KernelInput &x = ctx.input(0);
   if (x.shape.size() < 3)
     return ctx.error("expects rank >= 3");
@@ -295,13 +297,26 @@ Status globalAveragePoolKernel(KernelContext &ctx) {
 } // namespace
 
 void addConvKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"conv", convKernel, false});
+  using namespace dtypes;
+  table.push_back({"conv", convKernel, false,
+                   {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
+                    {in("y", kF32)},
+                    {"strides", "pads", "dilations", "auto_pad", "group"}}});
 }
 
 void addPoolKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"max_pool", maxPoolKernel, false});
-  table.push_back({"average_pool", averagePoolKernel, false});
-  table.push_back({"global_average_pool", globalAveragePoolKernel, false});
+  using namespace dtypes;
+  const std::vector<std::string_view> window = {
+      "kernel_shape", "strides",   "pads",
+      "dilations",    "auto_pad",  "ceil_mode",
+      "count_include_pad", "select"};
+  // max_pool's `select` writes the argmax indices (i64) instead.
+  table.push_back({"max_pool", maxPoolKernel, false,
+                   {{in("x", kF32)}, {in("y", kF32 | kI64)}, window}});
+  table.push_back({"average_pool", averagePoolKernel, false,
+                   {{in("x", kF32)}, {in("y", kF32)}, window}});
+  table.push_back({"global_average_pool", globalAveragePoolKernel, false,
+                   {{in("x", kF32)}, {in("y", kF32)}, {}}});
 }
 
 } // namespace ingot::cpu

@@ -259,12 +259,21 @@ Status whereKernel(KernelContext &ctx) {
 } // namespace
 
 void addElementwiseKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"add", arithmeticKernel<AddOp>, true});
-  table.push_back({"sub", arithmeticKernel<SubOp>, true});
-  table.push_back({"mul", arithmeticKernel<MulOp>, true});
-  table.push_back({"div", arithmeticKernel<DivOp>, true});
-  table.push_back({"pow", powKernel, true});
-  table.push_back({"where", whereKernel, true});
+  using namespace dtypes;
+  const KernelSignature arithmetic{
+      {in("a", kNumeric), like("b", 0)}, {like("y", 0)}, {}};
+  table.push_back({"add", arithmeticKernel<AddOp>, true, arithmetic});
+  table.push_back({"sub", arithmeticKernel<SubOp>, true, arithmetic});
+  table.push_back({"mul", arithmeticKernel<MulOp>, true, arithmetic});
+  table.push_back({"div", arithmeticKernel<DivOp>, true, arithmetic});
+  table.push_back({"pow", powKernel, true,
+                   {{in("x", kF32), in("exponent", kNumeric)},
+                    {like("y", 0)},
+                    {}}});
+  table.push_back({"where", whereKernel, true,
+                   {{in("condition", kBool), in("x", kDense), like("y", 1)},
+                    {like("out", 1)},
+                    {}}});
 }
 
 } // namespace ingot::cpu

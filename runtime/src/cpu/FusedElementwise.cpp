@@ -352,7 +352,12 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
 } // namespace
 
 void addFusedElementwiseKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"fused_elementwise", fusedElementwiseKernel, true});
+  using namespace dtypes;
+  table.push_back({"fused_elementwise", fusedElementwiseKernel, true,
+                   {{in("x", kF32)},
+                    {in("y", kF32)},
+                    {"ops", "args", "constants", "reduce", "keepdims"},
+                    /*variadic=*/true}});
 }
 
 } // namespace ingot::cpu

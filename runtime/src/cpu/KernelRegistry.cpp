@@ -79,6 +79,40 @@ const KernelInfo *findKernel(std::string_view name) {
   return &*it;
 }
 
+KernelContext::KernelContext(std::string kernel, std::string origin,
+                             const std::vector<Attr> *attrs, ThreadPool *pool)
+    : kernel_(std::move(kernel)), origin_(std::move(origin)), attrs_(attrs),
+      pool_(pool), info_(findKernel(kernel_)) {
+  if (info_ && !info_->sig.declared())
+    info_ = nullptr; // no signature to hold the kernel to (a unit test fails)
+}
+
+Status KernelContext::tableMismatch(const std::string &what) const {
+  return error("the kernel and its table entry (KernelRegistry) disagree: " +
+               what);
+}
+
+Status
+KernelContext::checkTableDTypes(const OperandSpec *spec, const char *side,
+                                size_t i,
+                                std::initializer_list<DType> allowed) const {
+  if (!info_)
+    return Status::ok();
+  if (!spec)
+    return tableMismatch(std::string("the kernel checks ") + side + " " +
+                         std::to_string(i) + ", which the table does not list");
+  std::optional<DType> same;
+  if (spec->sameAs >= 0 && hasInput(size_t(spec->sameAs)))
+    same = inputs[size_t(spec->sameAs)].dtype;
+  for (DType t : allowed)
+    if (!acceptsDType(*spec, t, same))
+      return tableMismatch(std::string("the kernel accepts ") + dtypeName(t) +
+                           " on " + side + " " + std::to_string(i) + " '" +
+                           spec->name + "', the table only " +
+                           describeAccepted(*spec, info_->sig, same));
+  return Status::ok();
+}
+
 Status KernelContext::error(const std::string &message) const {
   std::string where = origin_.empty() ? "step" : "node '" + origin_ + "'";
   return Status::error(where + " (" + kernel_ + "): " + message);
@@ -86,6 +120,19 @@ Status KernelContext::error(const std::string &message) const {
 
 Status KernelContext::expectArity(size_t minIn, size_t maxIn,
                                   size_t numOut) const {
+  if (info_) {
+    const KernelSignature &sig = info_->sig;
+    if (minIn < sig.minInputs() || maxIn > sig.maxInputs() ||
+        numOut < sig.minOutputs() || numOut > sig.maxOutputs())
+      return tableMismatch(
+          "the kernel takes " + std::to_string(minIn) + " to " +
+          std::to_string(maxIn) + " inputs and " + std::to_string(numOut) +
+          " outputs; the table " + std::to_string(sig.minInputs()) + " to " +
+          (sig.variadic ? std::string("any")
+                        : std::to_string(sig.maxInputs())) +
+          " inputs and " + std::to_string(sig.minOutputs()) + " to " +
+          std::to_string(sig.maxOutputs()) + " outputs");
+  }
   if (inputs.size() < minIn || inputs.size() > maxIn) {
     std::string want =
         minIn == maxIn ? std::to_string(minIn)
@@ -105,6 +152,10 @@ Status KernelContext::expectArity(size_t minIn, size_t maxIn,
 Status
 KernelContext::expectInputDType(size_t i,
                                 std::initializer_list<DType> allowed) const {
+  if (Status s = checkTableDTypes(info_ ? info_->sig.input(i) : nullptr,
+                                  "input", i, allowed);
+      !s)
+    return s;
   DType t = inputs[i].dtype;
   if (std::find(allowed.begin(), allowed.end(), t) != allowed.end())
     return Status::ok();
@@ -116,6 +167,10 @@ KernelContext::expectInputDType(size_t i,
 Status
 KernelContext::expectOutputDType(size_t i,
                                  std::initializer_list<DType> allowed) const {
+  if (Status s = checkTableDTypes(info_ ? info_->sig.output(i) : nullptr,
+                                  "output", i, allowed);
+      !s)
+    return s;
   DType t = outputs[i].dtype;
   if (std::find(allowed.begin(), allowed.end(), t) != allowed.end())
     return Status::ok();
@@ -154,6 +209,10 @@ const Attr *KernelContext::findAttr(std::string_view name) const {
 
 Status KernelContext::attrLookup(std::string_view name, Attr::Kind kind,
                                  bool hasDefault, const Attr **out) const {
+  if (info_ && !info_->sig.declaresAttr(name))
+    return tableMismatch("the kernel reads attribute '" + std::string(name) +
+                         "', which the table does not declare (it declares " +
+                         info_->sig.attrNames() + ")");
   const Attr *a = findAttr(name);
   *out = a;
   if (!a) {

@@ -4,11 +4,14 @@
 // KernelContext with the step's operands, attrs and thread pool; the kernel
 // checks dtypes and shapes, computes the output shapes with ShapeRules, calls
 // setOutputShape (which enforces the compiled bound) and writes the outputs.
-// Names and semantics: docs/kernels.md.
+// Each table entry carries the kernel's signature (KernelSignature.h), which
+// the manifest validator checks steps against at load. Names and semantics:
+// docs/kernels.md.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "cpu/KernelSignature.h"
 #include "ingot/DType.h"
 #include "ingot/Quant.h"
 #include "ingot/Manifest.h"
@@ -70,12 +73,15 @@ struct KernelOutput {
   template <typename T> T *as() const { return static_cast<T *>(data); }
 };
 
+struct KernelInfo;
+
 class KernelContext {
 public:
+  /// Looks `kernel` up in the table: a registered kernel's own checks
+  /// (expectArity, expectInputDType, expectOutputDType, the attr getters)
+  /// then fail when they accept more than its signature declares.
   KernelContext(std::string kernel, std::string origin,
-                const std::vector<Attr> *attrs, ThreadPool *pool)
-      : kernel_(std::move(kernel)), origin_(std::move(origin)), attrs_(attrs),
-        pool_(pool) {}
+                const std::vector<Attr> *attrs, ThreadPool *pool);
 
   // Operands, filled by the caller before the kernel runs.
   std::vector<KernelInput> inputs;
@@ -134,12 +140,19 @@ public:
 private:
   Status attrLookup(std::string_view name, Attr::Kind kind, bool hasDefault,
                     const Attr **out) const;
+  /// An error naming a disagreement between the kernel and its table entry.
+  Status tableMismatch(const std::string &what) const;
+  /// Fails when the kernel accepts a dtype on an operand its table entry
+  /// does not admit.
+  Status checkTableDTypes(const OperandSpec *spec, const char *side, size_t i,
+                          std::initializer_list<DType> allowed) const;
 
   std::string kernel_;
   std::string origin_;
   const std::vector<Attr> *attrs_;
   ThreadPool *pool_;
   const KvCacheView *kvCache_ = nullptr;
+  const KernelInfo *info_ = nullptr; // nullptr for a name not in the table
 };
 
 using KernelFn = Status (*)(KernelContext &);
@@ -149,6 +162,8 @@ struct KernelInfo {
   KernelFn fn;
   /// Whether the memory planner may alias an output with an input.
   bool inPlace;
+  /// Operands, dtypes and attribute names the kernel takes.
+  KernelSignature sig;
 };
 
 /// The kernel named `name`, or nullptr.

@@ -379,7 +379,12 @@ Status linearKernel(KernelContext &ctx) {
 } // namespace
 
 void addLinearKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"linear", linearKernel, false});
+  using namespace dtypes;
+  table.push_back({"linear", linearKernel, false,
+                   {{in("x", kF32), in("weight", kFloatWeight | kQuant),
+                     opt("bias", kFloatWeight), opt("residual", kF32)},
+                    {in("y", kF32)},
+                    {"activation", "w_layout"}}});
 }
 
 } // namespace ingot::cpu

@@ -168,8 +168,13 @@ Status gemmKernel(KernelContext &ctx) {
 } // namespace
 
 void addMatMulKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"matmul", matmulKernel, false});
-  table.push_back({"gemm", gemmKernel, false});
+  using namespace dtypes;
+  table.push_back({"matmul", matmulKernel, false,
+                   {{in("a", kF32), in("b", kF32)}, {in("y", kF32)}, {}}});
+  table.push_back({"gemm", gemmKernel, false,
+                   {{in("a", kF32), in("b", kF32), opt("c", kF32)},
+                    {in("y", kF32)},
+                    {"alpha", "beta", "transA", "transB"}}});
 }
 
 } // namespace ingot::cpu

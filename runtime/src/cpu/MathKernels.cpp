@@ -265,9 +265,19 @@ Status compareKernel(KernelContext &ctx) {
 } // namespace
 
 void addMathCoverageKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"unary_math", unaryMathKernel, false});
-  table.push_back({"binary_math", binaryMathKernel, false});
-  table.push_back({"compare", compareKernel, false});
+  using namespace dtypes;
+  table.push_back({"unary_math", unaryMathKernel, false,
+                   {{in("x", kLogical)},
+                    {like("y", 0)},
+                    {"kind", "alpha", "beta"}}});
+  table.push_back({"binary_math", binaryMathKernel, false,
+                   {{in("a", kLogical), like("b", 0)},
+                    {like("y", 0)},
+                    {"kind"}}});
+  table.push_back({"compare", compareKernel, false,
+                   {{in("a", kLogical), like("b", 0)},
+                    {in("y", kBool)},
+                    {"kind"}}});
   addMathReduceKernels(table);
 }
 

@@ -336,10 +336,21 @@ Status cumsumKernel(KernelContext &ctx) {
 } // namespace
 
 void addMathReduceKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"reduce", reduceKernel, false});
-  table.push_back({"arg_reduce", argReduceKernel, false});
-  table.push_back({"log_softmax", logSoftmaxKernel, false});
-  table.push_back({"cumsum", cumsumKernel, false});
+  using namespace dtypes;
+  table.push_back({"reduce", reduceKernel, false,
+                   {{in("x", kLogical), opt("axes", kIndex)},
+                    {like("y", 0)},
+                    {"kind", "axes", "keepdims", "noop_with_empty_axes"}}});
+  table.push_back({"arg_reduce", argReduceKernel, false,
+                   {{in("x", kNumeric)},
+                    {in("y", kI64)},
+                    {"kind", "axis", "keepdims", "select_last_index"}}});
+  table.push_back({"log_softmax", logSoftmaxKernel, false,
+                   {{in("x", kF32)}, {in("y", kF32)}, {"axis"}}});
+  table.push_back({"cumsum", cumsumKernel, false,
+                   {{in("x", kNumeric), opt("axis", kIndex)},
+                    {like("y", 0)},
+                    {"axis", "exclusive", "reverse"}}});
 }
 
 } // namespace ingot::cpu

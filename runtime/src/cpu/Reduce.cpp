@@ -112,7 +112,11 @@ Status reduceMeanKernel(KernelContext &ctx) {
 } // namespace
 
 void addReduceKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"reduce_mean", reduceMeanKernel, false});
+  using namespace dtypes;
+  table.push_back({"reduce_mean", reduceMeanKernel, false,
+                   {{in("x", kF32), opt("axes", kIndex)},
+                    {in("y", kF32)},
+                    {"axes", "keepdims", "noop_with_empty_axes"}}});
 }
 
 } // namespace ingot::cpu

@@ -192,9 +192,21 @@ Status topkKernel(KernelContext &ctx) {
 } // namespace
 
 void addTensorIndexKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"gather_elements", gatherElementsKernel, false});
-  table.push_back({"scatter_nd", scatterNDKernel, false});
-  table.push_back({"topk", topkKernel, false});
+  using namespace dtypes;
+  table.push_back({"gather_elements", gatherElementsKernel, false,
+                   {{in("data", kDense), in("indices", kIndex)},
+                    {like("y", 0)},
+                    {"axis"}}});
+  table.push_back(
+      {"scatter_nd", scatterNDKernel, false,
+       {{in("data", kDense), in("indices", kI64), in("updates", kDense)},
+        {like("y", 0)},
+        {"reduction"}}});
+  // `sorted` is always honoured (ties keep the lower index first).
+  table.push_back({"topk", topkKernel, false,
+                   {{in("x", kNumeric), in("k", kIndex)},
+                    {like("y", 0, kI64)},
+                    {"axis", "largest", "sorted", "select"}}});
 }
 
 } // namespace ingot::cpu

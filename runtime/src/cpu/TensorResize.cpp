@@ -55,6 +55,8 @@ Status resizeKernel(KernelContext &ctx) {
     return s;
   if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
     return s;
+  if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
+    return s;
   const KernelInput &x = ctx.input(0);
   std::vector<double> scales;
   std::vector<int64_t> sizes;
@@ -159,7 +161,12 @@ Status resizeKernel(KernelContext &ctx) {
 } // namespace
 
 void addResizeKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"resize", resizeKernel, false});
+  using namespace dtypes;
+  table.push_back({"resize", resizeKernel, false,
+                   {{in("x", kF32)},
+                    {in("y", kF32)},
+                    {"scales", "sizes", "mode",
+                     "coordinate_transformation_mode", "nearest_mode"}}});
 }
 
 } // namespace ingot::cpu

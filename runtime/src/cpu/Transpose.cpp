@@ -161,7 +161,9 @@ Status transposeKernel(KernelContext &ctx) {
 } // namespace
 
 void addTransposeKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"transpose", transposeKernel, false});
+  using namespace dtypes;
+  table.push_back({"transpose", transposeKernel, false,
+                   {{in("x", kDense)}, {like("y", 0)}, {"perm"}}});
 }
 
 } // namespace ingot::cpu

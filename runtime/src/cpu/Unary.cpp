@@ -120,15 +120,22 @@ constexpr int64_t kTranscendentalGrain = 4096;
 } // namespace
 
 void addUnaryKernels(std::vector<KernelInfo> &table) {
-  table.push_back({"sqrt", floatUnaryKernel<SqrtOp, kElementwiseGrain>, true});
-  table.push_back({"neg", numericUnaryKernel<NegOp>, true});
-  table.push_back({"exp", floatUnaryKernel<ExpOp, kTranscendentalGrain>, true});
-  table.push_back({"erf", floatUnaryKernel<ErfOp, kTranscendentalGrain>, true});
+  using namespace dtypes;
+  const KernelSignature floats{{in("x", kF32)}, {like("y", 0)}, {}};
+  const KernelSignature numeric{{in("x", kNumeric)}, {like("y", 0)}, {}};
   table.push_back(
-      {"tanh", floatUnaryKernel<TanhOp, kTranscendentalGrain>, true});
+      {"sqrt", floatUnaryKernel<SqrtOp, kElementwiseGrain>, true, floats});
+  table.push_back({"neg", numericUnaryKernel<NegOp>, true, numeric});
   table.push_back(
-      {"sigmoid", floatUnaryKernel<SigmoidOp, kTranscendentalGrain>, true});
-  table.push_back({"relu", numericUnaryKernel<ReluOp>, true});
+      {"exp", floatUnaryKernel<ExpOp, kTranscendentalGrain>, true, floats});
+  table.push_back(
+      {"erf", floatUnaryKernel<ErfOp, kTranscendentalGrain>, true, floats});
+  table.push_back(
+      {"tanh", floatUnaryKernel<TanhOp, kTranscendentalGrain>, true, floats});
+  table.push_back({"sigmoid",
+                   floatUnaryKernel<SigmoidOp, kTranscendentalGrain>, true,
+                   floats});
+  table.push_back({"relu", numericUnaryKernel<ReluOp>, true, numeric});
 }
 
 } // namespace ingot::cpu

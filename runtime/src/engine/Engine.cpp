@@ -12,6 +12,9 @@
 
 #include "engine/EngineSupport.h"
 
+#include <new>
+#include <system_error>
+
 namespace ingot {
 
 Engine::Engine() = default;
@@ -30,46 +33,67 @@ Engine::~Engine() {
 
 Status Engine::create(const Artifact &artifact, const EngineOptions &options,
                       std::unique_ptr<Engine> *out) {
-  const Manifest &m = artifact.manifest();
-  if (!m.hasLlm)
+  // Setting up allocates per KV block and starts threads: a budget or a
+  // thread count the machine cannot give is an error here, not a crash.
+  auto build = [&]() -> Status {
+    const Manifest &m = artifact.manifest();
+    if (!m.hasLlm)
+      return Status::error(
+          artifact.path() +
+          ": not an LLM artifact (compiled from an ONNX graph)");
+    std::unique_ptr<Engine> e(new Engine());
+    e->impl_ = std::make_unique<Impl>(artifact, options.threads);
+    Impl &im = *e->impl_;
+    if (!im.pool.status())
+      return im.pool.status();
+    if (!parseKvCacheDtype(options.kvCacheDtype, im.config.kvDtype,
+                           &im.config.kvDtype))
+      return Status::error("KV-cache dtype '" + options.kvCacheDtype +
+                           "' is not one of auto, float32, int8, fp8");
+    const LlmConfig &c = im.config;
+    engine::StepLimits limits;
+    if (Status s = engine::resolveLimits(c, options, &limits); !s)
+      return s;
+    if (Status s =
+            engine::checkMemoryBudget(c, limits.kvBlocks, m.memory.arenaBytes);
+        !s)
+      return s;
+    if (Status s = im.kv.allocate(c, limits.kvBlocks, options.kvPrefault); !s)
+      return s;
+    im.executor.setKvCache(&im.kv.view());
+    im.executor.setProfiler(options.profiler);
+    im.profiler = options.profiler;
+    if (Status s = Tokenizer::create(m.tokenizer, &im.tokenizer); !s)
+      return Status::error(artifact.path() + ": tokenizer: " + s.message());
+    im.eosIds = m.generation.eosIds;
+    if (im.eosIds.empty() && m.tokenizer.eosId >= 0)
+      im.eosIds.push_back(m.tokenizer.eosId);
+    im.context = engine::contextLength(c);
+    im.blocks = std::make_unique<engine::KvBlockManager>(
+        limits.kvBlocks, c.blockSize, options.prefixCaching);
+    engine::SchedulerOptions so;
+    so.maxTokensPerStep = limits.maxTokensPerStep;
+    so.maxSeqs = limits.maxSeqs;
+    so.maxBlocksPerSeq = c.maxBlocksPerSeq;
+    im.scheduler = std::make_unique<engine::Scheduler>(*im.blocks, so);
+    im.local.kvBlocksTotal = limits.kvBlocks;
+    im.local.blockSize = c.blockSize;
+    im.local.maxSeqs = limits.maxSeqs;
+    im.shared = im.local;
+    im.thread = std::thread([&im] { im.loop(); });
+    *out = std::move(e);
+    return Status::ok();
+  };
+  try {
+    return build();
+  } catch (const std::bad_alloc &) {
     return Status::error(artifact.path() +
-                         ": not an LLM artifact (compiled from an ONNX graph)");
-  std::unique_ptr<Engine> e(new Engine());
-  e->impl_ = std::make_unique<Impl>(artifact, options.threads);
-  Impl &im = *e->impl_;
-  if (!parseKvCacheDtype(options.kvCacheDtype, im.config.kvDtype,
-                         &im.config.kvDtype))
-    return Status::error("KV-cache dtype '" + options.kvCacheDtype +
-                         "' is not one of auto, float32, int8, fp8");
-  const LlmConfig &c = im.config;
-  engine::StepLimits limits;
-  if (Status s = engine::resolveLimits(c, options, &limits); !s)
-    return s;
-  if (Status s = im.kv.allocate(c, limits.kvBlocks, options.kvPrefault); !s)
-    return s;
-  im.executor.setKvCache(&im.kv.view());
-  im.executor.setProfiler(options.profiler);
-  im.profiler = options.profiler;
-  if (Status s = Tokenizer::create(m.tokenizer, &im.tokenizer); !s)
-    return Status::error(artifact.path() + ": tokenizer: " + s.message());
-  im.eosIds = m.generation.eosIds;
-  if (im.eosIds.empty() && m.tokenizer.eosId >= 0)
-    im.eosIds.push_back(m.tokenizer.eosId);
-  im.context = engine::contextLength(c);
-  im.blocks = std::make_unique<engine::KvBlockManager>(
-      limits.kvBlocks, c.blockSize, options.prefixCaching);
-  engine::SchedulerOptions so;
-  so.maxTokensPerStep = limits.maxTokensPerStep;
-  so.maxSeqs = limits.maxSeqs;
-  so.maxBlocksPerSeq = c.maxBlocksPerSeq;
-  im.scheduler = std::make_unique<engine::Scheduler>(*im.blocks, so);
-  im.local.kvBlocksTotal = limits.kvBlocks;
-  im.local.blockSize = c.blockSize;
-  im.local.maxSeqs = limits.maxSeqs;
-  im.shared = im.local;
-  im.thread = std::thread([&im] { im.loop(); });
-  *out = std::move(e);
-  return Status::ok();
+                         ": out of memory while setting up the engine; "
+                         "lower the KV budget");
+  } catch (const std::system_error &e) {
+    return Status::error(artifact.path() +
+                         ": cannot start the engine: " + e.what());
+  }
 }
 
 Status Engine::submit(const RequestParams &request, TokenCallback callback,

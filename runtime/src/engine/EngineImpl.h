@@ -48,6 +48,9 @@ struct Engine::Impl {
 
   void loop();
   void step();
+  /// Ok when output 0 holds float32 [>= rows, vocab_size] logits.
+  Status checkLogits(const std::vector<NamedTensor> &outputs,
+                     size_t rows) const;
   void emit(EngineRequest &r, TokenEvent e);
   void finish(uint64_t id, int32_t token, std::string text,
               const std::string &reason, const std::string &error = "");

@@ -101,6 +101,22 @@ void Engine::Impl::onToken(EngineRequest &r, int32_t token) {
   emit(r, std::move(e));
 }
 
+Status Engine::Impl::checkLogits(const std::vector<NamedTensor> &outputs,
+                                 size_t rows) const {
+  // The loader checks the plan's logits output; this guards the reads below.
+  const int64_t vocab = config.vocabSize;
+  if (!outputs.empty()) {
+    const HostTensor &t = outputs[0].tensor;
+    if (t.dtype == DType::F32 && t.shape.size() == 2 &&
+        t.shape[0] >= int64_t(rows) && t.shape[1] == vocab &&
+        t.data.size() == size_t(t.shape[0] * vocab) * sizeof(float))
+      return Status::ok();
+  }
+  return Status::error(
+      "the plan's output 0 is not float32 logits of at least " +
+      std::to_string(rows) + " rows of " + std::to_string(vocab) + " columns");
+}
+
 void Engine::Impl::step() {
   std::vector<uint64_t> failed;
   std::vector<ScheduledChunk> plan = scheduler->schedule(&failed);
@@ -118,6 +134,8 @@ void Engine::Impl::step() {
   std::vector<NamedTensor> outputs;
   Status s = executor.run(batch.toTensors(), &outputs);
   ++local.steps;
+  if (s)
+    s = checkLogits(outputs, plan.size());
   if (!s) {
     for (const ScheduledChunk &c : plan)
       finish(c.seq, -1, "", "error", "engine step failed: " + s.message());

@@ -1,6 +1,7 @@
 //===- EngineSupport.cpp - The engine's model-free helpers ----------------===//
 #include "engine/EngineSupport.h"
 
+#include "PhysicalMemory.h"
 #include "ingot/KvCache.h"
 
 #include <algorithm>
@@ -68,8 +69,14 @@ Status resolveLimits(const LlmConfig &c, const EngineOptions &o,
   if (perBlock == 0)
     return Status::error("invalid KV cache geometry in the artifact");
   int64_t blocks = o.kvBlocks;
-  if (!blocks && o.kvCacheMb)
+  if (!blocks && o.kvCacheMb) {
+    const uint64_t ram = physicalMemoryBytes();
+    if (uint64_t(o.kvCacheMb) > (ram >> 20))
+      return Status::error("a KV budget of " + std::to_string(o.kvCacheMb) +
+                           " MiB is more than this machine's " +
+                           formatBytes(ram) + " of physical memory");
     blocks = int64_t((uint64_t(o.kvCacheMb) << 20) / perBlock);
+  }
   if (!blocks) {
     // The default must let any single request run to the full context.
     blocks = int64_t(memAvailable() / 4 / perBlock);
@@ -80,6 +87,20 @@ Status resolveLimits(const LlmConfig &c, const EngineOptions &o,
   // cannot fit even alone ends with an error instead of looping.
   limits->kvBlocks = std::max<int64_t>(blocks, 1);
   return Status::ok();
+}
+
+Status checkMemoryBudget(const LlmConfig &c, int64_t kvBlocks,
+                         uint64_t arenaBytes) {
+  const uint64_t kv = KvCacheStorage::bytesFor(c, kvBlocks);
+  const uint64_t ram = physicalMemoryBytes();
+  uint64_t total;
+  if (!__builtin_add_overflow(kv, arenaBytes, &total) && total <= ram)
+    return Status::ok();
+  return Status::error(
+      "the KV cache (" + std::to_string(kvBlocks) + " blocks, " +
+      formatBytes(kv) + ") and the activation arena (" +
+      formatBytes(arenaBytes) + ") need more than this machine's " +
+      formatBytes(ram) + " of physical memory; lower the KV budget");
 }
 
 std::string describeBudget(const LlmConfig &c, int64_t kvBlocks) {

@@ -36,6 +36,12 @@ int64_t contextLength(const LlmConfig &config);
 Status resolveLimits(const LlmConfig &config, const EngineOptions &options,
                      StepLimits *limits);
 
+/// Fails, naming the sizes, when `kvBlocks` blocks of KV cache and the
+/// activation arena need more than the machine's physical memory: both are
+/// committed lazily and would be OOM-killed mid-run instead.
+Status checkMemoryBudget(const LlmConfig &config, int64_t kvBlocks,
+                         uint64_t arenaBytes);
+
 /// "N blocks × B tokens = T tokens, M MiB".
 std::string describeBudget(const LlmConfig &config, int64_t kvBlocks);
 

@@ -1,0 +1,237 @@
+//===- ManifestStructureTest.cpp - Plans the loader must refuse -----------===//
+//
+// A small valid plan (linear, an in-place relu, layer_norm, linear,
+// softmax; arena slices reused once their values die) is written, then
+// edited the way a hostile user could (decoded, changed consistently,
+// resealed with valid checksums: ManifestMutation.h). Each edit breaks one
+// rule of the plan and Artifact::open must refuse it, naming the step,
+// tensor or buffer and the rule. The unedited plan loads and runs.
+//
+//===----------------------------------------------------------------------===//
+#include "ManifestMutation.h"
+
+#include "ingot/Executor.h"
+#include "ingot/ThreadPool.h"
+
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+using namespace ingot;
+using namespace ingot::testing;
+
+namespace {
+
+/// x[batch, 8] -> linear -> relu (in place) -> layer_norm -> linear ->
+/// logits[batch, 4] -> softmax -> probs. Buffers 4..8 are h0 @0, h1 @0
+/// (relu takes h0's slice), h2 @256, logits @0 (h1 is dead by then),
+/// probs @64.
+PlanBuilder mlpPlan() {
+  PlanBuilder p;
+  p.m.symbols = {{"batch", 4}};
+  const std::vector<Dim> rows = {{-1, "batch"}, {8, ""}};
+  p.input("x", DType::F32, {4, 8}, rows);   // 0
+  p.param("w1", {16, 8});                   // 1
+  p.param("scale", {16});                   // 2
+  p.param("w2", {4, 16});                   // 3
+  p.arena("h0", DType::F32, {4, 16}, 0);    // 4
+  p.arena("h1", DType::F32, {4, 16}, 0);    // 5
+  p.arena("h2", DType::F32, {4, 16}, 256);  // 6
+  p.arena("logits", DType::F32, {4, 4}, 0); // 7
+  p.arena("probs", DType::F32, {4, 4}, 64); // 8
+  const std::vector<Attr> linear = {makeAttr("activation", "none"),
+                                    makeAttr("w_layout", "nk")};
+  p.step("linear", {0, 1, kNoBuffer}, {4}, linear);
+  p.step("relu", {4}, {5});
+  p.step("layer_norm", {5, 2, kNoBuffer}, {6},
+         {makeAttr("axis", int64_t(-1)), makeAttr("epsilon", 1e-5)});
+  p.step("linear", {6, 3, kNoBuffer}, {7}, linear);
+  p.step("softmax", {7}, {8}, {makeAttr("axis", int64_t(1))});
+  p.output("logits", 7, {{-1, "batch"}, {4, ""}});
+  p.output("probs", 8, {{-1, "batch"}, {4, ""}});
+  return p;
+}
+
+class ManifestStructure : public ::testing::Test {
+protected:
+  std::string base_ = tmp("base"), mutant_ = tmp("mutant");
+
+  static std::string tmp(const std::string &what) {
+    return ::testing::TempDir() + "structure-" + what + "-" +
+           std::to_string(::getpid()) + ".ingot";
+  }
+  void SetUp() override {
+    Status st = mlpPlan().write(base_);
+    ASSERT_TRUE(st) << st.message();
+  }
+  void TearDown() override {
+    std::remove(base_.c_str());
+    std::remove(mutant_.c_str());
+  }
+  /// The base artifact after `edit` must be refused with all of `parts`.
+  void expectRefused(const std::function<void(Manifest &)> &edit,
+                     const std::vector<std::string> &parts) {
+    writeMutated(base_, mutant_, edit);
+    expectLoadRefused(mutant_, parts);
+  }
+  /// Runs the artifact at `path` on a batch of 2.
+  Status run(const std::string &path, std::vector<NamedTensor> *out) {
+    std::unique_ptr<Artifact> art;
+    if (Status s = Artifact::open(path, &art); !s)
+      return s;
+    ThreadPool pool(2);
+    Executor exec(*art, pool);
+    NamedTensor x{"x", {DType::F32, {2, 8}, std::vector<uint8_t>(64, 0)}};
+    for (size_t i = 0; i < 16; ++i) {
+      const float v = float(i) / 8 - 1;
+      std::memcpy(x.tensor.data.data() + 4 * i, &v, 4);
+    }
+    return exec.run({x}, out);
+  }
+};
+
+TEST_F(ManifestStructure, TheValidPlanLoadsAndRuns) {
+  std::vector<NamedTensor> out;
+  Status st = run(base_, &out);
+  ASSERT_TRUE(st) << st.message();
+  ASSERT_EQ(out.size(), 2u);
+  const float *probs =
+      reinterpret_cast<const float *>(out[1].tensor.data.data());
+  for (int r = 0; r < 2; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 4; ++c)
+      sum += probs[r * 4 + c];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+}
+
+TEST_F(ManifestStructure, TensorsSharingWeightBytes) {
+  expectRefused([](Manifest &m) { m.tensors[1].offset = m.tensors[0].offset; },
+                {"tensor 1 'scale' [0, +64) overlaps tensor 0 'w1' [0, +512)",
+                 "each tensor needs bytes of its own"});
+}
+
+TEST_F(ManifestStructure, LiveArenaBuffersSharingBytes) {
+  // probs over logits, which the caller still reads at the end.
+  expectRefused([](Manifest &m) { m.buffers[8].arenaOffset = 0; },
+                {"step 4 ('softmax' from 'n4/softmax')",
+                 "buffer 8 'probs' [0, +64) and buffer 7 'logits' [0, +64) "
+                 "share arena bytes while both are live",
+                 "from step 3 to the end, as a model output"});
+  // h2 over h0's slice, which relu handed to h1, still live at step 2.
+  expectRefused([](Manifest &m) { m.buffers[6].arenaOffset = 0; },
+                {"step 2 ('layer_norm' from 'n2/layer_norm')", "buffer 6 'h2'",
+                 "buffer 5 'h1'",
+                 "but 'layer_norm' is not an in-place kernel"});
+  // A second output of layer_norm (its mean) inside h2.
+  expectRefused(
+      [](Manifest &m) {
+        Buffer mean = m.buffers[6];
+        mean.id = 9, mean.name = "mean", mean.rank = 1, mean.maxShape = {4};
+        mean.maxBytes = 16;
+        m.buffers.push_back(mean);
+        m.steps[2].outputs.push_back(9);
+      },
+      {"step 2", "its outputs buffer 6 'h2' and buffer 9 'mean' share arena "
+                 "bytes"});
+}
+
+TEST_F(ManifestStructure, InPlaceOutputsTakeTheWholeSlice) {
+  // relu is in place, but its output starts inside its input's slice.
+  expectRefused([](Manifest &m) { m.buffers[5].arenaOffset = 64; },
+                {"step 1 ('relu' from 'n1/relu')",
+                 "buffer 5 'h1' [64, +256) and buffer 4 'h0' [0, +256)",
+                 "an in-place output must take over its input's slice at the "
+                 "same offset and with the same element size"});
+}
+
+TEST_F(ManifestStructure, ReadsBeforeWritesAndUnwrittenOutputs) {
+  expectRefused([](Manifest &m) { m.steps[1].inputs = {6}; },
+                {"step 1 ('relu' from 'n1/relu') reads buffer 6 'h2' before "
+                 "any step writes it"});
+  expectRefused([](Manifest &m) { m.steps.pop_back(); },
+                {"output 1 'probs' is buffer 8 'probs', which no step writes"});
+}
+
+TEST_F(ManifestStructure, StepOperandCounts) {
+  expectRefused([](Manifest &m) { m.steps[0].inputs = {0}; },
+                {"step 0 ('linear' from 'n0/linear')",
+                 "'linear' takes 2 to 4 inputs (x, weight, bias?, "
+                 "residual?), the step has 1"});
+  expectRefused(
+      [](Manifest &m) {
+        m.steps[1].inputs = {4, 4};
+      },
+      {"step 1 ('relu' from 'n1/relu')",
+       "'relu' takes 1 input (x), the step has 2"});
+  expectRefused([](Manifest &m) { m.steps[0].inputs[1] = kNoBuffer; },
+                {"step 0", "input 1 'weight' of 'linear' is required, but the "
+                           "step leaves it out"});
+  expectRefused(
+      [](Manifest &m) {
+        m.steps[4].outputs = {8, 6};
+      },
+      {"step 4", "'softmax' writes 1 output (y), the step has 2"});
+}
+
+TEST_F(ManifestStructure, StepOutputToAWeight) {
+  expectRefused([](Manifest &m) { m.steps[1].outputs = {2}; },
+                {"step 1 ('relu' from 'n1/relu'): output 0 writes to a "
+                 "read-only parameter (weights are mapped read-only), buffer "
+                 "2 'scale'"});
+}
+
+TEST_F(ManifestStructure, UnknownAndDuplicatedAttributes) {
+  // The case: linear would ignore the typo and drop its relu.
+  expectRefused(
+      [](Manifest &m) {
+        m.steps[0].attrs[0].name = std::string("activati\0n", 10);
+      },
+      {"step 0 ('linear' from 'n0/linear'): attribute 'activati\\x00n' is not "
+       "one 'linear' takes (activation, w_layout)"});
+  expectRefused(
+      [](Manifest &m) { m.steps[4].attrs[0].name = "axes"; },
+      {"step 4", "attribute 'axes' is not one 'softmax' takes (axis)"});
+  expectRefused(
+      [](Manifest &m) { m.steps[4].attrs.push_back(m.steps[4].attrs[0]); },
+      {"step 4", "attribute 'axis' is given twice"});
+}
+
+TEST_F(ManifestStructure, OperandDTypes) {
+  // int32 has float32's size, so the slice still fits: only the kernel's
+  // dtype rule stands in the way.
+  expectRefused([](Manifest &m) { m.buffers[4].dtype = DType::I32; },
+                {"step 0 ('linear' from 'n0/linear'): output 0 'y' is buffer "
+                 "4 'h0' of int32, but 'linear' takes float32 there"});
+  expectRefused(
+      [](Manifest &m) { m.buffers[0].dtype = m.inputs[0].dtype = DType::I32; },
+      {"step 0", "input 0 'x' is buffer 0 'x' of int32, but 'linear' takes "
+                 "float32 there"});
+}
+
+TEST_F(ManifestStructure, ModelIoMatchesItsBuffers) {
+  expectRefused([](Manifest &m) { m.outputs[0].dtype = DType::I64; },
+                {"output 0 'logits' is declared int64 but buffer 7 'logits' "
+                 "holds float32"});
+  expectRefused([](Manifest &m) { m.inputs[0].dims.pop_back(); },
+                {"input 0 'x' has 1 dims but buffer 0 'x' has rank 2"});
+  expectRefused([](Manifest &m) { m.outputs[1].name = "logits"; },
+                {"output 1 'logits': another model output has the same name"});
+}
+
+TEST_F(ManifestStructure, ComputedOutputShapesMatchTheirFixedDims) {
+  // Loads (the dims only describe the I/O) but the executor refuses to
+  // hand out logits of another width than the caller was told.
+  writeMutated(base_, mutant_,
+               [](Manifest &m) { m.outputs[0].dims[1].size = 5; });
+  std::vector<NamedTensor> out;
+  Status st = run(mutant_, &out);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.message().find("model output 'logits' was computed with shape "
+                              "[2,4], but the manifest declares "
+                              "logits: float32[batch,5]"),
+            std::string::npos)
+      << st.message();
+}
+
+} // namespace
