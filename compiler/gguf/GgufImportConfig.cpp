@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/gguf/GgufImportInternal.h"
+#include "compiler/hf/HfConfig.h"
 
 #include <charconv>
 #include <cmath>
@@ -42,7 +43,8 @@ double f32Decimal(double v) {
   return std::strtod(buf, nullptr);
 }
 
-/// Reads `<arch>.<key>` as a positive integer into config[name].
+/// Reads `<arch>.<key>` as a positive integer into config[name], bounded
+/// as config.json's `name` is (hf::configSizeLimit), else by 2^31.
 Status positive(const GgufFile &f, const std::string &arch, const char *key,
                 const char *name, llvm::json::Object &config,
                 int64_t *out = nullptr) {
@@ -50,9 +52,12 @@ Status positive(const GgufFile &f, const std::string &arch, const char *key,
   const std::string full = arch + "." + key;
   if (Status s = f.getUint(full, v); !s)
     return s;
-  if (v < 1 || v > (uint64_t(1) << 31))
+  const int64_t sizeLimit = hf::configSizeLimit(name);
+  const uint64_t max = sizeLimit ? uint64_t(sizeLimit) : uint64_t(1) << 31;
+  if (v < 1 || v > max)
     return f.error(full, "is " + std::to_string(v) +
-                             "; expected 1 to 2^31");
+                             ", out of range (expected 1.." +
+                             std::to_string(max) + ")");
   config[name] = int64_t(v);
   if (out)
     *out = int64_t(v);

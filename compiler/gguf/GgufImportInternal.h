@@ -60,6 +60,8 @@ public:
   const hf::SafetensorsTensor *lookup(llvm::StringRef key,
                                   std::string *file) const override;
   const std::string &indexPath() const override { return file_.path(); }
+  std::vector<std::string> names() const override;
+  std::string storedName(llvm::StringRef key) const override;
 
 private:
   const GgufFile &file_;

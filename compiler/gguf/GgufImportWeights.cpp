@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/gguf/GgufDequant.h"
 #include "compiler/gguf/GgufImportInternal.h"
+#include "compiler/hf/NonFiniteScan.h"
 #include "ingot/Quant.h"
 
 #include <cstring>
@@ -115,16 +116,31 @@ public:
     if (Status s = parse(name, r); !s)
       return s;
     const GgmlType type = r.t->info->type.type;
-    if (!r.plusOne && (type == GgmlType::F32 || type == GgmlType::F16 ||
-                       type == GgmlType::BF16))
-      return rows(r, sink);
-    // Quantised (or widened): rows of values, one at a time.
-    const int64_t k = r.t->info->dims[0];
-    std::vector<float> values(static_cast<size_t>(k));
-    return rows(r, [&](const void *row, size_t) {
-      dequantizeGgmlRow(r.t->info->type, row, k, values.data());
-      sink(values.data(), values.size() * sizeof(float));
-    });
+    const bool stored =
+        !r.plusOne && (type == GgmlType::F32 || type == GgmlType::F16 ||
+                       type == GgmlType::BF16);
+    // Every value is scanned for NaN and infinity on its way to the sink.
+    hf::NonFiniteScan scan(stored ? *r.t->view.dtype : DType::F32);
+    Status s;
+    if (stored) {
+      s = rows(r, [&](const void *p, size_t n) {
+        scan.scan(p, n);
+        sink(p, n);
+      });
+    } else { // quantised (or widened): rows of values, one at a time
+      const int64_t k = r.t->info->dims[0];
+      std::vector<float> values(static_cast<size_t>(k));
+      s = rows(r, [&](const void *row, size_t) {
+        dequantizeGgmlRow(r.t->info->type, row, k, values.data());
+        scan.scan(values.data(), values.size() * sizeof(float));
+        sink(values.data(), values.size() * sizeof(float));
+      });
+    }
+    if (s && scan.found())
+      return hf::nonFiniteError(file_->path(), r.t->info->name,
+                                elementOf(r, scan.firstIndex()),
+                                scan.firstIsNaN());
+    return s;
   }
 
   std::optional<Blocks> storedBlocks(const std::string &name) const override {
@@ -180,6 +196,18 @@ private:
                            "': bad row slice of a tensor with " +
                            std::to_string(r.t->info->rows()) + " rows");
     return Status::ok();
+  }
+  /// The index in the GGUF tensor of element `i` as rows() streams `r`.
+  uint64_t elementOf(const Ref &r, uint64_t i) const {
+    const MappedTensor &t = *r.t;
+    const GgufTensorInfo &info = *t.info;
+    const bool perElement = info.dims.size() == 1 && t.permuteHeads > 0;
+    const uint64_t k = perElement ? 1 : uint64_t(info.dims[0]);
+    const int64_t n = perElement ? info.dims[0] : info.rows();
+    int64_t row = r.begin + int64_t(i / k);
+    if (t.permuteHeads > 0)
+      row = ggufRowOf(row, n / t.permuteHeads);
+    return uint64_t(row) * k + i % k;
   }
   Status missing(const std::string &name) const {
     return Status::error(file_->path() + ": no tensor for weight '" + name +
@@ -283,6 +311,18 @@ const hf::SafetensorsTensor *GgufCatalog::lookup(llvm::StringRef key,
   if (file)
     *file = file_.path();
   return &it->second.view;
+}
+
+std::vector<std::string> GgufCatalog::names() const {
+  std::vector<std::string> out;
+  for (const auto &[name, t] : tensors_)
+    out.push_back(name);
+  return out;
+}
+
+std::string GgufCatalog::storedName(llvm::StringRef key) const {
+  auto it = tensors_.find(key.str());
+  return it == tensors_.end() ? key.str() : it->second.info->name;
 }
 
 std::unique_ptr<WeightSource>

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/hf/Fp8Checkpoint.h"
+#include "compiler/hf/NonFiniteScan.h"
 
 #include "ingot/Quant.h"
 
@@ -38,6 +39,13 @@ Status readFloats(const HfTensorStore &store, const std::string &key,
                                });
       !s)
     return s;
+  NonFiniteScan scan(dtype == "F32"   ? DType::F32
+                     : dtype == "F16" ? DType::F16
+                                      : DType::BF16);
+  scan.scan(raw.data(), raw.size());
+  if (scan.found())
+    return nonFiniteError(e->file->path(), key, scan.firstIndex(),
+                          scan.firstIsNaN());
   const size_t size = dtype == "F32" ? 4 : 2;
   out.resize(raw.size() / size);
   for (size_t i = 0; i < out.size(); ++i) {
@@ -97,11 +105,19 @@ Status Fp8Weight::load(const HfTensorStore &store, const std::string &prefix,
   if (!bytes)
     return Status::ok();
   codes.reserve(size_t(n * k));
-  return w->file->read(w->tensor->begin, w->tensor->end - w->tensor->begin,
-                       [&](const void *p, size_t size) {
-                         auto *c = static_cast<const uint8_t *>(p);
-                         codes.insert(codes.end(), c, c + size);
-                       });
+  if (Status s =
+          w->file->read(w->tensor->begin, w->tensor->end - w->tensor->begin,
+                        [&](const void *p, size_t size) {
+                          auto *c = static_cast<const uint8_t *>(p);
+                          codes.insert(codes.end(), c, c + size);
+                        });
+      !s)
+    return s;
+  // e4m3 has no infinities; S.1111.111 is its NaN.
+  for (size_t i = 0; i < codes.size(); ++i)
+    if ((codes[i] & 0x7f) == 0x7f)
+      return nonFiniteError(w->file->path(), prefix + ".weight", i, true);
+  return Status::ok();
 }
 
 float Fp8Weight::scaleAt(int64_t row, int64_t col) const {

@@ -131,14 +131,14 @@ Status readGemmaHyper(const HfJson &c, const GemmaFlavor &f, GemmaHyper &h) {
                           {"intermediate_size", &h.inter},
                           {"vocab_size", &h.vocab},
                           {"max_position_embeddings", &h.maxPos}})
-    if (Status s = c.getPositive(key, *out); !s)
+    if (Status s = c.getSize(key, *out); !s)
       return s;
-  if (Status s = c.getInt("num_key_value_heads", h.heads, h.kvHeads); !s)
+  if (Status s = c.getSize("num_key_value_heads", h.heads, h.kvHeads); !s)
     return s;
-  if (h.kvHeads < 1 || h.heads % h.kvHeads)
+  if (h.heads % h.kvHeads)
     return c.error("num_attention_heads",
                    "is not a multiple of num_key_value_heads");
-  if (Status s = c.getInt("head_dim", 256, h.headDim); !s || h.headDim < 2)
+  if (Status s = c.getSize("head_dim", 256, h.headDim); !s || h.headDim < 2)
     return s ? c.error("head_dim", "must be >= 2") : s;
   std::string act;
   if (Status s = c.getString("hidden_activation", "gelu_pytorch_tanh", act); !s)
@@ -154,7 +154,7 @@ Status readGemmaHyper(const HfJson &c, const GemmaFlavor &f, GemmaHyper &h) {
                              h.finalSoftcap);
       !s)
     return s;
-  if (Status s = c.getDouble("rms_norm_eps", 1e-6, h.eps); !s)
+  if (Status s = c.getEpsilon("rms_norm_eps", 1e-6, h.eps); !s)
     return s;
   if (Status s = c.getDouble("rope_theta", f.theta, h.theta); !s)
     return s;
@@ -291,6 +291,8 @@ Status buildGemma(HfGraph &g, const std::string &arch, LlmConfig &llm,
     x = mlpHalf(g, h, i, attentionHalf(g, f, h, i, x));
   x = g.rmsNorm("norm", x, g.paramPlusOne("model.norm.weight", {E}), h.eps);
   Value rows = g.gatherRows("logits_rows", x, g.inputs().logitsIndices);
+  if (h.tied) // transformers replaces a stored lm_head by the embedding
+    g.ignoreTensor("lm_head.weight");
   Value head = h.tied ? table : g.param("lm_head.weight", {h.vocab, E});
   logits = g.linear("lm_head", rows, head, Value(), "nk");
   if (h.finalSoftcap > 0)

@@ -31,7 +31,7 @@ Status readHyper(const HfJson &c, Gpt2Hyper &h) {
                           {"n_head", &h.heads},
                           {"vocab_size", &h.vocab},
                           {"n_positions", &h.positions}})
-    if (Status s = c.getPositive(key, *out); !s)
+    if (Status s = c.getSize(key, *out); !s)
       return s;
   if (h.hidden % h.heads)
     return c.error("n_embd",
@@ -39,12 +39,12 @@ Status readHyper(const HfJson &c, Gpt2Hyper &h) {
                                  h.hidden, h.heads)
                        .str());
   if (c.has("n_inner")) {
-    if (Status s = c.getPositive("n_inner", h.inner); !s)
+    if (Status s = c.getSize("n_inner", h.inner); !s)
       return s;
   } else {
     h.inner = 4 * h.hidden;
   }
-  if (Status s = c.getDouble("layer_norm_epsilon", 1e-5, h.eps); !s)
+  if (Status s = c.getEpsilon("layer_norm_epsilon", 1e-5, h.eps); !s)
     return s;
   std::string act;
   if (Status s = c.getString("activation_function", "gelu_new", act); !s)
@@ -148,6 +148,8 @@ Status buildGpt2(HfGraph &g, const std::string &arch, LlmConfig &llm,
   x = g.layerNorm("ln_f", x, lnfWeight, lnfBias, h.eps);
   Value rows = g.gatherRows("logits_rows", x, in.logitsIndices);
   // wte is [vocab, E], a torch Linear layout, unlike the Conv1D weights.
+  if (h.tied) // transformers replaces a stored lm_head by the embedding
+    g.ignoreTensor("lm_head.weight");
   Value head = h.tied ? wte : g.param("lm_head.weight", {h.vocab, E});
   logits = g.linear("lm_head", rows, head, Value(), "nk");
   return g.status();

@@ -1,21 +1,36 @@
 //===- HfConfig.cpp - Typed access to Hugging Face JSON files -------------===//
 #include "compiler/hf/HfConfig.h"
+#include "compiler/JsonLimits.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace ingot::compiler::hf {
+
+int64_t configSizeLimit(llvm::StringRef key) {
+  return llvm::StringSwitch<int64_t>(key)
+      .Cases({"num_hidden_layers", "n_layer"}, 1024)
+      .Cases({"hidden_size", "n_embd"}, int64_t(1) << 20)
+      .Cases({"intermediate_size", "n_inner"}, int64_t(1) << 22)
+      .Cases({"num_attention_heads", "num_key_value_heads", "n_head"}, 4096)
+      .Case("head_dim", int64_t(1) << 16)
+      .Case("vocab_size", int64_t(1) << 24)
+      .Cases({"max_position_embeddings", "n_positions"}, int64_t(1) << 24)
+      .Default(0);
+}
 
 Status HfJson::load(const std::string &path, std::unique_ptr<HfJson> &out) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return Status::error(path +
                          ": cannot read: " + buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json)
-    return Status::error(
-        path + ": not valid JSON: " + llvm::toString(json.takeError()));
-  llvm::json::Object *object = json->getAsObject();
+  llvm::json::Value json(nullptr);
+  if (Status s = parseJson(path, (*buffer)->getBuffer(), json); !s)
+    return s;
+  llvm::json::Object *object = json.getAsObject();
   if (!object)
     return Status::error(path + ": the top level is not a JSON object");
   out = std::make_unique<HfJson>(path, "", std::move(*object));
@@ -86,6 +101,19 @@ Status HfJson::getDouble(llvm::StringRef key, double dflt, double &out) const {
   return getDouble(key, out);
 }
 
+Status HfJson::getEpsilon(llvm::StringRef key, double dflt, double &out) const {
+  if (Status s = getDouble(key, dflt, out); !s)
+    return s;
+  const float asF32 = float(out);
+  if (!(asF32 > 0) || !std::isfinite(asF32)) {
+    std::ostringstream value;
+    value << out;
+    return error(key, "is " + value.str() +
+                          "; it must be positive and finite as an f32");
+  }
+  return Status::ok();
+}
+
 Status HfJson::getBool(llvm::StringRef key, bool dflt, bool &out) const {
   const llvm::json::Value *v = lookup(key);
   if (!v) {
@@ -139,6 +167,60 @@ Status HfJson::getIntList(llvm::StringRef key,
     values.push_back(*i);
   }
   out = std::move(values);
+  return Status::ok();
+}
+
+Status HfJson::getSize(llvm::StringRef key, int64_t &out) const {
+  return getInRange(key, 1, configSizeLimit(key), out);
+}
+
+Status HfJson::getSize(llvm::StringRef key, int64_t dflt, int64_t &out) const {
+  if (!has(key)) {
+    out = dflt;
+    return Status::ok();
+  }
+  return getSize(key, out);
+}
+
+Status HfJson::getInRange(llvm::StringRef key, int64_t min, int64_t max,
+                          int64_t &out) const {
+  if (Status s = getInt(key, out); !s)
+    return s;
+  if (out < min || out > max)
+    return error(key, "is " + std::to_string(out) +
+                          ", out of range (expected " + std::to_string(min) +
+                          ".." + std::to_string(max) + ")");
+  return Status::ok();
+}
+
+Status HfJson::getTokenIds(llvm::StringRef key, int64_t vocab,
+                           const std::string &vocabFrom,
+                           std::vector<int64_t> &out) const {
+  out.clear();
+  const llvm::json::Value *v = lookup(key);
+  if (!v)
+    return Status::ok();
+  const bool listAllowed = key == "eos_token_id";
+  const llvm::json::Array *list = v->getAsArray();
+  std::vector<const llvm::json::Value *> items;
+  if (list && listAllowed)
+    for (const llvm::json::Value &e : *list)
+      items.push_back(&e);
+  else
+    items.push_back(v);
+  for (const llvm::json::Value *e : items) {
+    std::optional<int64_t> id = e->getAsInteger();
+    if (!id)
+      return error(key, listAllowed ? "must be a token id or a list of them"
+                                    : "must be a token id (an integer)");
+    if (*id == -1 && key == "pad_token_id")
+      continue;
+    if (*id < 0 || *id >= vocab)
+      return error(
+          key, "= " + std::to_string(*id) + " is not a token id (expected 0.." +
+                   std::to_string(vocab - 1) + ", the " + vocabFrom + ")");
+    out.push_back(*id);
+  }
   return Status::ok();
 }
 

@@ -26,6 +26,7 @@ const SafetensorsTensor *HfGraph::weight(const std::string &key,
          shapeString(shape) + ", as " + config_.path() + " implies)");
     return nullptr;
   }
+  used_.insert(key);
   const SafetensorsTensor &t = *entry;
   if (!t.dtype) {
     fail(file + ": tensor '" + key + "' has dtype " + t.dtypeName +
@@ -38,6 +39,56 @@ const SafetensorsTensor *HfGraph::weight(const std::string &key,
     return nullptr;
   }
   return &t;
+}
+
+namespace {
+
+/// N of a "...layers.N..." or "...h.N..." tensor name (the decoder layer it
+/// belongs to); nullopt for a tensor outside the layers.
+std::optional<int64_t> layerOf(StringRef key) {
+  SmallVector<StringRef> parts;
+  key.split(parts, '.');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    int64_t n;
+    if ((parts[i] == "layers" || parts[i] == "h") &&
+        !parts[i + 1].getAsInteger(10, n))
+      return n;
+  }
+  return std::nullopt;
+}
+
+/// Buffers some checkpoints carry that transformers never loads: it
+/// recomputes rotary frequencies from rope_theta and builds GPT-2's causal
+/// mask (attn.bias, attn.masked_bias) itself.
+bool isRecomputedBuffer(StringRef key) {
+  return key.ends_with(".rotary_emb.inv_freq") || key.ends_with(".attn.bias") ||
+         key.ends_with(".attn.masked_bias");
+}
+
+} // namespace
+
+Status HfGraph::checkAllTensorsUsed(const std::string &arch,
+                                    int64_t layers) const {
+  for (const std::string &key : store_.names()) {
+    if (used_.count(key) || isRecomputedBuffer(key))
+      continue;
+    std::string file;
+    store_.lookup(key, &file);
+    const std::string where = (file.empty() ? store_.indexPath() : file) +
+                              ": tensor '" + store_.storedName(key) + "' ";
+    if (std::optional<int64_t> layer = layerOf(key); layer && *layer >= layers)
+      return Status::error(
+          where + "is for layer " + std::to_string(*layer) + ", but " +
+          config_.path() + " sets " +
+          (config_.has("n_layer") ? "n_layer" : "num_hidden_layers") + " = " +
+          std::to_string(layers) + " (layers 0.." + std::to_string(layers - 1) +
+          "); the weights do not match the config");
+    return Status::error(where + "is not used by the " + arch + " graph that " +
+                         config_.path() +
+                         " describes; ingot refuses weights it would "
+                         "silently ignore");
+  }
+  return Status::ok();
 }
 
 Value HfGraph::makeParam(const std::string &name, const SafetensorsTensor &t,

@@ -23,6 +23,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace ingot::compiler::hf {
@@ -111,6 +112,15 @@ public:
   /// `v` as f32: itself, or an ingot.cast of it.
   mlir::Value toF32(llvm::StringRef name, mlir::Value v);
 
+  /// Marks `key` as deliberately unread (a stored lm_head.weight that
+  /// tie_word_embeddings replaces by the embedding, as transformers does).
+  void ignoreTensor(const std::string &key) { used_.insert(key); }
+  /// An error naming the first tensor of the weights the graph did not
+  /// read: one of a layer past `layers`, or any other. Buffers transformers
+  /// recomputes and never reads from a checkpoint (rotary inv_freq, GPT-2's
+  /// causal-mask attn.bias) are ignored.
+  Status checkAllTensorsUsed(const std::string &arch, int64_t layers) const;
+
   /// Records the first error; later helpers return null.
   void fail(std::string message);
   bool failed() const { return error_.has_value(); }
@@ -139,6 +149,7 @@ private:
   const HfJson &config_;
   const StepInputs inputs_;
   std::map<std::string, mlir::Value> params_;
+  std::set<std::string> used_; // tensor keys the graph reads
   std::optional<std::string> error_;
   std::string diagnostic_;
 };

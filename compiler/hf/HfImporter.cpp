@@ -114,10 +114,30 @@ func::FuncOp createMain(OpBuilder &b, Location loc, StepInputs &inputs) {
   return func;
 }
 
+/// bos_token_id, eos_token_id and pad_token_id of `json` are ids of the
+/// model's vocabulary (checked even where ingot does not use them: a wrong
+/// one says the file belongs to another model); eos_token_id's into `eos`.
+Status checkTokenIds(const HfJson &json, const HfJson &config,
+                     const LlmConfig &llm, std::vector<int64_t> *eos) {
+  const std::string vocab =
+      "vocab_size " + std::to_string(llm.vocabSize) + " of " + config.path();
+  std::vector<int64_t> ids;
+  for (const char *key : {"bos_token_id", "pad_token_id"})
+    if (Status s = json.getTokenIds(key, llm.vocabSize, vocab, ids); !s)
+      return s;
+  if (Status s = json.getTokenIds("eos_token_id", llm.vocabSize, vocab, ids);
+      !s)
+    return s;
+  if (eos)
+    *eos = std::move(ids);
+  return Status::ok();
+}
+
 /// Sampling defaults and stop ids: generation_config.json when present,
 /// else config.json's eos_token_id, else the tokenizer's.
 Status readGeneration(const std::string &dir, const HfJson &config,
-                      const TokenizerData &tokenizer, GenerationDefaults &gen) {
+                      const LlmConfig &llm, const TokenizerData &tokenizer,
+                      GenerationDefaults &gen) {
   std::vector<int64_t> eos;
   std::string path =
       (std::filesystem::path(dir) / "generation_config.json").string();
@@ -148,11 +168,11 @@ Status readGeneration(const std::string &dir, const HfJson &config,
     if (gen.temperature < 0 || gen.topK < 0 || gen.topP <= 0 || gen.topP > 1)
       return Status::error(path + ": temperature must be >= 0, top_k >= 0 "
                                   "and top_p in (0, 1]");
-    if (Status s = g->getIntList("eos_token_id", eos); !s)
+    if (Status s = checkTokenIds(*g, config, llm, &eos); !s)
       return s;
   }
   if (eos.empty())
-    if (Status s = config.getIntList("eos_token_id", eos); !s)
+    if (Status s = checkTokenIds(config, config, llm, &eos); !s)
       return s;
   if (eos.empty() && tokenizer.eosId >= 0)
     eos.push_back(tokenizer.eosId);
@@ -189,10 +209,13 @@ Status setKvGeometry(const HfImportOptions &options, const std::string &where,
 Status fillInfo(const std::string &dir, const HfJson &config,
                 const LlmConfig &llm, HfModelInfo *info) {
   info->llm = llm;
+  if (Status s = checkTokenIds(config, config, llm, nullptr); !s)
+    return s;
   if (Status s = importTokenizer(dir, &info->tokenizer); !s)
     return s;
   info->generation = GenerationDefaults();
-  if (Status s = readGeneration(dir, config, info->tokenizer, info->generation);
+  if (Status s =
+          readGeneration(dir, config, llm, info->tokenizer, info->generation);
       !s)
     return s;
   info->maxDims = stepMaxDims(llm);
@@ -310,6 +333,8 @@ Status importStep(const HfJson &config, const TensorCatalog &tensors,
                              "not verify: " +
                              lastDiagnostic);
   }
+  if (status)
+    status = g.checkAllTensorsUsed(archName, llm.numLayers);
   if (status)
     status = setKvGeometry(options, config.path(), llm);
   if (!status)

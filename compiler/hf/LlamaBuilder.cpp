@@ -77,8 +77,8 @@ Status readRope(const HfJson &c, Hyper &h) {
   const HfJson &thetaFrom = c.has("rope_theta") || !params ? c : *params;
   if (Status s = thetaFrom.getDouble("rope_theta", 10000.0, h.theta); !s)
     return s;
-  if (h.theta <= 0)
-    return thetaFrom.error("rope_theta", "must be positive");
+  if (!(h.theta > 0) || !std::isfinite(h.theta))
+    return thetaFrom.error("rope_theta", "must be positive and finite");
   const HfJson *rope = scaling ? &*scaling : params ? &*params : nullptr;
   if (!rope)
     return Status::ok();
@@ -169,18 +169,18 @@ Status readHyper(const HfJson &c, const Flavor &f, Hyper &h) {
                           {"intermediate_size", &h.inter},
                           {"vocab_size", &h.vocab},
                           {"max_position_embeddings", &h.maxPos}})
-    if (Status s = c.getPositive(key, *out); !s)
+    if (Status s = c.getSize(key, *out); !s)
       return s;
-  if (Status s = c.getInt("num_key_value_heads", h.heads, h.kvHeads); !s)
+  if (Status s = c.getSize("num_key_value_heads", h.heads, h.kvHeads); !s)
     return s;
-  if (h.kvHeads < 1 || h.heads % h.kvHeads)
+  if (h.heads % h.kvHeads)
     return c.error("num_attention_heads",
                    llvm::formatv("({0}) is not a multiple of "
                                  "num_key_value_heads ({1})",
                                  h.heads, h.kvHeads)
                        .str());
   if (c.has("head_dim")) {
-    if (Status s = c.getPositive("head_dim", h.headDim); !s)
+    if (Status s = c.getSize("head_dim", h.headDim); !s)
       return s;
   } else {
     if (h.hidden % h.heads)
@@ -204,7 +204,7 @@ Status readHyper(const HfJson &c, const Flavor &f, Hyper &h) {
     return s;
   if (act != "silu")
     return c.error("hidden_act", "is '" + act + "' — supported: 'silu'");
-  if (Status s = c.getDouble("rms_norm_eps", f.defaultEps, h.eps); !s)
+  if (Status s = c.getEpsilon("rms_norm_eps", f.defaultEps, h.eps); !s)
     return s;
   if (f.attnBiasKey)
     if (Status s = c.getBool("attention_bias", false, h.attnBias); !s)
@@ -333,6 +333,8 @@ Status buildLlamaFamily(HfGraph &g, const std::string &arch, LlmConfig &llm,
 
   x = g.rmsNorm("norm", x, g.param("model.norm.weight", {E}), h.eps);
   Value rows = g.gatherRows("logits_rows", x, in.logitsIndices);
+  if (h.tied) // transformers replaces a stored lm_head by the embedding
+    g.ignoreTensor("lm_head.weight");
   Value head = h.tied ? embedTable : g.param("lm_head.weight", {h.vocab, E});
   logits = g.linear("lm_head", rows, head, Value(), "nk");
   return g.status();

@@ -1,5 +1,6 @@
 //===- QuantizedCheckpoint.cpp - GPTQ and AWQ linear weights --------------===//
 #include "compiler/hf/QuantizedCheckpoint.h"
+#include "compiler/hf/NonFiniteScan.h"
 
 #include "compiler/hf/Fp8Checkpoint.h"
 #include "compiler/hf/HfWeights.h"
@@ -7,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 namespace ingot::compiler::hf {
 namespace {
@@ -37,11 +39,23 @@ Status readBytes(const HfTensorStore &store, const std::string &key,
                          e->tensor->dtypeName + ", expected " + dtype);
   out.clear();
   *shape = e->tensor->shape;
-  return e->file->read(e->tensor->begin, e->tensor->end - e->tensor->begin,
-                       [&](const void *p, size_t n) {
-                         auto *c = static_cast<const uint8_t *>(p);
-                         out.insert(out.end(), c, c + n);
-                       });
+  if (Status s =
+          e->file->read(e->tensor->begin, e->tensor->end - e->tensor->begin,
+                        [&](const void *p, size_t n) {
+                          auto *c = static_cast<const uint8_t *>(p);
+                          out.insert(out.end(), c, c + n);
+                        });
+      !s)
+    return s;
+  if (llvm::StringRef(dtype) != "F16")
+    return Status::ok();
+  // The f16 scales are the only floats of a packed weight.
+  NonFiniteScan scan(DType::F16);
+  scan.scan(out.data(), out.size());
+  if (scan.found())
+    return nonFiniteError(e->file->path(), key, scan.firstIndex(),
+                          scan.firstIsNaN());
+  return Status::ok();
 }
 
 uint32_t word(const std::vector<uint8_t> &b, int64_t i) {
@@ -267,6 +281,27 @@ Status QuantizedCatalog::scan() {
     formats_[prefix + ".weight"] = chooseFormat(u, scheme_.bits);
   }
   return Status::ok();
+}
+
+std::vector<std::string> QuantizedCatalog::names() const {
+  // The tensors a packed X.weight is made of. fp8's input_scale (a static
+  // activation scale) goes with them: ingot keeps activations in f32, so
+  // it has no use for one.
+  static const char *const kParts[] = {
+      "qweight", "qzeros",       "scales",           "g_idx",
+      "weight",  "weight_scale", "weight_scale_inv", "input_scale"};
+  std::set<std::string> out;
+  for (const auto &[name, view] : views_)
+    out.insert(name);
+  for (const std::string &key : store_.keys()) {
+    auto [prefix, leaf] = llvm::StringRef(key).rsplit('.');
+    bool part = false;
+    for (const char *p : kParts)
+      part = part || (leaf == p && views_.count((prefix + ".weight").str()));
+    if (!part)
+      out.insert(key);
+  }
+  return {out.begin(), out.end()};
 }
 
 const SafetensorsTensor *QuantizedCatalog::lookup(llvm::StringRef key,

@@ -61,6 +61,9 @@ public:
   const SafetensorsTensor *lookup(llvm::StringRef key,
                                   std::string *file) const override;
   const std::string &indexPath() const override { return store_.indexPath(); }
+  /// The packed "X.weight"s and the store's other tensors; the parts of a
+  /// packed weight (X.qweight, X.scales, X.weight_scale, ...) are in it.
+  std::vector<std::string> names() const override;
   /// The format each packed "X.weight" is kept in.
   const std::map<std::string, PackedFormat> &formats() const {
     return formats_;

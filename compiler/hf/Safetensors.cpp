@@ -1,5 +1,6 @@
 //===- Safetensors.cpp - Validated safetensors files and shards -----------===//
 #include "compiler/hf/Safetensors.h"
+#include "compiler/JsonLimits.h"
 #include "compiler/PosixRead.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -96,11 +97,10 @@ Status SafetensorsFile::parseHeader(uint64_t fileSize) {
   if (!preadAll(fd_, text.data(), headerLen, 8))
     return Status::error(p +
                          ": cannot read the header: " + std::strerror(errno));
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-  if (!json)
-    return Status::error(p + ": the header is not valid JSON: " +
-                         llvm::toString(json.takeError()));
-  const llvm::json::Object *root = json->getAsObject();
+  llvm::json::Value json(nullptr);
+  if (Status s = parseJson(p, text, json, "the header", /*textOffset=*/8); !s)
+    return s;
+  const llvm::json::Object *root = json.getAsObject();
   if (!root)
     return Status::error(p + ": the header is not a JSON object");
 
@@ -184,7 +184,17 @@ Status SafetensorsFile::parseHeader(uint64_t fileSize) {
     tensors_.emplace(std::move(key), std::move(t));
   }
 
-  // Overlapping tensors would alias each other's bytes.
+  return checkCoverage();
+}
+
+// Overlapping tensors would alias each other's bytes. Gaps and trailing
+// bytes are refused too: the format requires the tensors to cover the data
+// region exactly, the `safetensors` package (0.8) refuses such files
+// ("invalid offset for tensor", "file not fully covered"), and bytes no
+// tensor owns are what a header from another file or a spliced file
+// leaves behind.
+Status SafetensorsFile::checkCoverage() const {
+  const std::string &p = path_;
   std::vector<const std::pair<const std::string, SafetensorsTensor> *> order;
   for (const auto &entry : tensors_)
     if (entry.second.end > entry.second.begin)
@@ -192,13 +202,34 @@ Status SafetensorsFile::parseHeader(uint64_t fileSize) {
   std::sort(order.begin(), order.end(), [](const auto *a, const auto *b) {
     return a->second.begin < b->second.begin;
   });
-  for (size_t i = 1; i < order.size(); ++i)
-    if (order[i]->second.begin < order[i - 1]->second.end)
-      return Status::error(
-          p + ": tensor " + quote(order[i]->first) + " (data_offsets from " +
-          std::to_string(order[i]->second.begin) + ") overlaps tensor " +
-          quote(order[i - 1]->first) + " (up to " +
-          std::to_string(order[i - 1]->second.end) + ")");
+  const std::string exactly =
+      "; safetensors requires the tensors to cover the data exactly";
+  uint64_t covered = 0; // the data region up to here belongs to tensors
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string &name = order[i]->first;
+    const SafetensorsTensor &t = order[i]->second;
+    if (i > 0 && t.begin < covered)
+      return Status::error(p + ": tensor " + quote(name) +
+                           " (data_offsets from " + std::to_string(t.begin) +
+                           ") overlaps tensor " + quote(order[i - 1]->first) +
+                           " (up to " + std::to_string(covered) + ")");
+    if (t.begin > covered)
+      return Status::error(p + ": bytes " + std::to_string(covered) + " to " +
+                           std::to_string(t.begin) +
+                           " of the data region belong to no tensor (tensor " +
+                           quote(name) + " starts at " +
+                           std::to_string(t.begin) + ")" + exactly);
+    covered = t.end;
+  }
+  if (covered != dataSize_) {
+    const std::string last =
+        order.empty() ? std::string("no tensor")
+                      : "the last tensor, " + quote(order.back()->first) +
+                            ", ends at byte " + std::to_string(covered);
+    return Status::error(p + ": " + std::to_string(dataSize_ - covered) +
+                         " trailing bytes in the " + std::to_string(dataSize_) +
+                         "-byte data region (" + last + ")" + exactly);
+  }
   return Status::ok();
 }
 
@@ -280,12 +311,10 @@ Status HfTensorStore::open(const std::string &dir,
   auto buffer = llvm::MemoryBuffer::getFile(ip);
   if (!buffer)
     return Status::error(ip + ": cannot read: " + buffer.getError().message());
-  llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!json)
-    return Status::error(
-        ip + ": not valid JSON: " + llvm::toString(json.takeError()));
-  const llvm::json::Object *root = json->getAsObject();
+  llvm::json::Value json(nullptr);
+  if (Status s = parseJson(ip, (*buffer)->getBuffer(), json); !s)
+    return s;
+  const llvm::json::Object *root = json.getAsObject();
   const llvm::json::Object *map =
       root ? root->getObject("weight_map") : nullptr;
   if (!map)

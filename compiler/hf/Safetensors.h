@@ -46,7 +46,8 @@ public:
 
   /// Opens `path` and validates its header: a sane length that fits the
   /// file, valid JSON, known dtypes, non-negative shapes, offsets inside the
-  /// data region whose size matches shape × dtype, and no overlaps.
+  /// data region whose size matches shape × dtype, and tensors that cover
+  /// the data region exactly (no overlaps, gaps or trailing bytes).
   static Status open(const std::string &path,
                      std::unique_ptr<SafetensorsFile> &out);
 
@@ -66,6 +67,9 @@ public:
 private:
   SafetensorsFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status parseHeader(uint64_t fileSize);
+  /// The tensors cover the data region exactly: no overlaps, no gaps, no
+  /// trailing bytes.
+  Status checkCoverage() const;
 
   std::string path_;
   int fd_ = -1;
@@ -85,6 +89,13 @@ public:
                                           std::string *file) const = 0;
   /// The file that lists the tensors, for messages about missing ones.
   virtual const std::string &indexPath() const = 0;
+  /// Every name lookup() knows, sorted: what a graph that uses all the
+  /// weights would read.
+  virtual std::vector<std::string> names() const = 0;
+  /// `key` as the file names it, for messages (a GGUF file's own name).
+  virtual std::string storedName(llvm::StringRef key) const {
+    return key.str();
+  }
 };
 
 /// The tensors of a model directory: model.safetensors, or the shards that
@@ -117,6 +128,7 @@ public:
     return e ? e->tensor : nullptr;
   }
   const std::string &indexPath() const override { return indexPath_; }
+  std::vector<std::string> names() const override { return keys(); }
 
 private:
   std::string indexPath_;

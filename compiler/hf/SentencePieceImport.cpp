@@ -27,9 +27,9 @@ using tok::SpacePrefix;
 
 constexpr llvm::StringLiteral kMark = "\xe2\x96\x81";
 
-Status fail(const std::string &msg) {
-  return Status::error("tokenizer.json: " + msg);
-}
+/// An error in tokenizer.json, relative to the file (importTokenizer puts
+/// the file's path in front).
+Status fail(const std::string &msg) { return Status::error(msg); }
 
 /// The steps of a component: the members of a Sequence (under `listKey`),
 /// or the component itself; empty for none (null or absent).

@@ -1,9 +1,13 @@
 //===- TokenizerConfigImport.cpp - BOS/EOS and chat template --------------===//
 #include "compiler/hf/TokenizerConfigImport.h"
+#include "compiler/JsonLimits.h"
+#include "compiler/hf/HfConfig.h"
 
 #include "runtime/src/tokenizer/ByteLevel.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <filesystem>
 
 namespace ingot::compiler {
 namespace {
@@ -11,20 +15,30 @@ namespace {
 using llvm::json::Object;
 using llvm::json::Value;
 
-Status fail(const char *file, const std::string &msg) {
-  return Status::error(std::string(file) + ": " + msg);
+Status fail(const std::string &file, const std::string &msg) {
+  return Status::error(file + ": " + msg);
 }
 
-/// A token given as "text" or {"content": "text", ...} (AddedToken form).
-std::optional<std::string> tokenText(const Value *v) {
-  if (!v)
-    return std::nullopt;
-  if (auto s = v->getAsString())
-    return s->str();
+/// A token of tokenizer_config.json (`key` of `tc`) given as "text" or
+/// {"content": "text", ...} (AddedToken form); absent or null: nullopt.
+Status tokenText(const std::string &file, const Object *tc, const char *key,
+                 std::optional<std::string> &out) {
+  out.reset();
+  const Value *v = tc ? tc->get(key) : nullptr;
+  if (!v || v->getAsNull())
+    return Status::ok();
+  if (auto s = v->getAsString()) {
+    out = s->str();
+    return Status::ok();
+  }
   if (const Object *o = v->getAsObject())
-    if (auto s = o->getString("content"))
-      return s->str();
-  return std::nullopt;
+    if (auto s = o->getString("content")) {
+      out = s->str();
+      return Status::ok();
+    }
+  return fail(file, std::string("'") + key +
+                        "' must be a string, an object with a string "
+                        "'content', or null");
 }
 
 /// The id of a token's text: an added token's, else the vocab entry of its
@@ -44,14 +58,23 @@ std::optional<int32_t> tokenId(const TokenizerData &t, const std::string &s) {
   return std::nullopt;
 }
 
-/// config.json's bos_token_id / eos_token_id: an int, or a list (first).
-std::optional<int64_t> configId(const Object *config, const char *key) {
-  const Value *v = config ? config->get(key) : nullptr;
-  if (!v)
-    return std::nullopt;
-  if (const llvm::json::Array *list = v->getAsArray())
-    return list->empty() ? std::nullopt : (*list)[0].getAsInteger();
-  return v->getAsInteger();
+/// config.json's bos_token_id / eos_token_id (the first of a list), which
+/// must be ids of the tokenizer's vocabulary; -1 when absent or null.
+Status configId(const std::string &file, const Object *config, const char *key,
+                const TokenizerData &t, int64_t &out) {
+  out = -1;
+  if (!config)
+    return Status::ok();
+  hf::HfJson json(file, "", *config);
+  std::vector<int64_t> ids;
+  if (Status s = json.getTokenIds(
+          key, int64_t(t.vocab.size()),
+          std::to_string(t.vocab.size()) + " tokens of tokenizer.json", ids);
+      !s)
+    return s;
+  if (!ids.empty())
+    out = ids[0];
+  return Status::ok();
 }
 
 /// The text of a Jinja string literal starting at s[i] (just after its
@@ -98,21 +121,15 @@ std::string defaultSystemMessage(const std::string &jinja) {
 
 } // namespace
 
-Status readJson(const std::string &dir, const char *name, Value *out,
-                bool *found) {
-  std::string path = dir + "/" + name;
+Status readJson(const std::string &path, Value *out, bool *found) {
   auto buf = llvm::MemoryBuffer::getFile(path);
   *found = bool(buf);
   if (!buf) {
     if (buf.getError() == std::errc::no_such_file_or_directory)
       return Status::ok();
-    return fail(name, "cannot read " + path + ": " + buf.getError().message());
+    return fail(path, "cannot read: " + buf.getError().message());
   }
-  llvm::Expected<Value> v = llvm::json::parse((*buf)->getBuffer());
-  if (!v)
-    return fail(name, "invalid JSON: " + llvm::toString(v.takeError()));
-  *out = std::move(*v);
-  return Status::ok();
+  return parseJson(path, (*buf)->getBuffer(), *out);
 }
 
 std::string detectChatTemplate(const std::string &jinja) {
@@ -133,50 +150,11 @@ std::string detectChatTemplate(const std::string &jinja) {
   return "";
 }
 
-Status importTokenizerConfig(const std::string &dir, int32_t leadingId,
-                             TokenizerData *t) {
-  const char *kFile = "tokenizer_config.json";
-  Value tcJson(nullptr), configJson(nullptr);
-  bool haveTc, haveConfig;
-  if (Status s = readJson(dir, kFile, &tcJson, &haveTc); !s)
-    return s;
-  if (Status s = readJson(dir, "config.json", &configJson, &haveConfig); !s)
-    return s;
-  const Object *tc = tcJson.getAsObject();
-  const Object *config = configJson.getAsObject();
-  if (haveTc && !tc)
-    return fail(kFile, "the top level is not an object");
+namespace {
 
-  int64_t ids[2] = {-1, -1};
-  const char *names[2] = {"bos_token", "eos_token"};
-  for (int k = 0; k < 2; ++k) {
-    if (auto text = tokenText(tc ? tc->get(names[k]) : nullptr)) {
-      auto id = tokenId(*t, *text);
-      if (!id)
-        return fail(kFile, std::string(names[k]) + " '" + *text +
-                               "' is not a token of tokenizer.json");
-      ids[k] = *id;
-    } else if (auto id =
-                   configId(config, k ? "eos_token_id" : "bos_token_id")) {
-      ids[k] = *id;
-    }
-  }
-  if (ids[0] < 0)
-    ids[0] = leadingId;
-  for (int k = 0; k < 2; ++k)
-    if (ids[k] < -1 || ids[k] >= int64_t(t->vocab.size()))
-      return fail("config.json", std::string(names[k]) + "_id " +
-                                     std::to_string(ids[k]) +
-                                     " is not a token id");
-  t->bosId = int32_t(ids[0]);
-  t->eosId = int32_t(ids[1]);
-
-  auto addBos = tc ? tc->getBoolean("add_bos_token") : std::nullopt;
-  t->addBos = addBos.value_or(leadingId >= 0);
-  if (t->addBos && t->bosId < 0)
-    return fail(kFile, "add_bos_token is true but there is no BOS token");
-
-  // chat_template: a string, or a list of {name, template} (use "default").
+/// chat_template: a string, or a list of {name, template} (use "default");
+/// newer exports keep it in chat_template.jinja instead.
+std::string chatTemplateText(const std::string &dir, const Object *tc) {
   std::string jinja;
   if (const Value *ct = tc ? tc->get("chat_template") : nullptr) {
     if (auto s = ct->getAsString()) {
@@ -188,11 +166,78 @@ Status importTokenizerConfig(const std::string &dir, int32_t leadingId,
           jinja = o->getString("template")->str();
     }
   }
-  if (jinja.empty()) { // newer exports keep it in a file of its own
+  if (jinja.empty())
     if (auto buf = llvm::MemoryBuffer::getFile(dir + "/chat_template.jinja"))
       jinja = (*buf)->getBuffer().str();
+  return jinja;
+}
+
+/// BOS and EOS: tokenizer_config.json's bos_token / eos_token text, else
+/// config.json's ids; the post-processor's leading token is the BOS when
+/// neither names one.
+Status readSpecialIds(const std::string &tcPath, const Object *tc,
+                      const std::string &configPath, const Object *config,
+                      int32_t leadingId, TokenizerData *t) {
+  int64_t ids[2] = {-1, -1};
+  const char *names[2] = {"bos_token", "eos_token"};
+  for (int k = 0; k < 2; ++k) {
+    std::optional<std::string> text;
+    if (Status s = tokenText(tcPath, tc, names[k], text); !s)
+      return s;
+    if (text) {
+      auto id = tokenId(*t, *text);
+      if (!id)
+        return fail(tcPath, std::string(names[k]) + " '" + *text +
+                                "' is not a token of tokenizer.json");
+      ids[k] = *id;
+    } else if (Status s =
+                   configId(configPath, config,
+                            k ? "eos_token_id" : "bos_token_id", *t, ids[k]);
+               !s) {
+      return s;
+    }
   }
-  t->chatTemplate = detectChatTemplate(jinja);
+  // transformers never reads pad_token's text into anything ingot uses,
+  // but a value of the wrong type still says the file is damaged.
+  std::optional<std::string> pad;
+  if (Status s = tokenText(tcPath, tc, "pad_token", pad); !s)
+    return s;
+  if (ids[0] < 0)
+    ids[0] = leadingId; // importTokenizer checked it against the vocabulary
+  t->bosId = int32_t(ids[0]);
+  t->eosId = int32_t(ids[1]);
+  return Status::ok();
+}
+
+} // namespace
+
+Status importTokenizerConfig(const std::string &dir, int32_t leadingId,
+                             TokenizerData *t) {
+  namespace fs = std::filesystem;
+  const std::string tcPath = (fs::path(dir) / "tokenizer_config.json").string();
+  const std::string configPath = (fs::path(dir) / "config.json").string();
+  Value tcJson(nullptr), configJson(nullptr);
+  bool haveTc, haveConfig;
+  if (Status s = readJson(tcPath, &tcJson, &haveTc); !s)
+    return s;
+  if (Status s = readJson(configPath, &configJson, &haveConfig); !s)
+    return s;
+  const Object *tc = tcJson.getAsObject();
+  const Object *config = configJson.getAsObject();
+  if (haveTc && !tc)
+    return fail(tcPath, "the top level is not an object");
+  if (Status s = readSpecialIds(tcPath, tc, configPath, config, leadingId, t);
+      !s)
+    return s;
+
+  const Value *addBosValue = tc ? tc->get("add_bos_token") : nullptr;
+  auto addBos = addBosValue ? addBosValue->getAsBoolean() : std::nullopt;
+  if (addBosValue && !addBosValue->getAsNull() && !addBos)
+    return fail(tcPath, "'add_bos_token' must be true, false or null");
+  t->addBos = addBos.value_or(leadingId >= 0);
+  if (t->addBos && t->bosId < 0)
+    return fail(tcPath, "add_bos_token is true but there is no BOS token");
+  t->chatTemplate = detectChatTemplate(chatTemplateText(dir, tc));
   return Status::ok();
 }
 

@@ -16,9 +16,10 @@
 
 namespace ingot::compiler {
 
-/// Reads and parses DIR/NAME; *found = false (and ok) if it does not exist.
-Status readJson(const std::string &dir, const char *name,
-                llvm::json::Value *out, bool *found);
+/// Reads and parses the file `path` (through parseJson, compiler/
+/// JsonLimits.h); *found = false (and ok) if it does not exist. Errors name
+/// the path.
+Status readJson(const std::string &path, llvm::json::Value *out, bool *found);
 
 /// Fills bosId, eosId, addBos and chatTemplate of `t`, whose vocab and added
 /// tokens are already read. `leadingId` is the token tokenizer.json's

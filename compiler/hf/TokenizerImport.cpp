@@ -15,6 +15,7 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <filesystem>
 #include <map>
 
 namespace ingot::compiler {
@@ -35,9 +36,9 @@ constexpr llvm::StringLiteral kQwen2Pattern =
 // Ids are dense vector indices; real vocabularies stay far below this.
 constexpr int64_t kMaxId = int64_t(1) << 22;
 
-Status fail(const char *file, const std::string &msg) {
-  return Status::error(std::string(file) + ": " + msg);
-}
+/// An error in tokenizer.json. The readers below report what is wrong
+/// relative to the file; importTokenizer puts the file's path in front.
+Status fail(const std::string &msg) { return Status::error(msg); }
 
 std::string typeOf(const Value *v) {
   const Object *o = v ? v->getAsObject() : nullptr;
@@ -60,8 +61,8 @@ Status readPreTokenizer(const Value *v, std::string *pattern) {
   std::vector<const Object *> steps;
   const Object *top = v ? v->getAsObject() : nullptr;
   if (!top)
-    return fail("tokenizer.json", "pre_tokenizer is missing; byte-level BPE "
-                                  "needs a ByteLevel pre-tokenizer");
+    return fail("pre_tokenizer is missing; byte-level BPE "
+                "needs a ByteLevel pre-tokenizer");
   if (top->getString("type") == "Sequence") {
     const Array *list = top->getArray("pretokenizers");
     for (size_t i = 0; list && i < list->size(); ++i)
@@ -93,8 +94,8 @@ Status readPreTokenizer(const Value *v, std::string *pattern) {
         pat ? pat->getString("Regex").value_or("") : llvm::StringRef();
     if (split->getString("behavior") != "Isolated" ||
         split->getBoolean("invert").value_or(false))
-      return fail("tokenizer.json", "pre_tokenizer Split must have behavior "
-                                    "Isolated and invert false");
+      return fail("pre_tokenizer Split must have behavior "
+                  "Isolated and invert false");
     if (regex == kGpt2Pattern)
       *pattern = "gpt2";
     else if (regex == kLlama3Pattern)
@@ -102,18 +103,16 @@ Status readPreTokenizer(const Value *v, std::string *pattern) {
     else if (regex == kQwen2Pattern)
       *pattern = "qwen2";
     else
-      return fail("tokenizer.json",
-                  "pre_tokenizer Split pattern is not one ingot knows (the "
+      return fail("pre_tokenizer Split pattern is not one ingot knows (the "
                   "GPT-2, Llama-3 or Qwen2 regex)");
     return Status::ok();
   }
-  return fail("tokenizer.json",
-              "pre_tokenizer " + describe(steps) +
-                  " is not supported; supported: ByteLevel(use_regex), "
-                  "Sequence[Split(GPT-2/Llama-3/Qwen2 regex), "
-                  "ByteLevel(use_regex=false)], Sequence[Digits("
-                  "individual_digits), ByteLevel(use_regex)], all without "
-                  "add_prefix_space");
+  return fail("pre_tokenizer " + describe(steps) +
+              " is not supported; supported: ByteLevel(use_regex), "
+              "Sequence[Split(GPT-2/Llama-3/Qwen2 regex), "
+              "ByteLevel(use_regex=false)], Sequence[Digits("
+              "individual_digits), ByteLevel(use_regex)], all without "
+              "add_prefix_space");
 }
 
 /// "+nfc" for an NFC normalizer, "" for none; an error for anything else.
@@ -130,8 +129,8 @@ Status readNormalizer(const Value *v, std::string *flag) {
   }
   for (const Value *p : parts) {
     if (typeOf(p) != "NFC")
-      return fail("tokenizer.json", "normalizer.type is '" + typeOf(p) +
-                                        "'; supported: none, NFC");
+      return fail("normalizer.type is '" + typeOf(p) +
+                  "'; supported: none, NFC");
     *flag = "+nfc";
   }
   return Status::ok();
@@ -165,13 +164,12 @@ Status readAddedTokens(const Object &root,
     auto id = o ? o->getInteger("id") : std::nullopt;
     auto content = o ? o->getString("content") : std::nullopt;
     if (!id || !content || content->empty() || *id < 0 || *id >= kMaxId)
-      return fail("tokenizer.json", key + " needs an id in [0, 2^22) and a "
-                                          "non-empty content");
+      return fail(key + " needs an id in [0, 2^22) and a "
+                        "non-empty content");
     for (const char *flag : {"single_word", "lstrip", "rstrip"})
       if (o->getBoolean(flag).value_or(false))
-        return fail("tokenizer.json", key + " ('" + content->str() +
-                                          "') sets " + flag +
-                                          ", which ingot does not support");
+        return fail(key + " ('" + content->str() + "') sets " + flag +
+                    ", which ingot does not support");
     TokenizerData::AddedToken t;
     t.content = content->str();
     if (auto m = modelIds.find(t.content); m != modelIds.end())
@@ -193,15 +191,14 @@ Status readAddedTokens(const Object &root,
   // claim overlapping text (or a normalizer changes the text around them).
   for (const std::string &a : normalized) {
     if (normalizerPresent)
-      return fail("tokenizer.json", "added token '" + a +
-                                        "' is normalized, which ingot does "
-                                        "not support with a normalizer");
+      return fail("added token '" + a +
+                  "' is normalized, which ingot does "
+                  "not support with a normalizer");
     for (const std::string &b : raw)
       if (overlap(a, b))
-        return fail("tokenizer.json",
-                    "added tokens '" + a + "' (normalized) and '" + b +
-                        "' (not normalized) overlap; ingot cannot match "
-                        "them in the order tokenizers does");
+        return fail("added tokens '" + a + "' (normalized) and '" + b +
+                    "' (not normalized) overlap; ingot cannot match "
+                    "them in the order tokenizers does");
   }
   return Status::ok();
 }
@@ -215,11 +212,10 @@ Status checkByteLevelUnknown(const Object &model,
       std::string s;
       tok::appendByteLevel(std::string(1, char(b)), s);
       if (!ids.count(s))
-        return fail("tokenizer.json", "model.unk_token is set and byte " +
-                                          std::to_string(b) +
-                                          " has no token, so BPE could "
-                                          "produce '" +
-                                          unk->str() + "'");
+        return fail("model.unk_token is set and byte " + std::to_string(b) +
+                    " has no token, so BPE could "
+                    "produce '" +
+                    unk->str() + "'");
     }
   return Status::ok();
 }
@@ -228,33 +224,30 @@ Status readModel(const Object &root, TokenizerData *out,
                  std::map<std::string, int32_t> *ids, bool *ignoreMerges) {
   const Object *model = root.getObject("model");
   if (!model)
-    return fail("tokenizer.json", "model is missing");
+    return fail("model is missing");
   std::string type = model->getString("type").value_or("BPE").str();
   if (type != "BPE")
-    return fail("tokenizer.json",
-                "model.type is '" + type + "'; supported: BPE");
+    return fail("model.type is '" + type + "'; supported: BPE");
   if (auto d = model->getNumber("dropout"); d && *d > 0)
-    return fail("tokenizer.json", "model.dropout is set; BPE dropout is "
-                                  "random and not supported");
+    return fail("model.dropout is set; BPE dropout is "
+                "random and not supported");
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (auto s = model->getString(key); s && !s->empty())
-      return fail("tokenizer.json",
-                  std::string("model.") + key + " is set; supported: none");
+      return fail(std::string("model.") + key + " is set; supported: none");
   *ignoreMerges = model->getBoolean("ignore_merges").value_or(false);
 
   const Object *vocab = model->getObject("vocab");
   if (!vocab || vocab->empty())
-    return fail("tokenizer.json", "model.vocab is missing or empty");
+    return fail("model.vocab is missing or empty");
   std::map<int64_t, std::string> byId;
   std::map<std::string, int32_t> &byToken = *ids;
   for (const auto &[token, idValue] : *vocab) {
     auto id = idValue.getAsInteger();
     if (!id || *id < 0 || *id >= kMaxId)
-      return fail("tokenizer.json", "model.vocab['" + token.str() +
-                                        "'] is not an id in [0, 2^22)");
+      return fail("model.vocab['" + token.str() +
+                  "'] is not an id in [0, 2^22)");
     if (!byId.emplace(*id, token.str()).second)
-      return fail("tokenizer.json",
-                  "model.vocab gives id " + std::to_string(*id) + " twice");
+      return fail("model.vocab gives id " + std::to_string(*id) + " twice");
     byToken[token.str()] = int32_t(*id);
   }
   out->vocab.assign(size_t(byId.rbegin()->first + 1), "");
@@ -270,7 +263,7 @@ Status readModel(const Object &root, TokenizerData *out,
       size_t space = s->find(' ');
       if (space == llvm::StringRef::npos ||
           s->find(' ', space + 1) != llvm::StringRef::npos)
-        return fail("tokenizer.json", key + " is not 'left right'");
+        return fail(key + " is not 'left right'");
       left = s->substr(0, space).str(), right = s->substr(space + 1).str();
     } else if (const Array *pair = m.getAsArray(); pair && pair->size() == 2 &&
                                                    (*pair)[0].getAsString() &&
@@ -278,14 +271,14 @@ Status readModel(const Object &root, TokenizerData *out,
       left = (*pair)[0].getAsString()->str();
       right = (*pair)[1].getAsString()->str();
     } else {
-      return fail("tokenizer.json", key + " is not a pair of tokens");
+      return fail(key + " is not a pair of tokens");
     }
     auto l = byToken.find(left), r = byToken.find(right);
     if (l == byToken.end() || r == byToken.end() ||
         !byToken.count(left + right))
-      return fail("tokenizer.json", key + " ('" + left + "', '" + right +
-                                        "') uses or makes a token that is "
-                                        "not in model.vocab");
+      return fail(key + " ('" + left + "', '" + right +
+                  "') uses or makes a token that is "
+                  "not in model.vocab");
     out->merges.emplace_back(l->second, r->second);
   }
   if (out->model == "sentencepiece_bpe")
@@ -319,63 +312,74 @@ Status readPostProcessor(const Object &root, int32_t *leading) {
     const Array *ids = entry ? entry->getArray("ids") : nullptr;
     auto id = ids && ids->size() == 1 ? (*ids)[0].getAsInteger() : std::nullopt;
     if (!id || *id < 0 || *id > INT32_MAX)
-      return fail("tokenizer.json", "post_processor.special_tokens does not "
-                                    "give one id for the leading token");
+      return fail("post_processor.special_tokens does not "
+                  "give one id for the leading token");
     *leading = int32_t(*id);
   }
   return Status::ok();
 }
 
-} // namespace
-
-Status importTokenizer(const std::string &dir, TokenizerData *out) {
-  Value json(nullptr);
-  bool found;
-  if (Status s = readJson(dir, "tokenizer.json", &json, &found); !s)
-    return s;
-  if (!found)
-    return fail("tokenizer.json", "not found in " + dir);
-  const Object *root = json.getAsObject();
-  if (!root)
-    return fail("tokenizer.json", "the top level is not an object");
-
-  TokenizerData t;
-  const bool sentencePiece = isSentencePieceStyle(*root);
+/// Everything tokenizer.json says, read from its top-level object; errors
+/// are relative to the file. `leading` is the post-processor's first token.
+Status readTokenizerJson(const Object &root, TokenizerData &t,
+                         int32_t &leading) {
+  const bool sentencePiece = isSentencePieceStyle(root);
   if (sentencePiece)
     t.model = "sentencepiece_bpe";
   std::string nfc;
   bool ignoreMerges = false;
-  int32_t leading;
   if (!sentencePiece) {
-    if (Status s = readNormalizer(root->get("normalizer"), &nfc); !s)
+    if (Status s = readNormalizer(root.get("normalizer"), &nfc); !s)
       return s;
   }
   std::map<std::string, int32_t> modelIds;
-  if (Status s = readModel(*root, &t, &modelIds, &ignoreMerges); !s)
+  if (Status s = readModel(root, &t, &modelIds, &ignoreMerges); !s)
     return s;
   bool normalizerPresent =
-      !nfc.empty() || (sentencePiece && root->getObject("normalizer"));
-  if (Status s = readAddedTokens(*root, modelIds, &t, normalizerPresent); !s)
+      !nfc.empty() || (sentencePiece && root.getObject("normalizer"));
+  if (Status s = readAddedTokens(root, modelIds, &t, normalizerPresent); !s)
     return s;
   if (sentencePiece) {
-    if (Status s = readSentencePieceText(*root, &t.pretokenizer, &t.decoder);
-        !s)
+    if (Status s = readSentencePieceText(root, &t.pretokenizer, &t.decoder); !s)
       return s;
   } else {
     std::string pattern;
-    if (Status s = readPreTokenizer(root->get("pre_tokenizer"), &pattern); !s)
+    if (Status s = readPreTokenizer(root.get("pre_tokenizer"), &pattern); !s)
       return s;
-    if (std::string d = typeOf(root->get("decoder")); d != "ByteLevel")
-      return fail(
-          "tokenizer.json",
-          "decoder.type is '" + d +
-              "'; supported: ByteLevel (or, "
-              "for SentencePiece-style '▁' spaces, Replace/ByteFallback/"
-              "Fuse/Strip or Metaspace)");
+    if (std::string d = typeOf(root.get("decoder")); d != "ByteLevel")
+      return fail("decoder.type is '" + d +
+                  "'; supported: ByteLevel (or, "
+                  "for SentencePiece-style '▁' spaces, Replace/ByteFallback/"
+                  "Fuse/Strip or Metaspace)");
     t.pretokenizer = pattern + nfc + (ignoreMerges ? "+ignore_merges" : "");
   }
-  if (Status s = readPostProcessor(*root, &leading); !s)
+  return readPostProcessor(root, &leading);
+}
+
+} // namespace
+
+Status importTokenizer(const std::string &dir, TokenizerData *out) {
+  const std::string path =
+      (std::filesystem::path(dir) / "tokenizer.json").string();
+  Value json(nullptr);
+  bool found;
+  if (Status s = readJson(path, &json, &found); !s)
     return s;
+  if (!found)
+    return Status::error("tokenizer.json: not found in " + dir);
+  const Object *root = json.getAsObject();
+  if (!root)
+    return Status::error(path + ": the top level is not an object");
+  TokenizerData t;
+  int32_t leading = -1;
+  if (Status s = readTokenizerJson(*root, t, leading); !s)
+    return Status::error(path + ": " + s.message());
+  if (leading >= int64_t(t.vocab.size()))
+    return Status::error(path + ": post_processor's leading token id " +
+                         std::to_string(leading) +
+                         " is not a token id (the "
+                         "vocabulary has " +
+                         std::to_string(t.vocab.size()) + ")");
   if (Status s = importTokenizerConfig(dir, leading, &t); !s)
     return s;
   *out = std::move(t);

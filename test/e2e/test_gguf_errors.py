@@ -76,6 +76,20 @@ def variant(kind, case, data):
     if kind == "unknown_tensor":
         extra = ("blk.0.attn_qkv.weight", np.ones((8, 64), np.float32), QT.F32)
         return case.metadata, case.tensors + [extra]
+    if kind == "huge_block_count":  # bounded before anything is sized by it
+        return with_metadata(case, {"llama.block_count": (2**31 - 1, VT.UINT32)})
+    if kind == "extra_layer":  # the file's blk.1.* beyond block_count 1
+        return with_metadata(case, {"llama.block_count": (1, VT.UINT32)})
+    if kind in ("nan_weight", "permuted_nan"):
+        # attn_q's rows are permuted for llama; the element is the file's.
+        name = "blk.0.ffn_up.weight" if kind == "nan_weight" else "blk.0.attn_q.weight"
+        def poisoned(t):
+            if t[0] != name:
+                return t
+            data = np.array(t[1], dtype=np.float32)
+            data.reshape(-1)[123 if kind == "nan_weight" else 200] = np.nan
+            return (name, data, t[2])
+        return case.metadata, [poisoned(t) for t in case.tensors]
     assert kind == "iq2_xxs"  # one 256-value IQ2_XXS block per row (66 bytes)
     bad = ("blk.1.ffn_up.weight", np.full((128, 66), 7, np.uint8), QT.IQ2_XXS)
     return case.metadata, [bad if t[0] == bad[0] else t for t in case.tensors]
@@ -91,6 +105,11 @@ ERRORS = {
     "missing_key": ["'llama.block_count'", "missing"],
     "unknown_tensor": ["'blk.0.attn_qkv.weight'", "not one the llama importer knows"],
     "iq2_xxs": ["'blk.1.ffn_up.weight'", "16", "does not read", "Q4_K"],
+    "huge_block_count": ["metadata 'llama.block_count' is 2147483647",
+                         "out of range (expected 1..1024)"],
+    "extra_layer": ["tensor 'blk.1.", "is for layer 1", "num_hidden_layers = 1"],
+    "nan_weight": ["tensor 'blk.0.ffn_up.weight' has a NaN at element 123"],
+    "permuted_nan": ["tensor 'blk.0.attn_q.weight' has a NaN at element 200"],
 }
 @pytest.mark.parametrize("kind", list(ERRORS))
 def test_broken_file_is_a_clean_error(kind, base, tmp_path):
