@@ -108,6 +108,14 @@ LogicalResult convertCast(NodeContext &n) {
     return n.fail("Cast target dtype " + dtypeName(int32_t(to->i())) +
                       " is not supported",
                   kSupportedDtypes);
+  // saturate (19+) only concerns float8 targets, which ingot has none of;
+  // like onnxruntime, refuse it set to anything but its default.
+  if (int64_t saturate = n.attrInt("saturate", 1); saturate != 1)
+    return n.fail("saturate " + std::to_string(saturate) +
+                      " applies only to casts to float8 types",
+                  "saturate 1 (the default), or no saturate");
+  if (n.ctx.hasError())
+    return failure();
   if (target == elementTypeOf(x))
     return n.setOutput(0, x);
   return n.setOutput(0, n.build<graph::CastOp>(target, x));

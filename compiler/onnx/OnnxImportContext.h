@@ -214,6 +214,9 @@ const OpConverter *findOpConverter(llvm::StringRef opType,
                                    llvm::StringRef domain = "");
 /// The non-default domains some converter is registered for, comma-separated.
 std::string knownOpDomains();
+/// Fails naming an attribute that the op's schema at the model's opset does
+/// not have, or one given twice (OnnxAttributeSchema.cpp).
+mlir::LogicalResult checkAttributeNames(NodeContext &n);
 
 // Converters, by family (OnnxElementwise.cpp, OnnxNnOps.cpp,
 // OnnxShapeOps.cpp, OnnxConstantOps.cpp).

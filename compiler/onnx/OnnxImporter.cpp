@@ -3,10 +3,12 @@
 // The driver: parses the model, checks its opset, turns the graph inputs
 // into `func.func @main` arguments, converts the nodes in topological order
 // through the registry (OnnxRegistry.cpp) and returns the graph outputs.
+// Structural checks of the model live in OnnxGraphChecks.cpp.
 // Initializers become params/constants lazily, on first use.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxImporter.h"
+#include "compiler/onnx/OnnxGraphChecks.h"
 #include "compiler/onnx/OnnxImportContext.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,11 +23,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <queue>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <unordered_map>
 
 using namespace mlir;
 
@@ -74,46 +74,6 @@ Status parseModel(const std::string &path, onnx::ModelProto &model) {
 
 bool isDefaultDomain(const std::string &domain) {
   return domain.empty() || domain == "ai.onnx";
-}
-
-/// Kahn's algorithm, preferring file order, so sorted graphs keep it.
-Status topologicalOrder(const std::string &path, const onnx::GraphProto &g,
-                        std::vector<int> &order) {
-  int n = g.node_size();
-  std::unordered_map<std::string, int> producer;
-  for (int i = 0; i < n; ++i)
-    for (const std::string &out : g.node(i).output())
-      if (!out.empty())
-        producer[out] = i;
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> users(n);
-  for (int i = 0; i < n; ++i)
-    for (const std::string &in : g.node(i).input())
-      if (auto it = producer.find(in);
-          it != producer.end() && it->second != i) {
-        ++pending[i];
-        users[it->second].push_back(i);
-      }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[i] == 0)
-      ready.push(i);
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int u : users[i])
-      if (--pending[u] == 0)
-        ready.push(u);
-  }
-  if (int(order.size()) == n)
-    return Status::ok();
-  for (int i = 0; i < n; ++i)
-    if (pending[i] > 0)
-      return Status::error(path + ": the graph has a cycle through node '" +
-                           g.node(i).name() + "' (" + g.node(i).op_type() +
-                           ")");
-  return Status::error(path + ": the graph has a cycle");
 }
 
 /// Imports one model's main graph into `func.func @main`.
@@ -243,6 +203,8 @@ Status GraphImporter::convertNode(int index) {
                      std::to_string(converter->maxOpset));
     return ctx.status();
   }
+  if (failed(checkAttributeNames(n)))
+    return ctx.status();
   if (failed(converter->convert(n)) || ctx.hasError()) {
     if (!ctx.hasError())
       (void)n.fail("conversion failed");
@@ -260,10 +222,13 @@ Status GraphImporter::run(ModuleOp module) {
   const std::string &path = ctx.file();
   if (graph.sparse_initializer_size() > 0)
     return Status::error(path + ": sparse initializers are not supported");
+  if (Status s = checkGraphNames(path, graph); !s)
+    return s;
   for (const onnx::TensorProto &init : graph.initializer())
     ctx.addInitializer(&init);
 
-  // Graph inputs that are also initializers (IR < 4 style) are weights.
+  // Graph inputs that are also initializers are weights (the initializer
+  // is their default; see checkShadowedInput in OnnxGraphChecks.cpp).
   std::vector<const onnx::ValueInfoProto *> inputs;
   std::string inputList;
   for (const onnx::ValueInfoProto &input : graph.input()) {
@@ -330,6 +295,8 @@ Status GraphImporter::run(ModuleOp module) {
       FailureOr<Value> value = ctx.lookup(out.name());
       if (failed(value))
         return ctx.status();
+      if (Status s = checkDeclaredOutput(path, out, *value); !s)
+        return s;
       results.push_back(*value);
     }
     b.setInsertionPointToEnd(body);
@@ -355,6 +322,8 @@ Status importOnnx(const std::string &path, const OnnxImportOptions &options,
   auto model = std::make_unique<onnx::ModelProto>();
   if (Status s = parseModel(path, *model); !s)
     return s;
+  if (Status s = checkIrVersion(path, *model); !s)
+    return s;
 
   int64_t opset = -1;
   for (const auto &imp : model->opset_import())
@@ -372,9 +341,8 @@ Status importOnnx(const std::string &path, const OnnxImportOptions &options,
                          kOpsetRange +
                          " (onnx.version_converter can convert the model)");
 
-  std::string modelDir = std::filesystem::path(path).parent_path().string();
-  if (modelDir.empty())
-    modelDir = ".";
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::string modelDir = parent.empty() ? "." : parent.string();
   auto source = std::make_unique<onnximport::OnnxWeightSource>(std::move(model),
                                                                modelDir, path);
   MLIRContext *mctx = module.getContext();

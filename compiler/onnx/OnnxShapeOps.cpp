@@ -19,6 +19,29 @@ int64_t rankOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank();
 }
 
+/// Compile-time indices must lie inside a static gathered dim: otherwise the
+/// node would only fail at run time, or leave a later node blamed for a
+/// shape the out-of-range entry kept from being known.
+LogicalResult checkConstantIndices(NodeContext &n, Value data, Value indices,
+                                   int64_t axis, int64_t normalized) {
+  int64_t size = cast<RankedTensorType>(data.getType()).getDimSize(normalized);
+  if (ShapedType::isDynamic(size))
+    return success();
+  std::optional<std::vector<int64_t>> values = n.ctx.constantInts(indices);
+  if (!values)
+    return success();
+  for (int64_t index : *values)
+    if (index < -size || index >= size)
+      return n.fail("index " + std::to_string(index) + " (of indices '" +
+                        n.node.input(1) + "') is out of range for axis " +
+                        std::to_string(axis) + " of size " +
+                        std::to_string(size) + " (data '" + n.node.input(0) +
+                        "')",
+                    "indices in [" + std::to_string(-size) + ", " +
+                        std::to_string(size - 1) + "]");
+  return success();
+}
+
 } // namespace
 
 /// Transpose: an absent perm reverses the dims; it is written out
@@ -110,7 +133,8 @@ LogicalResult convertGather(NodeContext &n) {
     return failure();
   int64_t axis = n.attrInt("axis", 0), normalized;
   if (n.ctx.hasError() ||
-      failed(n.normalizeAxis(axis, rankOf(data), "axis", normalized)))
+      failed(n.normalizeAxis(axis, rankOf(data), "axis", normalized)) ||
+      failed(checkConstantIndices(n, data, indices, axis, normalized)))
     return failure();
   return n.setOutput(
       0, n.build<graph::GatherOp>(elementTypeOf(data), data, indices,
