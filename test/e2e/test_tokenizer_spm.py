@@ -110,8 +110,10 @@ def test_byte_runs_decode_like_hf(packed, style):
     word = hf.encode(" the", add_special_tokens=False).ids
     for case in [ri, ri[:2], ri[::-1], ri + ri[:1], word + ri[:1] + word,
                  [byte(0x20)] + word, [byte(0x41), byte(0xC3), byte(0xA9)],
-                 [hf.get_vocab_size(), 10**6] + word, ri[:1] + ri]:
+                 ri[:1] + ri]:
         assert decode(art, case) == hf.decode(case, skip_special_tokens=False), case
+    # Ids past the vocabulary decode to nothing in HF; `ingot tokenize`
+    # refuses them (test_cli_hostile.py), so they are not compared here.
 
 
 @pytest.mark.parametrize("style", list(SPM_STYLES))

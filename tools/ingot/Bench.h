@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ingot/AtomicFile.h"
 #include "ingot/BenchMetrics.h"
 #include "ingot/Engine.h"
 #include "ingot/MemoryFootprint.h"
@@ -144,8 +145,6 @@ std::string servingJson(const BenchContext &ctx, const Manifest &manifest,
                         const std::vector<ServingRun> &runs);
 std::string modesJson(const BenchContext &ctx, const Manifest &manifest,
                       const ModeResult *pp, const ModeResult *tg);
-/// Writes `text` to `path` through a temp file and a rename.
-Status writeFileAtomically(const std::string &path, const std::string &text);
 Status writePlot(const std::string &path, const std::vector<ServingRun> &runs);
 
 } // namespace ingot::cli::bench

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
+#include "CliChecks.h"
 #include "CliNumbers.h"
 #include "Commands.h"
 
@@ -51,7 +52,8 @@ void printUsage(FILE *f) {
       "  --pp N    prefill tokens/s of an N-token prompt\n"
       "  --tg N    decode tokens/s generating N tokens at batch 1\n"
       "  -r R      repetitions after one warm-up (default 3)\n"
-      "engine: --threads T, --kv-blocks N | --kv-cache-mb M,\n"
+      "engine: --threads T (0, the default: every core), --kv-blocks N |\n"
+      "        --kv-cache-mb M,\n"
       "        --kv-cache-dtype auto|float32|int8|fp8\n"
       "server: --endpoint http://HOST:PORT [--api-key KEY] sends the same\n"
       "        workload as streamed /v1/completions and times it here\n"
@@ -76,34 +78,35 @@ int usageError(const std::string &message) {
 
 /// 0 = parsed, -1 = --help printed, 2 = usage error (printed).
 int parseArgs(int argc, char **argv, BenchArgs *a) {
+  int64_t seed = int64_t(a->seed), threads = int64_t(a->threads);
   for (int i = 0; i < argc; ++i)
     a->commandLine += (i ? " " : "ingot ") + std::string(argv[i]);
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
-    // Integer flags with their lower bound.
+    // Integer flags with their range.
     struct IntFlag {
       const char *name;
-      int64_t *target, min;
-    } ints[] = {{"--input-len", &a->inputLen, 1},
-                {"--output-len", &a->outputLen, 1},
-                {"--num-prompts", &a->numPrompts, 1},
-                {"--warmup", &a->warmup, 0},
-                {"--kv-blocks", &a->kvBlocks, 1},
-                {"--kv-cache-mb", &a->kvCacheMb, 1},
-                {"--pp", &a->pp, 1},
-                {"--tg", &a->tg, 2},
-                {"-r", &a->repetitions, 1}};
+      int64_t *target, min, max;
+    } ints[] = {{"--input-len", &a->inputLen, 1, kMaxContext},
+                {"--output-len", &a->outputLen, 1, kMaxContext},
+                {"--num-prompts", &a->numPrompts, 1, int64_t(1) << 20},
+                {"--warmup", &a->warmup, 0, int64_t(1) << 20},
+                {"--kv-blocks", &a->kvBlocks, 1, kMaxKvBlocks},
+                {"--kv-cache-mb", &a->kvCacheMb, 1, kMaxKvCacheMb},
+                {"--pp", &a->pp, 1, kMaxContext},
+                {"--tg", &a->tg, 2, kMaxContext},
+                {"-r", &a->repetitions, 1, 10000},
+                {"--seed", &seed, 0, kInt64Max},
+                {"--threads", &threads, 0, kMaxThreads}};
     bool handled = false;
     for (const IntFlag &f : ints) {
       if (arg != f.name)
         continue;
-      int64_t x;
-      if (!v || !parseInt64(v, &x) || x < f.min)
-        return usageError(arg +
-                          " expects an integer >= " + std::to_string(f.min) +
-                          ", got '" + (v ? v : "nothing") + "'");
-      *f.target = x, ++i, handled = true;
+      std::string error;
+      if (!parseFlagInt(arg, v, f.min, f.max, f.target, &error))
+        return usageError(error);
+      ++i, handled = true;
     }
     if (handled)
       continue;
@@ -130,22 +133,16 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
                                       "once), got '") +
                           (v ? v : "nothing") + "'");
       ++i;
-    } else if (arg == "--seed" || arg == "--threads") {
-      int64_t x;
-      if (!v || !parseInt64(v, &x) || x < 0)
-        return usageError(arg + " expects an integer >= 0");
-      arg == "--seed" ? a->seed = uint64_t(x) : a->threads = unsigned(x);
-      ++i;
     } else if (arg == "--max-concurrency") {
       std::string list = v ? v : "";
       size_t pos = 0;
       while (true) {
         size_t comma = list.find(',', pos);
         int64_t x;
-        if (!parseInt64(list.substr(pos, comma - pos).c_str(), &x) || x < 1)
-          return usageError("--max-concurrency expects integers >= 1 "
-                            "separated by commas, got '" +
-                            list + "'");
+        if (!parseInt64(list.substr(pos, comma - pos).c_str(), &x) || x < 1 ||
+            x > (int64_t(1) << 20))
+          return usageError("--max-concurrency " + list + ": expected "
+                            "integers in 1..1048576 separated by commas");
         a->maxConcurrency.push_back(x);
         if (comma == std::string::npos)
           break;
@@ -175,6 +172,7 @@ int parseArgs(int argc, char **argv, BenchArgs *a) {
       a->artifact = arg;
     }
   }
+  a->seed = uint64_t(seed), a->threads = unsigned(threads);
   if (a->artifact.empty())
     return usageError("give an artifact");
   if (a->kvBlocks && a->kvCacheMb)
@@ -299,6 +297,17 @@ int benchMain(int argc, char **argv) {
                              "graph); `ingot bench` needs one");
   if (!a.dataset.empty() && (a.pp || a.tg))
     return fail("--dataset is for the serving mode, not --pp/--tg");
+  if (std::string e = nonRegularFileError("--dataset " + a.dataset, a.dataset);
+      !a.dataset.empty() && !e.empty())
+    return fail(e);
+  if (std::string e = kvCacheMbError(m.llm, a.kvCacheMb); !e.empty())
+    return fail(e);
+  if (std::string e = outputIsInputError(
+          {{"--json", a.jsonPath}, {"--plot", a.plotPath},
+           {"--profile", a.profilePath}},
+          {{"the artifact", a.artifact}, {"--dataset", a.dataset}});
+      !e.empty())
+    return fail(e);
   bool progress = a.progress || isatty(STDERR_FILENO);
   if (!a.endpoint.empty())
     return benchEndpoint(a, m, progress);

@@ -323,18 +323,4 @@ std::string modesJson(const BenchContext &ctx, const Manifest &manifest,
   return out;
 }
 
-Status writeFileAtomically(const std::string &path, const std::string &text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!(f << text) || !f.flush())
-      return Status::error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::error("cannot rename " + tmp + " to " + path);
-  }
-  return Status::ok();
-}
-
 } // namespace ingot::cli::bench

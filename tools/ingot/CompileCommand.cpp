@@ -1,4 +1,6 @@
 //===- CompileCommand.cpp - `ingot compile` -------------------------------===//
+#include "CliChecks.h"
+#include "CliNumbers.h"
 #include "Commands.h"
 #include "compiler/Compiler.h"
 #include "compiler/gguf/GgufImporter.h"
@@ -48,29 +50,32 @@ void printCompileUsage() {
       "  --list-hf-architectures print the supported HF architectures as JSON\n"
       "  --list-gguf-architectures  the supported GGUF architectures as JSON\n\n"
       "LLMs (MODEL is a Hugging Face directory or a GGUF file):\n"
-      "  --block-size N          KV-cache tokens per block (default 16)\n"
-      "  --max-tokens-per-step N tokens one engine step may process (default 256)\n"
-      "  --max-seqs N            sequences one step may hold (default 64)\n"
-      "  --max-context N         longest sequence (default: the model's)\n"
+      "  --block-size N          KV-cache tokens per block (default 16; at most\n"
+      "                          4096)\n"
+      "  --max-tokens-per-step N tokens one engine step may process (default\n"
+      "                          256; at most 1048576)\n"
+      "  --max-seqs N            sequences one step may hold (default 64; at\n"
+      "                          most 65536)\n"
+      "  --max-context N         longest sequence (default: the model's; at\n"
+      "                          most 16777216)\n"
       "  --kv-layout LAYOUT      KV-cache block layout (default: the target's;\n"
       "                          cpu: block,head,token,dim; or block,token,head,dim)\n");
 }
 
-/// Parses "2x5x48" into dims; false on anything else.
-bool parseDims(const std::string &text, std::vector<int64_t> *dims) {
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t x = text.find('x', pos);
-    std::string part = text.substr(pos, x == std::string::npos ? x : x - pos);
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
-      return false;
-    dims->push_back(std::stoll(part));
-    if (x == std::string::npos)
-      return true;
-    pos = x + 1;
-  }
-  return false;
-}
+/// The integer flags of compile: flag, range, where the value goes.
+struct IntFlag {
+  const char *name;
+  int64_t min, max;
+  int64_t compiler::CompileOptions::*field;
+};
+constexpr IntFlag kIntFlags[] = {
+    {"--group-size", 0, int64_t(1) << 20, &compiler::CompileOptions::groupSize},
+    {"--block-size", 1, kMaxBlockSize, &compiler::CompileOptions::blockSize},
+    {"--max-tokens-per-step", 1, kMaxTokensPerStep,
+     &compiler::CompileOptions::maxTokensPerStep},
+    {"--max-seqs", 1, kMaxSeqs, &compiler::CompileOptions::maxSeqs},
+    {"--max-context", 1, kMaxContext, &compiler::CompileOptions::maxContext},
+};
 
 /// --list-onnx-ops: the importer's registry, for the node-test runner and
 /// the generated docs/supported-ops.md (which must not be edited by hand).
@@ -99,6 +104,32 @@ int listArchitectures(const std::vector<std::string> &known) {
   return 0;
 }
 
+/// An integer flag of kIntFlags at argv[*i] ("--flag N" or "--flag=N"):
+/// 0 when `arg` is none of them, 1 when its value is stored in *options,
+/// 2 when the value is bad (the error is printed).
+int takeIntFlag(const std::string &arg, int argc, char **argv, int *i,
+                compiler::CompileOptions *options) {
+  for (const IntFlag &f : kIntFlags) {
+    const std::string name = f.name;
+    const char *text = nullptr;
+    if (arg == name)
+      text = *i + 1 < argc ? argv[++*i] : nullptr;
+    else if (arg.compare(0, name.size() + 1, name + "=") == 0)
+      text = arg.c_str() + name.size() + 1;
+    else
+      continue;
+    int64_t n = 0;
+    std::string error;
+    if (!parseFlagInt(name, text, f.min, f.max, &n, &error)) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+      return 2;
+    }
+    options->*f.field = n;
+    return 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int compileMain(int argc, char **argv) {
@@ -122,7 +153,10 @@ int compileMain(int argc, char **argv) {
       return false;
     };
     std::string v;
-    if (arg == "--help" || arg == "-h") {
+    if (int taken = takeIntFlag(arg, argc, argv, &i, &options)) {
+      if (taken == 2)
+        return 2;
+    } else if (arg == "--help" || arg == "-h") {
       printCompileUsage();
       return 0;
     } else if (arg == "--list-onnx-ops") {
@@ -140,12 +174,19 @@ int compileMain(int argc, char **argv) {
       std::vector<int64_t> dims;
       if (eq == std::string::npos || eq == 0 ||
           !parseDims(v.substr(eq + 1), &dims)) {
-        std::fprintf(stderr, "error: bad --shape '%s': expected NAME=2x5x48\n",
-                     v.c_str());
+        std::fprintf(stderr, "error: --shape %s: expected NAME=2x5x48 with "
+                     "each dim an integer in 0..%lld\n", v.c_str(),
+                     static_cast<long long>(kInt32Max));
         return 2;
       }
       options.inputShapes[v.substr(0, eq)] = dims;
     } else if (value("--max-dim", &v)) {
+      if (!validMaxDim(v)) {
+        std::fprintf(stderr, "error: --max-dim %s: expected SYMBOL=N with N an "
+                     "integer in 1..%lld\n", v.c_str(),
+                     static_cast<long long>(kInt32Max));
+        return 2;
+      }
       options.maxDims.push_back(v);
     } else if (value("--compile-to", &v)) {
       options.compileTo = v;
@@ -187,14 +228,6 @@ int compileMain(int argc, char **argv) {
           options.quantExclude.push_back(v.substr(p, c - p));
         p = c + 1;
       }
-    } else if (value("--group-size", &v)) {
-      if (v.empty() || v.size() > 9 ||
-          v.find_first_not_of("0123456789") != std::string::npos) {
-        std::fprintf(stderr, "error: --group-size needs an integer 0..999999999 "
-                     "(0 = per channel), got '%s'\n", v.c_str());
-        return 2;
-      }
-      options.groupSize = std::stoll(v);
     } else if (value("--kv-layout", &v)) {
       if (!parseKvLayout(v, nullptr)) {
         std::fprintf(stderr, "error: --kv-layout '%s' is not a KV-cache "
@@ -202,20 +235,6 @@ int compileMain(int argc, char **argv) {
         return 2;
       }
       options.kvLayout = v;
-    } else if (value("--block-size", &v) || value("--max-tokens-per-step", &v) ||
-               value("--max-seqs", &v) || value("--max-context", &v)) {
-      int64_t n = 0;
-      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
-          (n = std::stoll(v)) < 1) {
-        std::fprintf(stderr, "error: %s needs a positive integer, got '%s'\n",
-                     arg.substr(0, arg.find('=')).c_str(), v.c_str());
-        return 2;
-      }
-      std::string flag = arg.substr(0, arg.find('='));
-      (flag == "--block-size"           ? options.blockSize
-       : flag == "--max-tokens-per-step" ? options.maxTokensPerStep
-       : flag == "--max-seqs"            ? options.maxSeqs
-                                         : options.maxContext) = n;
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "error: unknown option '%s'\n\n", arg.c_str());
       printCompileUsage();
@@ -240,6 +259,14 @@ int compileMain(int argc, char **argv) {
       (options.outputPath.empty() && options.compileTo.empty())) {
     printCompileUsage();
     return 2;
+  }
+  if (!options.outputPath.empty()) {
+    if (std::string e = compileOutputError(options.modelPath,
+                                           options.outputPath);
+        !e.empty()) {
+      std::fprintf(stderr, "error: %s\n", e.c_str());
+      return 1;
+    }
   }
   Status status = compiler::compileModel(options, llvm::outs());
   llvm::outs().flush();

@@ -1,5 +1,7 @@
 //===- GenerateCommand.cpp - `ingot generate` -----------------------------===//
 #include "BatchGenerate.h"
+#include "CliChecks.h"
+#include "CliNumbers.h"
 #include "Commands.h"
 #include "JsonWriter.h"
 #include "ProfileOutput.h"
@@ -9,12 +11,14 @@
 #include "ingot/Npy.h"
 #include "ingot/Profiler.h"
 
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace ingot::cli {
 namespace {
@@ -40,20 +44,16 @@ void printGenerateUsage() {
       "  \"repetition_penalty\", \"presence_penalty\",\n"
       "  \"frequency_penalty\", \"seed\", \"stop\", \"stop_token_ids\",\n"
       "  \"ignore_eos\"; the sampling flags give the defaults. OUT.jsonl has\n"
-      "  one line per request, in input order.\n"
+      "  one line per request, in input order. The exit code is 0 when at\n"
+      "  least one request succeeded (failed ones have an \"error\" key and\n"
+      "  are reported on stderr) and 1 when every request failed.\n"
+      "  --threads 0 (the default) uses every core; at most 1024.\n"
+      "  --top-k -1 or 0 turns top-k off; --seed is in 0..2^63-1; a batch\n"
+      "  line's \"top_k\", \"seed\" and \"max_new_tokens\" take the same\n"
+      "  values as the flags.\n"
       "  --profile writes a Chrome trace of every step and kernel (open it\n"
       "  in ui.perfetto.dev) and prints the top 15 kernels to stderr; it\n"
       "  works in both modes.\n");
-}
-
-bool parseInt(const std::string &s, int64_t *out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end || errno)
-    return false;
-  *out = v;
-  return true;
 }
 
 bool parseDouble(const std::string &s, double *out) {
@@ -65,19 +65,58 @@ bool parseDouble(const std::string &s, double *out) {
   return true;
 }
 
+/// "1,2,3": ids in 0..kInt32Max (the vocabulary is checked by the engine).
 bool parseIdList(const std::string &s, std::vector<int32_t> *ids) {
   size_t pos = 0;
   while (pos <= s.size()) {
     size_t comma = s.find(',', pos);
     int64_t v;
-    if (!parseInt(s.substr(pos, comma - pos), &v) || v < INT32_MIN ||
-        v > INT32_MAX)
+    if (!parseInt64(s.substr(pos, comma - pos).c_str(), &v) || v < 0 ||
+        v > kInt32Max)
       return false;
     ids->push_back(static_cast<int32_t>(v));
     if (comma == std::string::npos)
       return true;
     pos = comma + 1;
   }
+  return false;
+}
+
+/// The integer flags of generate: name, range, destination.
+struct IntFlag {
+  const char *name;
+  int64_t min, max;
+  int64_t *target;
+};
+
+/// The flags of generate that take an integer; `topK` is its own slot.
+std::vector<IntFlag> intFlags(GenerateArgs *a, int64_t *topK) {
+  return {
+      {kMaxNewTokensRange.flag, kMaxNewTokensRange.min, kMaxNewTokensRange.max,
+       &a->maxNewTokens},
+      {kTopKRange.flag, kTopKRange.min, kTopKRange.max, topK},
+      {kSeedRange.flag, kSeedRange.min, kSeedRange.max, &a->seed},
+      {"--threads", 0, kMaxThreads, &a->threads},
+      {"--kv-blocks", 1, kMaxKvBlocks, &a->kvBlocks},
+      {"--kv-cache-mb", 1, kMaxKvCacheMb, &a->kvCacheMb},
+      {"--block-size", 1, kMaxBlockSize, &a->blockSize},
+      {"--max-tokens-per-step", 1, kMaxTokensPerStep, &a->maxTokensPerStep},
+      {"--max-seqs", 1, kMaxSeqs, &a->maxSeqs},
+  };
+}
+
+/// `flag`'s value as a number with `what` its range in words; else prints
+/// the error and returns false.
+bool doubleFlag(const std::string &flag, const char *text, double lo,
+                double hi, bool openLow, const char *what, double *out) {
+  double v = 0;
+  if (text && parseDouble(text, &v) && (openLow ? v > lo : v >= lo) &&
+      v <= hi) {
+    *out = v;
+    return true;
+  }
+  std::fprintf(stderr, "error: %s %s: expected %s\n", flag.c_str(),
+               text ? text : "(nothing)", what);
   return false;
 }
 
@@ -100,16 +139,59 @@ int checkBatchArgs(const GenerateArgs &a) {
   return 2;
 }
 
+/// The single-prompt mode's usage checks; 0 or the usage exit code 2.
+int checkSinglePromptArgs(const GenerateArgs &a) {
+  bool batchOnly = !a.output.empty() || !a.statsJson.empty() ||
+                   a.kvCacheMb || a.blockSize || a.maxTokensPerStep ||
+                   a.maxSeqs || !a.prefixCaching;
+  if (batchOnly) {
+    std::fprintf(stderr, "error: --output, --stats-json, --kv-cache-mb, "
+                         "--block-size, --max-tokens-per-step, --max-seqs "
+                         "and --no-prefix-caching need --batch-file\n");
+    return 2;
+  }
+  if (a.artifact.empty() || a.hasPrompt == a.hasTokens) {
+    std::fprintf(stderr, "error: give an artifact and exactly one of --prompt "
+                         "and --prompt-tokens\n\n");
+    printGenerateUsage();
+    return 2;
+  }
+  if (a.chat && a.hasTokens) {
+    std::fprintf(stderr, "error: --chat formats a --prompt text; it cannot "
+                         "wrap --prompt-tokens\n");
+    return 2;
+  }
+  return 0;
+}
+
 /// Returns 0 on success, else the exit code for a usage error.
 int parseArgs(int argc, char **argv, GenerateArgs *a) {
+  int64_t topK = 0;
+  const std::vector<IntFlag> ints = intFlags(a, &topK);
+  constexpr double inf = std::numeric_limits<double>::infinity();
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
     auto next = [&](std::string *v) {
       if (i + 1 >= argc)
         return false;
       *v = argv[++i];
       return true;
     };
+    auto intFlag = std::find_if(ints.begin(), ints.end(),
+                                [&](const IntFlag &f) { return arg == f.name; });
+    if (intFlag != ints.end()) {
+      std::string error;
+      if (!parseFlagInt(arg, value, intFlag->min, intFlag->max,
+                        intFlag->target, &error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
+        return 2;
+      }
+      if (intFlag->target == &topK)
+        a->topK = topK;
+      ++i;
+      continue;
+    }
     std::string v;
     bool ok = true;
     if (arg == "--help" || arg == "-h") {
@@ -123,33 +205,24 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
       ok = next(&a->prompt);
       a->hasPrompt = true;
     } else if (arg == "--prompt-tokens") {
-      ok = next(&v) && parseIdList(v, &a->promptTokens);
+      if (!next(&v) || !parseIdList(v, &a->promptTokens)) {
+        std::fprintf(stderr, "error: --prompt-tokens %s: expected token ids "
+                     "in 0..%lld separated by commas\n", v.c_str(),
+                     static_cast<long long>(kInt32Max));
+        return 2;
+      }
       a->hasTokens = true;
-    } else if (arg == "--max-new-tokens") {
-      ok = next(&v) && parseInt(v, &a->maxNewTokens) && a->maxNewTokens >= 0;
     } else if (arg == "--temperature") {
-      ok = next(&v) && parseDouble(v, &a->temperature) && a->temperature >= 0;
-    } else if (arg == "--top-k") {
-      ok = next(&v) && parseInt(v, &a->topK) && a->topK >= 0;
+      if (!doubleFlag(arg, value, 0, inf, false, "a number >= 0",
+                      &a->temperature))
+        return 2;
+      ++i;
     } else if (arg == "--top-p") {
-      ok = next(&v) && parseDouble(v, &a->topP) && a->topP > 0 && a->topP <= 1;
-    } else if (arg == "--seed") {
-      ok = next(&v) && parseInt(v, &a->seed);
-    } else if (arg == "--threads") {
-      ok = next(&v) && parseInt(v, &a->threads) && a->threads >= 0;
-    } else if (arg == "--kv-blocks") {
-      ok = next(&v) && parseInt(v, &a->kvBlocks) && a->kvBlocks > 0;
+      if (!doubleFlag(arg, value, 0, 1, true, "a number in (0, 1]", &a->topP))
+        return 2;
+      ++i;
     } else if (arg == "--kv-cache-dtype") {
       ok = next(&a->kvCacheDtype);
-    } else if (arg == "--kv-cache-mb") {
-      ok = next(&v) && parseInt(v, &a->kvCacheMb) && a->kvCacheMb > 0;
-    } else if (arg == "--block-size") {
-      ok = next(&v) && parseInt(v, &a->blockSize) && a->blockSize > 0;
-    } else if (arg == "--max-tokens-per-step") {
-      ok = next(&v) && parseInt(v, &a->maxTokensPerStep) &&
-           a->maxTokensPerStep > 0;
-    } else if (arg == "--max-seqs") {
-      ok = next(&v) && parseInt(v, &a->maxSeqs) && a->maxSeqs > 0;
     } else if (arg == "--batch-file") {
       ok = next(&a->batchFile);
     } else if (arg == "--output") {
@@ -170,38 +243,31 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
       return 2;
     }
     if (!ok) {
-      std::fprintf(stderr, "error: bad or missing value for %s\n", arg.c_str());
+      std::fprintf(stderr, "error: %s needs a value\n", arg.c_str());
       return 2;
     }
   }
-  if (!a->batchFile.empty())
-    return checkBatchArgs(*a);
-  bool batchOnly = !a->output.empty() || !a->statsJson.empty() ||
-                   a->kvCacheMb || a->blockSize || a->maxTokensPerStep ||
-                   a->maxSeqs || !a->prefixCaching;
-  if (batchOnly) {
-    std::fprintf(stderr, "error: --output, --stats-json, --kv-cache-mb, "
-                         "--block-size, --max-tokens-per-step, --max-seqs "
-                         "and --no-prefix-caching need --batch-file\n");
-    return 2;
-  }
-  if (a->artifact.empty() || a->hasPrompt == a->hasTokens) {
-    std::fprintf(stderr, "error: give an artifact and exactly one of --prompt "
-                         "and --prompt-tokens\n\n");
-    printGenerateUsage();
-    return 2;
-  }
-  if (a->chat && a->hasTokens) {
-    std::fprintf(stderr, "error: --chat formats a --prompt text; it cannot "
-                         "wrap --prompt-tokens\n");
-    return 2;
-  }
-  return 0;
+  return a->batchFile.empty() ? checkSinglePromptArgs(*a) : checkBatchArgs(*a);
 }
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
+}
+
+/// "" or why a path or the prompt cannot be used: no output may be one of
+/// the inputs, the batch file must be a regular file, the prompt UTF-8.
+std::string checkPaths(const GenerateArgs &a) {
+  const std::vector<FlagPath> inputs = {{"the artifact", a.artifact},
+                                        {"--batch-file", a.batchFile}};
+  std::string e = outputIsInputError({{"--output", a.output},
+                                      {"--stats-json", a.statsJson},
+                                      {"--logits-out", a.logitsOut},
+                                      {"--profile", a.profile}},
+                                     inputs);
+  if (e.empty() && a.hasPrompt)
+    e = invalidUtf8Error("--prompt", a.prompt);
+  return e;
 }
 
 } // namespace
@@ -210,6 +276,8 @@ int generateMain(int argc, char **argv) {
   GenerateArgs a;
   if (int rc = parseArgs(argc, argv, &a))
     return rc < 0 ? 0 : rc;
+  if (std::string e = checkPaths(a); !e.empty())
+    return fail(e);
   if (!a.batchFile.empty())
     return batchGenerateMain(a);
   std::unique_ptr<Artifact> artifact;
@@ -243,7 +311,7 @@ int generateMain(int argc, char **argv) {
                                              : defaults.maxNewTokens;
   options.sampling.temperature =
       a.temperature >= 0 ? a.temperature : defaults.temperature;
-  options.sampling.topK = a.topK >= 0 ? a.topK : defaults.topK;
+  options.sampling.topK = topKForEngine(a.topK.value_or(defaults.topK));
   options.sampling.topP = a.topP > 0 ? a.topP : defaults.topP;
   options.sampling.seed = static_cast<uint64_t>(a.seed);
   if (!a.json)

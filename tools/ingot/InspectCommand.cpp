@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "CliChecks.h"
+#include "CliNumbers.h"
 #include "Inspect.h"
 #include "ingot/Quant.h"
 
@@ -284,16 +286,6 @@ void printFootprint(const Artifact &art, const MemoryFootprint &f) {
   line("total", f.totalBytes, "");
 }
 
-bool parseCount(const char *s, int64_t *out) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = s ? std::strtoll(s, &end, 10) : 0;
-  if (!s || !*s || *end || errno || v < 1)
-    return false;
-  *out = v;
-  return true;
-}
-
 } // namespace
 
 int inspectMain(int argc, char **argv) {
@@ -313,12 +305,16 @@ int inspectMain(int argc, char **argv) {
     } else if (!std::strcmp(argv[i], "--kv-blocks") ||
                !std::strcmp(argv[i], "--kv-cache-mb") ||
                !std::strcmp(argv[i], "--threads")) {
-      int64_t *target = !std::strcmp(argv[i], "--threads")     ? &threads
-                        : !std::strcmp(argv[i], "--kv-blocks") ? &kvBlocks
-                                                               : &kvCacheMb;
-      if (!parseCount(value, target)) {
-        std::fprintf(stderr, "error: %s expects an integer >= 1, got '%s'\n",
-                     argv[i], value ? value : "nothing");
+      const bool isThreads = !std::strcmp(argv[i], "--threads");
+      const bool isBlocks = !std::strcmp(argv[i], "--kv-blocks");
+      int64_t *target = isThreads ? &threads : isBlocks ? &kvBlocks : &kvCacheMb;
+      const int64_t min = isThreads ? 0 : 1;
+      const int64_t max = isThreads  ? kMaxThreads
+                          : isBlocks ? kMaxKvBlocks
+                                     : kMaxKvCacheMb;
+      std::string error;
+      if (!parseFlagInt(argv[i], value, min, max, target, &error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
         return 2;
       }
       ++i;
@@ -346,6 +342,11 @@ int inspectMain(int argc, char **argv) {
   std::unique_ptr<Artifact> art;
   if (Status st = Artifact::open(path, &art); !st) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
+    return 1;
+  }
+  if (std::string e = kvCacheMbError(art->manifest().llm, kvCacheMb);
+      art->manifest().hasLlm && !e.empty()) {
+    std::fprintf(stderr, "error: %s: %s\n", path, e.c_str());
     return 1;
   }
   int64_t blocks = 0;

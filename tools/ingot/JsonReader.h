@@ -28,16 +28,27 @@ struct Value {
   bool isInteger = false; // written as an integer and fits int64
   int64_t integer = 0;
   std::string string;
-  std::vector<Value> items;                           // arrays
-  std::vector<std::pair<std::string, Value>> members; // objects, in order
+  std::vector<Value> items;    // arrays
+  struct Member;               // {first: key, second: value}
+  std::vector<Member> members; // objects, in order
 
-  const Value *find(std::string_view key) const {
-    for (const auto &m : members)
-      if (m.first == key)
-        return &m.second;
-    return nullptr;
-  }
+  const Value *find(std::string_view key) const;
 };
+
+// A named struct, not std::pair<std::string, Value>: a pair of the still
+// incomplete Value cannot be a vector's element inside Value (clang with
+// libstdc++ refuses it).
+struct Value::Member {
+  std::string first;
+  Value second;
+};
+
+inline const Value *Value::find(std::string_view key) const {
+  for (const auto &m : members)
+    if (m.first == key)
+      return &m.second;
+  return nullptr;
+}
 
 inline const char *kindName(Value::Kind k) {
   switch (k) {

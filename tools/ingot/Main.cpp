@@ -1,8 +1,10 @@
 //===- Main.cpp - The `ingot` command-line tool ---------------------------===//
 #include "Commands.h"
+#include "ingot/AtomicFile.h"
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 namespace {
 
@@ -25,6 +27,48 @@ void printUsage() {
                "Run 'ingot <command> --help' for a command's options.\n");
 }
 
+/// The subcommand named `cmd`, or null.
+using CommandMain = int (*)(int, char **);
+CommandMain findCommand(const char *cmd) {
+  static const struct {
+    const char *name;
+    CommandMain main;
+  } commands[] = {
+#ifdef INGOT_HAS_COMPILER
+      {"compile", ingot::cli::compileMain},
+#endif
+#ifdef INGOT_HAS_SERVER
+      {"serve", ingot::cli::serveMain},
+#endif
+      {"run", ingot::cli::runMain},
+      {"inspect", ingot::cli::inspectMain},
+      {"generate", ingot::cli::generateMain},
+      {"tokenize", ingot::cli::tokenizeMain},
+      {"bench", ingot::cli::benchMain},
+      {"profile", ingot::cli::profileMain},
+      {"perplexity", ingot::cli::perplexityMain},
+  };
+  for (const auto &c : commands)
+    if (!std::strcmp(cmd, c.name))
+      return c.main;
+  return nullptr;
+}
+
+/// A last-resort net: the commands report every failure they know of as a
+/// Status; an exception that still escapes (a thread that cannot start, an
+/// allocation that fails) is a bug to report, but never an abort.
+int runGuarded(CommandMain main, const char *cmd, int argc, char **argv) {
+  try {
+    return main(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "error: %s: internal error: %s\n", cmd, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: %s: internal error: unknown exception\n",
+                 cmd);
+  }
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -33,40 +77,27 @@ int main(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   const char *cmd = argv[1];
+  // An interrupted compile or bench removes its temp file; a full disk is
+  // an error message, not SIGXFSZ.
+  ingot::installTempFileCleanup();
+  if (CommandMain main = findCommand(cmd))
+    return runGuarded(main, cmd, argc - 1, argv + 1);
+#ifndef INGOT_HAS_COMPILER
   if (!std::strcmp(cmd, "compile")) {
-#ifdef INGOT_HAS_COMPILER
-    return ingot::cli::compileMain(argc - 1, argv + 1);
-#else
     std::fprintf(stderr, "error: this ingot was built without the compiler "
                          "(-DINGOT_ENABLE_COMPILER=OFF); it can only run and "
                          "inspect artifacts\n");
     return 1;
-#endif
   }
-  if (!std::strcmp(cmd, "run"))
-    return ingot::cli::runMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "inspect"))
-    return ingot::cli::inspectMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "generate"))
-    return ingot::cli::generateMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "tokenize"))
-    return ingot::cli::tokenizeMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "bench"))
-    return ingot::cli::benchMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "profile"))
-    return ingot::cli::profileMain(argc - 1, argv + 1);
-  if (!std::strcmp(cmd, "perplexity"))
-    return ingot::cli::perplexityMain(argc - 1, argv + 1);
+#endif
+#ifndef INGOT_HAS_SERVER
   if (!std::strcmp(cmd, "serve")) {
-#ifdef INGOT_HAS_SERVER
-    return ingot::cli::serveMain(argc - 1, argv + 1);
-#else
     std::fprintf(stderr, "error: this ingot was built without the server "
                          "(libcpp-httplib-dev and nlohmann-json3-dev were not "
                          "found; scripts/deps.sh installs them)\n");
     return 1;
-#endif
   }
+#endif
   std::fprintf(stderr, "error: unknown command '%s'\n\n", cmd);
   printUsage();
   return 2;

@@ -12,6 +12,7 @@
 // PerplexityScorer.h runs the windows through the artifact's step.
 //
 //===----------------------------------------------------------------------===//
+#include "CliChecks.h"
 #include "CliNumbers.h"
 #include "Commands.h"
 #include "JsonWriter.h"
@@ -71,13 +72,10 @@ int parseArgs(int argc, char **argv, PerplexityArgs *a) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto number = [&](int64_t *out, int64_t min) {
-      if (!value || !parseInt64AtLeast(value, out, min)) {
-        const std::string expected =
-            min == INT64_MIN ? "an integer"
-                             : "an integer >= " + std::to_string(min);
-        std::fprintf(stderr, "error: %s expects %s, got '%s'\n", arg.c_str(),
-                     expected.c_str(), value ? value : "(nothing)");
+    auto number = [&](int64_t *out, int64_t min, int64_t max) {
+      std::string error;
+      if (!parseFlagInt(arg, value, min, max, out, &error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
         return false;
       }
       ++i;
@@ -93,13 +91,15 @@ int parseArgs(int argc, char **argv, PerplexityArgs *a) {
       else
         std::fprintf(stderr, "error: --text expects a file name\n");
     } else if (arg == "--context") {
-      ok = number(&a->context.emplace(), INT64_MIN);
+      // The artifact's context bounds both (resolveWindowing); these
+      // ranges only keep the numbers sane.
+      ok = number(&a->context.emplace(), 0, kMaxContext);
     } else if (arg == "--stride") {
-      ok = number(&a->stride.emplace(), INT64_MIN);
+      ok = number(&a->stride.emplace(), 0, kMaxContext);
     } else if (arg == "--max-tokens") {
-      ok = number(&a->maxTokens, 2);
+      ok = number(&a->maxTokens, 2, int64_t(1) << 40);
     } else if (arg == "--threads") {
-      ok = number(&a->threads, 0);
+      ok = number(&a->threads, 0, kMaxThreads);
     } else if (arg == "--kv-cache-dtype" && i + 1 < argc) {
       a->kvCacheDtype = argv[++i];
     } else if (arg == "--json") {
@@ -132,6 +132,8 @@ Status readTextFile(const std::string &path, std::string *text) {
   if (std::filesystem::is_directory(path, ec))
     return Status::error("--text " + path +
                          " is a directory; expected a text file");
+  if (std::string e = nonRegularFileError("--text " + path, path); !e.empty())
+    return Status::error(e);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Status::error("--text " + path + ": cannot open it (" +

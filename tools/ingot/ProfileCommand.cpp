@@ -13,6 +13,7 @@
 #include "ProfileOutput.h"
 
 #include "ingot/Artifact.h"
+#include "ingot/AtomicFile.h"
 #include "ingot/Engine.h"
 #include "ingot/Probe.h"
 #include "ingot/Profiler.h"
@@ -22,6 +23,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -50,7 +52,8 @@ void printProfileUsage() {
       "  top kernels (default 15) with their achieved GB/s and GFLOP/s as a\n"
       "  share of the machine's probed ceilings (skipped with --no-probe),\n"
       "  and writes a Chrome trace (open it in ui.perfetto.dev).\n"
-      "  --by-origin adds a table grouped by graph node, layers folded.\n");
+      "  --by-origin adds a table grouped by graph node, layers folded.\n"
+      "  --threads 0 (the default) uses every core; at most 1024.\n");
 }
 
 /// Returns 0 to go on, -1 after --help, else the usage exit code 2.
@@ -58,11 +61,10 @@ int parseArgs(int argc, char **argv, ProfileArgs *a) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto number = [&](int64_t *out, int64_t min) {
-      if (!value || !parseInt64AtLeast(value, out, min)) {
-        std::fprintf(stderr, "error: %s expects an integer >= %lld, got '%s'\n",
-                     arg.c_str(), static_cast<long long>(min),
-                     value ? value : "(nothing)");
+    auto number = [&](int64_t *out, int64_t min, int64_t max) {
+      std::string error;
+      if (!parseFlagInt(arg, value, min, max, out, &error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
         return false;
       }
       ++i;
@@ -73,15 +75,15 @@ int parseArgs(int argc, char **argv, ProfileArgs *a) {
       printProfileUsage();
       return -1;
     } else if (arg == "--prompt-len") {
-      ok = number(&a->promptLen, 1);
+      ok = number(&a->promptLen, 1, kMaxContext);
     } else if (arg == "--gen") {
-      ok = number(&a->gen, 1);
+      ok = number(&a->gen, 1, kMaxContext);
     } else if (arg == "--batch") {
-      ok = number(&a->batch, 1);
+      ok = number(&a->batch, 1, kMaxSeqs);
     } else if (arg == "--threads") {
-      ok = number(&a->threads, 0);
+      ok = number(&a->threads, 0, kMaxThreads);
     } else if (arg == "--top") {
-      ok = number(&a->top, 1);
+      ok = number(&a->top, 1, 100000);
     } else if (arg == "--trace") {
       if ((ok = value != nullptr))
         a->trace = argv[++i];
@@ -215,6 +217,11 @@ int profileMain(int argc, char **argv) {
   // Enough blocks for every request at full length: no preemption.
   const int64_t perSeq = (a.promptLen + a.gen + c.blockSize) / c.blockSize;
   options.kvBlocks = (a.batch + 1) * perSeq;
+  if (options.kvBlocks > kMaxKvBlocks)
+    return fail("--batch " + std::to_string(a.batch) + " of " +
+                std::to_string(a.promptLen + a.gen) + " tokens needs " +
+                std::to_string(options.kvBlocks) + " KV blocks, more than the " +
+                std::to_string(kMaxKvBlocks) + " a KV cache may have");
   std::unique_ptr<Engine> engine;
   if (Status s = Engine::create(*artifact, options, &engine); !s)
     return fail(a.artifact + ": " + s.message());
@@ -282,22 +289,9 @@ int profileMain(int argc, char **argv) {
 
 Status writeChromeTrace(const StepProfiler &profiler, const std::string &path,
                         const std::string &flag) {
-  const std::string json = profiler.chromeTraceJson();
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out || !out.write(json.data(), std::streamsize(json.size())) ||
-        !out.flush())
-      return Status::error("cannot write the trace file " + tmp + " for " +
-                           flag + " " + path);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Status::error("cannot move the trace into place for " + flag + " " +
-                         path + ": " + ec.message());
-  }
+  if (Status st = writeFileAtomically(path, profiler.chromeTraceJson()); !st)
+    return Status::error("cannot write the trace for " + flag + ": " +
+                         st.message());
   return Status::ok();
 }
 

@@ -1,5 +1,7 @@
 //===- RunCommand.cpp - `ingot run`: run an artifact on .npy inputs -------===//
 
+#include "CliChecks.h"
+#include "CliNumbers.h"
 #include "Commands.h"
 
 #include "ingot/Artifact.h"
@@ -30,7 +32,8 @@ void printRunUsage(FILE *to) {
           "options:\n"
           "  --input NAME=FILE.npy  a model input (repeat for each one)\n"
           "  --output-dir DIR       where outputs go (created if missing)\n"
-          "  --threads N            worker threads (default: all cores)\n");
+          "  --threads N            worker threads, 0..1024 (default 0: all\n"
+          "                         cores)\n");
 }
 
 int usageError(const std::string &message) {
@@ -100,13 +103,12 @@ int parseArgs(int argc, char **argv, RunOptions *o) {
     } else if (arg == "--output-dir") {
       o->outputDir = value;
     } else if (arg == "--threads") {
-      char *end = nullptr;
-      long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || n < 1 || n > 1024)
-        return usageError("--threads expects a number from 1 to 1024, got '" +
-                          value + "'");
-      o->threads = unsigned(n);
-      threadsSet = true;
+      int64_t n = 0;
+      std::string error;
+      if (!parseFlagInt(arg, value, 0, kMaxThreads, &n, &error))
+        return usageError(error);
+      o->threads = unsigned(n); // 0: all cores, as when not given
+      threadsSet = n > 0;
     } else if (isOption) {
       return usageError("unknown option '" + arg + "'");
     } else if (o->artifact.empty()) {
@@ -131,6 +133,11 @@ int runMain(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, &opts); rc >= 0)
     return rc;
 
+  for (const auto &[name, file] : opts.inputs)
+    if (std::string e = nonRegularFileError("--input " + name + "=" + file,
+                                            file);
+        !e.empty())
+      return fail(e);
   std::unique_ptr<Artifact> artifact;
   if (Status s = Artifact::open(opts.artifact, &artifact); !s)
     return fail(s.message());
@@ -155,10 +162,17 @@ int runMain(int argc, char **argv) {
   if (ec)
     return fail("cannot create output directory '" + opts.outputDir +
                 "': " + ec.message());
+  std::vector<FlagPath> inputFiles = {{"the artifact", opts.artifact}};
+  for (const auto &input : opts.inputs)
+    inputFiles.push_back({"--input", input.second});
   std::set<std::string> used;
   for (const NamedTensor &out : outputs) {
     std::filesystem::path path =
         std::filesystem::path(opts.outputDir) / fileNameFor(out.name, used);
+    if (std::string e = outputIsInputError(
+            {{"output '" + out.name + "' at", path.string()}}, inputFiles);
+        !e.empty())
+      return fail(e);
     if (Status s = writeNpy(path.string(), out.tensor); !s)
       return fail("output '" + out.name + "': " + s.message());
   }

@@ -7,6 +7,7 @@
 // no handler runs inside the engine or the HTTP library.
 //
 //===----------------------------------------------------------------------===//
+#include "CliChecks.h"
 #include "CliNumbers.h"
 #include "Commands.h"
 
@@ -40,7 +41,8 @@ void printServeUsage() {
       "  bounds the requests waiting beyond --max-seqs (then 503). The KV\n"
       "  budget is committed at start unless --no-kv-prefault.\n"
       "  SIGINT/SIGTERM: new requests get 503, running ones have\n"
-      "  --drain-timeout seconds (default 30) to finish, then exit 0.\n");
+      "  --drain-timeout seconds (default 30) to finish, then exit 0.\n"
+      "  --threads 0 (the default) uses every core; at most 1024.\n");
 }
 
 /// A server commits its KV budget at start (--no-kv-prefault: as used).
@@ -84,24 +86,23 @@ bool integerFlag(const std::string &arg, const char *value, ServeArgs *a,
       {"--port", &a->port, 0, 65535},
       {"--max-queue", &a->server.maxQueue, 0, 1 << 20},
       {"--max-body-bytes", &a->server.maxBodyBytes, 1024, int64_t(1) << 32},
-      {"--threads", &a->threads, 0, 1024},
-      {"--kv-blocks", &a->engine.kvBlocks, 1, int64_t(1) << 31},
-      {"--kv-cache-mb", &a->engine.kvCacheMb, 1, int64_t(1) << 24},
-      {"--max-tokens-per-step", &a->engine.maxTokensPerStep, 1, 1 << 20},
-      {"--max-seqs", &a->engine.maxSeqs, 1, 1 << 20},
+      {"--threads", &a->threads, 0, kMaxThreads},
+      {"--kv-blocks", &a->engine.kvBlocks, 1, kMaxKvBlocks},
+      {"--kv-cache-mb", &a->engine.kvCacheMb, 1, kMaxKvCacheMb},
+      {"--max-tokens-per-step", &a->engine.maxTokensPerStep, 1,
+       kMaxTokensPerStep},
+      {"--max-seqs", &a->engine.maxSeqs, 1, kMaxSeqs},
   };
   *known = false;
   for (const Flag &f : flags) {
     if (arg != f.name)
       continue;
     *known = true;
-    int64_t v = 0;
-    if (!value || !parseInt64(value, &v) || v < f.min || v > f.max) {
-      std::fprintf(stderr, "error: %s needs an integer in [%lld, %lld]\n",
-                   f.name, (long long)f.min, (long long)f.max);
+    std::string error;
+    if (!parseFlagInt(f.name, value, f.min, f.max, f.dest, &error)) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
       return false;
     }
-    *f.dest = v;
   }
   return true;
 }
@@ -185,6 +186,12 @@ int serveMain(int argc, char **argv) {
   std::unique_ptr<Artifact> artifact;
   if (Status s = Artifact::open(a.artifact, &artifact); !s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    return 1;
+  }
+  if (std::string e = kvCacheMbError(artifact->manifest().llm,
+                                     a.engine.kvCacheMb);
+      !e.empty()) {
+    std::fprintf(stderr, "error: %s\n", e.c_str());
     return 1;
   }
   std::unique_ptr<Engine> engine;

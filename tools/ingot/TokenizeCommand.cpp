@@ -3,13 +3,16 @@
 //   ingot tokenize ART (--text TEXT | --text-file F) [--add-bos] [--json]
 //   ingot tokenize ART --decode 1,2,3 [--json]
 //
-// Encoding prints the ids comma-separated (or {"ids":[...]}). Decoding prints
-// the text the ids stand for, converted to valid UTF-8 the way Hugging Face
+// Encoding prints the ids comma-separated (or {"ids":[...]}); the text must
+// be valid UTF-8 (an error names the first bad byte). Decoding prints the
+// text the ids stand for, converted to valid UTF-8 the way Hugging Face
 // `tokenizers` does it: each broken UTF-8 sequence (a token sequence cut in
-// the middle of a character) becomes one U+FFFD; ids outside the vocabulary
-// decode to nothing. Both forms end with a newline.
+// the middle of a character) becomes one U+FFFD; an id outside the
+// vocabulary is an error. Both forms end with a newline.
 //
 //===----------------------------------------------------------------------===//
+#include "CliChecks.h"
+#include "CliNumbers.h"
 #include "Commands.h"
 
 #include "JsonWriter.h" // runtime-private helper
@@ -21,10 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iostream>
-#include <iterator>
-#include <sstream>
 
 namespace ingot::cli {
 namespace {
@@ -47,30 +46,9 @@ int usageError(const std::string &msg) {
   return 2;
 }
 
-bool readFile(const std::string &path, std::string *out, std::string *error) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << std::cin.rdbuf();
-    *out = ss.str();
-    return true;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = "cannot read '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  out->assign(std::istreambuf_iterator<char>(in),
-              std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    *error = "error reading '" + path + "'";
-    return false;
-  }
-  return true;
-}
-
 /// "1,2,3" (spaces allowed around ids; "" is no ids). Ids that do not fit in
-/// int32 become -1, which decodes to nothing like any unknown id.
-bool parseIds(const std::string &s, std::vector<int32_t> *ids) {
+/// an int64 are kInt64Max: out of every vocabulary, like any unknown id.
+bool parseIds(const std::string &s, std::vector<int64_t> *ids) {
   size_t pos = 0;
   auto skipSpaces = [&] {
     while (pos < s.size() && s[pos] == ' ')
@@ -87,8 +65,7 @@ bool parseIds(const std::string &s, std::vector<int32_t> *ids) {
     long long v = std::strtoll(begin, &end, 10);
     if (end == begin || *begin == '+' || *begin == ' ')
       return false;
-    bool fits = errno != ERANGE && v >= INT32_MIN && v <= INT32_MAX;
-    ids->push_back(fits ? int32_t(v) : -1);
+    ids->push_back(errno == ERANGE ? kInt64Max : int64_t(v));
     pos += size_t(end - begin);
     skipSpaces();
     if (pos == s.size())
@@ -122,8 +99,12 @@ int tokenizeMain(int argc, char **argv) {
         return usageError(a + " needs a value");
       if (a == "--text")
         text = v;
-      else if (!readFile(v, &text, &error)) {
+      else if (!readWholeFile("--text-file " + v, v, &text, &error)) {
         std::fprintf(stderr, "error: %s\n", error.c_str());
+        return 1;
+      }
+      if (std::string e = invalidUtf8Error(a, text); !e.empty()) {
+        std::fprintf(stderr, "error: %s\n", e.c_str());
         return 1;
       }
       haveText = true;
@@ -149,8 +130,8 @@ int tokenizeMain(int argc, char **argv) {
     return usageError("give either --text/--text-file or --decode");
   if (haveDecode && addBos)
     return usageError("--add-bos only applies when encoding");
-  std::vector<int32_t> ids;
-  if (haveDecode && !parseIds(decodeArg, &ids))
+  std::vector<int64_t> decodeIds;
+  if (haveDecode && !parseIds(decodeArg, &decodeIds))
     return usageError("--decode takes comma-separated integer ids, got '" +
                       decodeArg + "'");
 
@@ -172,6 +153,18 @@ int tokenizeMain(int argc, char **argv) {
     std::fprintf(stderr, "error: %s: %s\n", artPath.c_str(),
                  s.message().c_str());
     return 1;
+  }
+
+  std::vector<int32_t> ids;
+  for (int64_t id : decodeIds) {
+    if (id < 0 || id >= tokenizer->vocabSize()) {
+      std::fprintf(stderr, "error: --decode: id %lld is outside the "
+                   "vocabulary of %d tokens of %s (ids 0..%d)\n",
+                   static_cast<long long>(id), tokenizer->vocabSize(),
+                   artPath.c_str(), tokenizer->vocabSize() - 1);
+      return 1;
+    }
+    ids.push_back(int32_t(id));
   }
 
   std::string out;
