@@ -4,7 +4,8 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 VENV := .venv
 
-.PHONY: all deps build build-runtime-only test test-fast demo demo-onnx clean
+.PHONY: all deps build build-runtime-only test test-fast demo demo-onnx clean \
+  fuzz fuzz-smoke test-asan test-asan-runtime
 
 all: build
 
@@ -35,6 +36,34 @@ demo: build
 # The ONNX path: a transformer block compiled, run and compared with onnxruntime.
 demo-onnx: build
 	@BUILD=$(BUILD) scripts/demo_onnx.sh
+
+# libFuzzer targets with ASan + UBSan (clang-22) in build-fuzz/; `make test`
+# already replays their checked-in corpora. FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@scripts/fuzz.sh build
+
+fuzz-smoke: fuzz
+	@scripts/fuzz.sh smoke $(FUZZ_SECONDS)
+
+# The unit and end-to-end suites on that ASan + UBSan build (not the slow
+# SmolLM2 tests). A cold build takes long on 2 cores, so CI runs the
+# runtime-only half below instead.
+test-asan: build
+	@scripts/fuzz.sh test
+
+# The runtime alone (no LLVM/MLIR) with ASan + UBSan, any compiler: its unit
+# tests and the runtime's fuzz targets replaying their corpora, started
+# from the seed artifacts the normal build compiled.
+ASAN_RUNTIME_BUILD := $(BUILD)/asan-runtime
+test-asan-runtime: build
+	@cmake -S . -B $(ASAN_RUNTIME_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DINGOT_SANITIZE=ON -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_PYTHON=OFF \
+	  -DINGOT_FUZZ_ARTIFACT_DIR=$(CURDIR)/$(BUILD)/fuzz-data >/dev/null
+	@cmake --build $(ASAN_RUNTIME_BUILD) -j $(JOBS)
+	@cd $(ASAN_RUNTIME_BUILD) && ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -L 'unit|fuzz'
 
 clean:
 	rm -rf $(BUILD)
