@@ -26,7 +26,7 @@ build() {
   fi
   cmake -S . -B "$BUILD_FUZZ" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DINGOT_FUZZ=ON -DINGOT_ENABLE_PYTHON=OFF \
+    -DINGOT_FUZZ=ON -DINGOT_ENABLE_TESTS=ON -DINGOT_ENABLE_PYTHON=OFF \
     -DINGOT_PYTHON="$PWD/.venv/bin/python" >/dev/null
   cmake --build "$BUILD_FUZZ" -j "$(nproc)" --target \
     $(for t in "${TARGETS[@]}"; do echo "fuzz-$t"; done)
