@@ -9,6 +9,7 @@
 
 #include "ingot/Npy.h"
 
+#include "ingot/AtomicFile.h"
 #include "ingot/ShapeRules.h"
 
 #include <cctype>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <sys/stat.h>
 
 namespace ingot {
 namespace {
@@ -227,6 +229,13 @@ Status readNpy(const std::string &path, HostTensor *out) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
+  // Checked on the open file, not the path: /dev/zero or a FIFO would be
+  // read without end.
+  struct stat st;
+  if (::fstat(::fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    std::fclose(f);
+    return Status::error(path + ": not a regular file");
+  }
   std::vector<uint8_t> bytes;
   uint8_t buf[1 << 16];
   size_t n;
@@ -289,14 +298,10 @@ Status writeNpy(const std::string &path, const HostTensor &t) {
   std::vector<uint8_t> bytes;
   if (Status s = encodeNpy(t, path, &bytes); !s)
     return s;
-  FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    return Status::error(path + ": cannot create: " + std::strerror(errno));
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok &= std::fclose(f) == 0;
-  if (!ok)
-    return Status::error(path + ": write failed: " + std::strerror(errno));
-  return Status::ok();
+  // Whole or not at all: a full disk keeps an earlier output intact.
+  return writeFileAtomically(
+      path, std::string_view(reinterpret_cast<const char *>(bytes.data()),
+                             bytes.size()));
 }
 
 } // namespace ingot

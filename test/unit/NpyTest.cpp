@@ -183,4 +183,14 @@ TEST(Npy, ClearErrors) {
   EXPECT_NE(s.message().find("bfloat16"), std::string::npos) << s.message();
 }
 
+TEST(Npy, RefusesFilesThatAreNotRegular) {
+  // /dev/zero would be read forever, a directory fails mid-read.
+  for (const char *path : {"/dev/zero", "/"}) {
+    HostTensor t;
+    Status s = readNpy(path, &t);
+    ASSERT_FALSE(s.isOk()) << path;
+    EXPECT_EQ(s.message(), std::string(path) + ": not a regular file");
+  }
+}
+
 } // namespace
