@@ -65,7 +65,7 @@ sanitized_tests() {
     -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_TESTS=OFF -DINGOT_ENABLE_PYTHON=OFF >/dev/null
   cmake --build "$BUILD_FUZZ/runtime-only" -j "$(nproc)" --target ingot
   cd "$BUILD_FUZZ"
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+  INGOT_SANITIZED=1 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     ctest --output-on-failure -j "$(nproc)" -LE slow -E '^e2e\.test_python$'
 }
