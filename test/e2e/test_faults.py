@@ -7,6 +7,7 @@ The model is a random 6-layer llama of hidden size 512 (~75 MB of F32
 weights, test/fixtures/hf_models.py with larger dimensions), so that
 writing its artifact takes long enough to be interrupted mid-way.
 """
+import os
 import random
 import resource
 import signal
@@ -143,4 +144,6 @@ def test_engine_completes_2000_requests_under_kv_oversubscription(tmp_path):
     large = bench(2000)  # ru_maxrss of children is a running maximum (KiB)
     print(f"peak RSS: 200 requests {small / 1024:.0f} MiB, "
           f"2000 requests {large / 1024:.0f} MiB")
+    if os.environ.get("INGOT_SANITIZED") == "1":
+        return  # ASan's quarantine holds up to 256 MiB of freed memory
     assert large <= small * 1.5 + 32 * 1024
