@@ -10,6 +10,7 @@
 
 #include "ingot/Executor.h"
 
+#include "ExecutorMessages.h"
 #include "KernelCost.h"
 #include "PhysicalMemory.h"
 #include "cpu/KernelRegistry.h"
@@ -23,59 +24,6 @@
 #include <sys/mman.h>
 
 namespace ingot {
-namespace {
-
-std::string describeIo(const IoSpec &io) {
-  std::string r = io.name + ": " + dtypeName(io.dtype) + "[";
-  for (size_t i = 0; i < io.dims.size(); ++i) {
-    if (i)
-      r += ",";
-    const Dim &d = io.dims[i];
-    r += !d.symbol.empty() ? d.symbol
-         : d.size < 0      ? std::string("?")
-                           : std::to_string(d.size);
-  }
-  return r + "]";
-}
-
-std::string describeInputs(const Manifest &m) {
-  std::string r;
-  for (const IoSpec &io : m.inputs)
-    r += "\n  " + describeIo(io);
-  return r.empty() ? " (none)" : r;
-}
-
-std::string describeBuffer(const Buffer &b) {
-  return "buffer #" + std::to_string(b.id) +
-         (b.name.empty() ? "" : " '" + b.name + "'");
-}
-
-/// The name kernels use for a buffer in messages.
-std::string bufferLabel(const Buffer &b) {
-  return b.name.empty() ? std::string("#").append(std::to_string(b.id))
-                        : b.name;
-}
-
-/// Callers size their reads of an output by its declared fixed dims (the
-/// engine reads vocab_size logits per row): the computed shape must match.
-Status checkOutputShape(const IoSpec &io, const shape::Shape &shape) {
-  bool ok = shape.size() == io.dims.size();
-  for (size_t d = 0; ok && d < shape.size(); ++d)
-    ok = !io.dims[d].symbol.empty() || io.dims[d].size < 0 ||
-         io.dims[d].size == shape[d];
-  if (ok)
-    return Status::ok();
-  return Status::error("model output '" + io.name + "' was computed with " +
-                       "shape " + shape::toString(shape) +
-                       ", but the manifest declares " + describeIo(io));
-}
-
-std::string describeStep(const Step &s, size_t index) {
-  return "step " + std::to_string(index) + " (" + s.kernel +
-         (s.origin.empty() ? "" : ", node '" + s.origin + "'") + ")";
-}
-
-} // namespace
 
 struct Executor::Impl {
   const Artifact &artifact;
