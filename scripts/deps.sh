@@ -10,7 +10,7 @@ APT_PACKAGES=(
   "llvm-${LLVM_VERSION}-dev" "libmlir-${LLVM_VERSION}-dev"
   "mlir-${LLVM_VERSION}-tools" "llvm-${LLVM_VERSION}-tools"
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
-  libcpp-httplib-dev nlohmann-json3-dev
+  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
   python3 python3-venv
 )
 

@@ -9,11 +9,12 @@
 
 #include "ingot/Profiler.h"
 
-#include "JsonWriter.h"
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -144,69 +145,42 @@ std::vector<RunEvent> StepProfiler::runs() const {
 }
 
 std::string StepProfiler::chromeTraceJson() const {
+  using Json = nlohmann::ordered_json;
   const std::vector<KernelEvent> ks = kernels();
   const std::vector<RunEvent> rs = runs();
-  std::string out;
-  out.reserve(256 * (ks.size() + rs.size() + 4));
-  json::Writer w(&out, 0);
-  auto meta = [&](const char *what, int tid, const char *name) {
-    w.beginObject();
-    w.field("name", what);
-    w.field("ph", "M");
-    w.field("pid", 1);
-    w.field("tid", tid);
-    w.key("args");
-    w.beginObject();
-    w.field("name", name);
-    w.endObject();
-    w.endObject();
+  // JSON has no NaN: a rate over no time is written as null, on purpose.
+  auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(); };
+  auto meta = [](const char *what, int tid, const char *name) {
+    return Json{{"name", what}, {"ph", "M"},  {"pid", 1},
+                {"tid", tid},   {"args", {{"name", name}}}};
   };
   auto complete = [&](const std::string &name, const char *cat, int tid,
-                      double ts, double dur) {
-    w.field("name", name);
-    w.field("cat", cat);
-    w.field("ph", "X");
-    w.field("pid", 1);
-    w.field("tid", tid);
-    w.field("ts", ts);
-    w.field("dur", dur);
+                      double ts, double dur, Json args) {
+    return Json{{"name", name},     {"cat", cat},       {"ph", "X"},
+                {"pid", 1},         {"tid", tid},       {"ts", number(ts)},
+                {"dur", number(dur)}, {"args", std::move(args)}};
   };
-  w.beginObject();
-  w.field("displayTimeUnit", "ms");
-  w.key("traceEvents");
-  w.beginArray();
-  meta("process_name", 1, "ingot");
-  meta("thread_name", 1, "steps");
-  meta("thread_name", 2, "kernels");
-  for (const RunEvent &r : rs) {
-    w.beginObject();
-    complete(r.label, "step", 1, r.startUs, r.durUs);
-    w.key("args");
-    w.beginObject();
-    w.field("run", r.run);
-    w.field("tokens", r.tokens);
-    w.endObject();
-    w.endObject();
-  }
-  for (const KernelEvent &k : ks) {
-    w.beginObject();
-    complete(k.kernel, "kernel", 2, k.startUs, k.durUs);
-    w.key("args");
-    w.beginObject();
-    w.field("origin", k.origin);
-    w.field("step", int64_t(k.stepIndex));
-    w.field("run", k.run);
-    w.field("bytes", k.bytes);
-    w.field("flops", k.flops);
-    w.field("GB/s", gbPerSecond(k.bytes, k.durUs));
-    w.field("GFLOP/s", gflopPerSecond(k.flops, k.durUs));
-    w.endObject();
-    w.endObject();
-  }
-  w.endArray();
-  w.endObject();
-  out += '\n';
-  return out;
+  Json events = Json::array();
+  events.push_back(meta("process_name", 1, "ingot"));
+  events.push_back(meta("thread_name", 1, "steps"));
+  events.push_back(meta("thread_name", 2, "kernels"));
+  for (const RunEvent &r : rs)
+    events.push_back(complete(r.label, "step", 1, r.startUs, r.durUs,
+                              {{"run", r.run}, {"tokens", r.tokens}}));
+  for (const KernelEvent &k : ks)
+    events.push_back(complete(
+        k.kernel, "kernel", 2, k.startUs, k.durUs,
+        {{"origin", k.origin},
+         {"step", int64_t(k.stepIndex)},
+         {"run", k.run},
+         {"bytes", k.bytes},
+         {"flops", k.flops},
+         {"GB/s", number(gbPerSecond(k.bytes, k.durUs))},
+         {"GFLOP/s", number(gflopPerSecond(k.flops, k.durUs))}}));
+  Json trace = {{"displayTimeUnit", "ms"}, {"traceEvents", std::move(events)}};
+  // Kernel names and origins come from the artifact: invalid UTF-8 in them
+  // becomes U+FFFD rather than an exception.
+  return trace.dump(-1, ' ', false, Json::error_handler_t::replace) + '\n';
 }
 
 std::string StepProfiler::topKernelsTable(int topN, double readGBps,

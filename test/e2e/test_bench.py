@@ -10,6 +10,7 @@ memory breakdown adds up, and bad flags fail with an error that names them.
 import json
 import struct
 import re
+import subprocess
 import sys
 
 import numpy as np
@@ -229,14 +230,52 @@ def test_profile(model):
     assert re.search(r"^linear\s+\d+", proc.stdout, re.M), proc.stdout
 
 
+def png_size(path):
+    """(width, height) of a PNG, from its IHDR chunk, after checking the
+    signature, that IHDR comes first, and that the image is not trivial."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13, (length, kind)
+    assert len(data) > 20_000, len(data)  # curves, labels: not a blank image
+    return struct.unpack(">II", data[16:24])
+
+
 def test_plot(model):
     png = model["dir"] / "lat.png"
-    _, proc = bench(model, "plot", "--no-probe", "--num-prompts", "4",
+    r, proc = bench(model, "plot", "--no-probe", "--num-prompts", "4",
                     "--input-len", "8", "--output-len", "4",
-                    "--max-concurrency", "1,2", "--plot", png, expect_ok=False)
+                    "--max-concurrency", "1,2", "--plot", png)
+    # Two columns of 640x420 panels: 4 CDFs + throughput vs concurrency.
+    assert png_size(png) == (1280, 3 * 420)
+    # What bench/plot.py draws from: every request's samples, per level.
+    for level in r["sweep"]:
+        samples = level["samples_ms"]
+        assert [len(samples[k]) for k in ("ttft", "tpot", "itl", "e2e")] == \
+            [4, 4, 4 * 3, 4], samples
+    assert r["samples_ms"] == r["sweep"][-1]["samples_ms"]
+    # Without a sweep: the four CDFs only, drawn from a --json file alone.
+    bench(model, "plot-one", "--no-probe", "--num-prompts", "2",
+                   "--input-len", "8", "--output-len", "4")
+    out = model["dir"] / "one.png"
+    proc = subprocess.run([sys.executable, str(SOURCE_DIR / "bench/plot.py"),
+                           str(model["dir"] / "plot-one.json"), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, describe(proc)
-    data = png.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    # IHDR: two columns of panels (4 CDFs + throughput vs concurrency).
-    width, height = struct.unpack(">II", data[16:24])
-    assert width >= 1000 and height >= 1000, (width, height)
+    assert png_size(out) == (1280, 2 * 420)
+
+
+def test_plot_says_how_to_get_python(model, monkeypatch):
+    png = model["dir"] / "never.png"
+    missing = model["dir"] / "no-python"
+    monkeypatch.setenv("INGOT_PYTHON", str(missing))
+    _, proc = bench(model, "noplot", "--no-probe", "--num-prompts", "2",
+                    "--input-len", "8", "--output-len", "2", "--plot", png,
+                    expect_ok=False)
+    assert proc.returncode == 1, describe(proc)
+    assert f"error: --plot: INGOT_PYTHON={missing} is not an executable " \
+        "file" in proc.stderr, proc.stderr
+    assert f"run: python3 -m venv {SOURCE_DIR}/.venv && {SOURCE_DIR}/.venv/" \
+        f"bin/pip install -r {SOURCE_DIR}/scripts/requirements-test.txt" \
+        in proc.stderr, proc.stderr
+    assert not png.exists()

@@ -282,7 +282,7 @@ def test_batch_exit_code_counts_failures(llm, tmp_path):
     proc, outs = run_batch(llm, tmp_path, [good] + bad)
     assert proc.returncode == 0, describe(proc)  # partly failed: 0, as documented
     assert [o["finish_reason"] for o in outs] == ["length", "error", "error"]
-    assert "exit code is 0 when at" in ingot("generate", "--help").stderr
+    assert "exit code is 0 when at" in ingot("generate", "--help").stdout
 
 
 @pytest.mark.parametrize("flag, key, value, ok", [

@@ -4,7 +4,7 @@
 // np.percentile's default "linear" method, np.std's default ddof = 0).
 //
 //===----------------------------------------------------------------------===//
-#include "ingot/BenchMetrics.h"
+#include "BenchMetrics.h"
 
 #include <gtest/gtest.h>
 

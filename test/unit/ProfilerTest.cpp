@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ingot/Profiler.h"
-#include "../../tools/ingot/JsonReader.h"
+#include "JsonText.h"
 #include "KernelCost.h"
 #include "cpu/KernelRegistry.h"
 #include "ingot/Artifact.h"
@@ -213,27 +213,25 @@ TEST(StepProfiler, TraceHasOneEventPerKernelPerRun) {
   // Third run: batch 3, so linear's 2·m·n·k = 2·3·4·8.
   EXPECT_EQ(ks[4].flops, 2 * 3 * 4 * 8);
 
-  json::Value trace;
-  std::string error;
-  ASSERT_TRUE(json::Reader(profiler.chromeTraceJson()).parse(&trace, &error))
-      << error;
-  const json::Value *events = trace.find("traceEvents");
-  ASSERT_TRUE(events);
+  cli::OrderedJson trace;
+  std::string error = cli::parseJsonLine(profiler.chromeTraceJson(), &trace);
+  ASSERT_EQ(error, "");
+  ASSERT_TRUE(trace.contains("traceEvents"));
   int kernels = 0, steps = 0;
-  for (const json::Value &e : events->items) {
-    const json::Value *cat = e.find("cat");
-    if (!cat)
+  for (const cli::OrderedJson &e : trace["traceEvents"]) {
+    if (!e.contains("cat"))
       continue;
-    ASSERT_EQ(e.find("ph")->string, "X");
-    ASSERT_TRUE(e.find("ts") && e.find("dur") && e.find("pid") &&
-                e.find("tid"));
-    if (cat->string == "kernel") {
+    const std::string cat = e["cat"].get<std::string>();
+    ASSERT_EQ(e["ph"], "X");
+    ASSERT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") &&
+                e.contains("tid"));
+    if (cat == "kernel") {
       ++kernels;
-      EXPECT_EQ(e.find("args")->find("origin")->string,
+      EXPECT_EQ(e["args"]["origin"],
                 kernels % 2 ? "layers.0.proj" : "layers.0.act");
-      EXPECT_TRUE(e.find("args")->find("GB/s"));
-    } else if (cat->string == "step") {
-      EXPECT_EQ(e.find("name")->string, "decode " + std::to_string(++steps));
+      EXPECT_TRUE(e["args"]["GB/s"].is_number());
+    } else if (cat == "step") {
+      EXPECT_EQ(e["name"], "decode " + std::to_string(++steps));
     }
   }
   EXPECT_EQ(kernels, 2 * kRuns);

@@ -10,8 +10,7 @@
 #include "BatchGenerate.h"
 #include "BatchLineParser.h"
 #include "CliChecks.h"
-#include "JsonReader.h"
-#include "JsonWriter.h"
+#include "JsonText.h"
 #include "ProfileOutput.h"
 
 #include "ingot/Artifact.h"
@@ -59,22 +58,14 @@ bool isBlank(const std::string &s) {
   return s.find_first_not_of(" \t") == std::string::npos;
 }
 
-void writeIds(json::Writer &w, const char *key,
-              const std::vector<int32_t> &ids) {
-  w.key(key);
-  w.beginArray(true);
-  for (int32_t id : ids)
-    w.value(static_cast<int64_t>(id));
-  w.endArray();
-}
-
-} // namespace
-
-int batchGenerateMain(const GenerateArgs &a) {
-  std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+/// Everything the batch needs before an engine exists: an LLM artifact of
+/// the block size asked for, a sane KV budget and the batch file's lines.
+/// 0, or the exit code after printing the error.
+int openBatch(const GenerateArgs &a, std::unique_ptr<Artifact> *artifact,
+              std::vector<std::string> *lines) {
+  if (Status s = Artifact::open(a.artifact, artifact); !s)
     return fail(s.message());
-  const Manifest &manifest = artifact->manifest();
+  const Manifest &manifest = (*artifact)->manifest();
   if (!manifest.hasLlm)
     return fail(a.artifact + ": not an LLM artifact (compiled from an ONNX "
                              "graph); use `ingot run` instead");
@@ -91,10 +82,12 @@ int batchGenerateMain(const GenerateArgs &a) {
     return fail(e);
   if (std::string e = kvCacheMbError(manifest.llm, a.kvCacheMb); !e.empty())
     return fail(e);
-  std::vector<std::string> lines;
-  if (!readLines(a.batchFile, &lines))
+  if (!readLines(a.batchFile, lines))
     return fail("cannot read " + a.batchFile);
+  return 0;
+}
 
+EngineOptions engineOptions(const GenerateArgs &a, StepProfiler *profiler) {
   EngineOptions options;
   options.threads = static_cast<unsigned>(a.threads);
   options.kvBlocks = a.kvBlocks;
@@ -103,35 +96,41 @@ int batchGenerateMain(const GenerateArgs &a) {
   options.maxTokensPerStep = a.maxTokensPerStep;
   options.maxSeqs = a.maxSeqs;
   options.prefixCaching = a.prefixCaching;
-  StepProfiler profiler;
   if (!a.profile.empty())
-    options.profiler = &profiler;
-  std::unique_ptr<Engine> engine;
-  if (Status s = Engine::create(*artifact, options, &engine); !s)
-    return fail(a.artifact + ": " + s.message());
-  std::fprintf(stderr, "%s\n", engine->describeBudget().c_str());
+    options.profiler = profiler;
+  return options;
+}
 
+/// One request per non-blank line; a line that cannot be used carries its
+/// error, prefixed with FILE:LINE.
+std::vector<Request> parseRequests(const GenerateArgs &a,
+                                   const std::vector<std::string> &lines,
+                                   const Manifest &manifest,
+                                   const Tokenizer &tokenizer) {
   std::vector<Request> requests;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (isBlank(lines[i]))
       continue;
     Request r;
     r.line = static_cast<int64_t>(i + 1);
-    json::Value v;
-    std::string error;
-    if (!json::Reader(lines[i]).parse(&v, &error))
+    OrderedJson v;
+    if (std::string error = parseJsonLine(lines[i], &v); !error.empty())
       r.error = "invalid JSON: " + error;
     else
-      r.error = parseBatchLine(v, a, manifest.generation, engine->tokenizer(),
+      r.error = parseBatchLine(v, a, manifest.generation, tokenizer,
                                manifest.llm.vocabSize, &r.params);
     if (!r.error.empty())
       r.error = a.batchFile + ":" + std::to_string(r.line) + ": " + r.error;
     requests.push_back(std::move(r));
   }
+  return requests;
+}
 
-  // Callbacks come from the engine's step thread; `requests` is never
-  // resized from here on, so each one only touches its own element.
-  std::mutex mutex;
+/// Submits every usable request at once and waits for all; the seconds it
+/// took. Callbacks come from the engine's step thread under `mutex`;
+/// `requests` is never resized, so each one only touches its own element.
+double runRequests(const GenerateArgs &a, Engine &engine,
+                   std::vector<Request> &requests, std::mutex &mutex) {
   auto start = std::chrono::steady_clock::now();
   for (Request &r : requests) {
     if (!r.error.empty())
@@ -150,15 +149,81 @@ int batchGenerateMain(const GenerateArgs &a) {
       }
     };
     uint64_t id = 0;
-    if (Status s = engine->submit(r.params, onToken, &id); !s) {
+    if (Status s = engine.submit(r.params, onToken, &id); !s) {
       std::lock_guard<std::mutex> lock(mutex);
       r.error = a.batchFile + ":" + std::to_string(r.line) + ": " + s.message();
     }
   }
-  engine->waitIdle();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  engine.waitIdle();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// The output lines in input order; failed requests are also reported on
+/// stderr and counted in *failed.
+std::string resultLines(std::vector<Request> &requests, std::mutex &mutex,
+                        size_t *failed) {
+  std::string out;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Request &r = requests[i];
+    if (r.error.empty() && !r.finished)
+      r.error = "the engine stopped before this request finished";
+    if (!r.error.empty()) {
+      ++*failed;
+      r.finishReason = "error";
+      std::fprintf(stderr, "error: request %zu: %s\n", i, r.error.c_str());
+    }
+    OrderedJson line = {{"index", i},
+                        {"prompt_tokens", r.params.promptTokens},
+                        {"tokens", r.tokens},
+                        {"text", r.text},
+                        {"finish_reason", r.finishReason}};
+    if (!r.error.empty())
+      line["error"] = r.error;
+    out += jsonText(line) + '\n';
+  }
+  return out;
+}
+
+/// --stats-json: the engine's counters and the batch's throughput.
+Status writeStats(const std::string &path, const EngineStats &stats,
+                  size_t requests, double seconds) {
+  OrderedJson js = {
+      {"preemptions", stats.preemptions},
+      {"prefix_cache_hit_rate", finiteOrNull(stats.prefixCacheHitRate)},
+      {"peak_kv_blocks_used", stats.peakKvBlocksUsed},
+      {"kv_blocks_total", stats.kvBlocksTotal},
+      {"steps", stats.steps},
+      {"generated_tokens", stats.generatedTokens},
+      {"prompt_tokens", stats.promptTokens},
+      {"requests", requests},
+      {"duration_s", finiteOrNull(seconds)},
+      {"output_tokens_per_s",
+       finiteOrNull(seconds > 0 ? double(stats.generatedTokens) / seconds
+                                : 0.0)}};
+  return writeFileAtomically(path, jsonText(js, 2) + '\n');
+}
+
+} // namespace
+
+int batchGenerateMain(const GenerateArgs &a) {
+  std::unique_ptr<Artifact> artifact;
+  std::vector<std::string> lines;
+  if (int rc = openBatch(a, &artifact, &lines))
+    return rc;
+  StepProfiler profiler;
+  std::unique_ptr<Engine> engine;
+  if (Status s = Engine::create(*artifact, engineOptions(a, &profiler), &engine);
+      !s)
+    return fail(a.artifact + ": " + s.message());
+  std::fprintf(stderr, "%s\n", engine->describeBudget().c_str());
+
+  std::vector<Request> requests =
+      parseRequests(a, lines, artifact->manifest(), engine->tokenizer());
+  std::mutex mutex;
+  const double seconds = runRequests(a, *engine, requests, mutex);
   EngineStats stats = engine->stats();
   if (!a.profile.empty()) {
     if (Status s = writeChromeTrace(profiler, a.profile, "--profile"); !s)
@@ -166,57 +231,18 @@ int batchGenerateMain(const GenerateArgs &a) {
     std::fprintf(stderr, "%s", profiler.topKernelsTable(15, 0, 0).c_str());
   }
 
-  std::string out;
   size_t failed = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    std::lock_guard<std::mutex> lock(mutex);
-    Request &r = requests[i];
-    if (r.error.empty() && !r.finished)
-      r.error = "the engine stopped before this request finished";
-    if (!r.error.empty()) {
-      ++failed;
-      r.finishReason = "error";
-      std::fprintf(stderr, "error: request %zu: %s\n", i, r.error.c_str());
-    }
-    json::Writer w(&out, 0);
-    w.beginObject();
-    w.field("index", static_cast<int64_t>(i));
-    writeIds(w, "prompt_tokens", r.params.promptTokens);
-    writeIds(w, "tokens", r.tokens);
-    w.field("text", r.text);
-    w.field("finish_reason", r.finishReason);
-    if (!r.error.empty())
-      w.field("error", r.error);
-    w.endObject();
-    out += '\n';
-  }
+  std::string out = resultLines(requests, mutex, &failed);
   if (a.output == "-") {
     std::fwrite(out.data(), 1, out.size(), stdout);
   } else {
     if (Status st = writeFileAtomically(a.output, out); !st)
       return fail(st.message());
   }
-
-  if (!a.statsJson.empty()) {
-    std::string js;
-    json::Writer w(&js, 2);
-    w.beginObject();
-    w.field("preemptions", stats.preemptions);
-    w.field("prefix_cache_hit_rate", stats.prefixCacheHitRate);
-    w.field("peak_kv_blocks_used", stats.peakKvBlocksUsed);
-    w.field("kv_blocks_total", stats.kvBlocksTotal);
-    w.field("steps", stats.steps);
-    w.field("generated_tokens", stats.generatedTokens);
-    w.field("prompt_tokens", stats.promptTokens);
-    w.field("requests", static_cast<int64_t>(requests.size()));
-    w.field("duration_s", seconds);
-    w.field("output_tokens_per_s",
-            seconds > 0 ? double(stats.generatedTokens) / seconds : 0.0);
-    w.endObject();
-    js += '\n';
-    if (Status st = writeFileAtomically(a.statsJson, js); !st)
+  if (!a.statsJson.empty())
+    if (Status st = writeStats(a.statsJson, stats, requests.size(), seconds);
+        !st)
       return fail(st.message());
-  }
   if (!requests.empty() && failed == requests.size())
     return fail("every one of the " + std::to_string(requests.size()) +
                 " requests of " + a.batchFile + " failed (their errors are "

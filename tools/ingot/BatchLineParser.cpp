@@ -18,14 +18,14 @@ namespace {
 /// (naming the key).
 class LineParser {
 public:
-  LineParser(const json::Value &v, const GenerateArgs &args,
+  LineParser(const OrderedJson &v, const GenerateArgs &args,
              const GenerationDefaults &defaults, const Tokenizer &tokenizer,
              int64_t vocab)
       : v_(v), args_(args), defaults_(defaults), tokenizer_(tokenizer),
         vocab_(vocab) {}
 
   std::string parse(RequestParams *r) {
-    if (v_.kind != json::Value::Kind::Object)
+    if (!v_.is_object())
       return "a request must be a JSON object";
     static const char *const known[] = {"prompt",
                                         "prompt_tokens",
@@ -41,25 +41,25 @@ public:
                                         "stop",
                                         "stop_token_ids",
                                         "ignore_eos"};
-    for (const auto &m : v_.members) {
+    for (const auto &m : v_.items()) {
       bool ok = false;
       for (const char *k : known)
-        ok |= m.first == k;
+        ok |= m.key() == k;
       if (!ok)
-        return "unknown key '" + m.first + "'";
+        return "unknown key '" + m.key() + "'";
     }
-    const json::Value *text = v_.find("prompt"),
-                      *ids = v_.find("prompt_tokens");
+    const OrderedJson *text = find("prompt"), *ids = find("prompt_tokens");
     if (!text == !ids)
       return "give exactly one of 'prompt' and 'prompt_tokens'";
     if (ids && !intList("prompt_tokens", *ids, &r->promptTokens))
       return error_;
     if (text) {
-      if (text->kind != json::Value::Kind::String)
+      if (!text->is_string())
         return "key 'prompt': expected a string";
-      std::string formatted = text->string;
+      const std::string &prompt = text->get_ref<const std::string &>();
+      std::string formatted = prompt;
       if (args_.chat)
-        if (Status s = tokenizer_.applyChatTemplate({{"user", text->string}},
+        if (Status s = tokenizer_.applyChatTemplate({{"user", prompt}},
                                                     true, &formatted);
             !s)
           return "key 'prompt': " + s.message();
@@ -96,31 +96,36 @@ public:
       return error_;
     s.topK = topKForEngine(topK);
     s.seed = static_cast<uint64_t>(seed);
-    if (const json::Value *stop = v_.find("stop")) {
-      if (stop->kind == json::Value::Kind::String) {
-        r->stopStrings.push_back(stop->string);
-      } else if (stop->kind == json::Value::Kind::Array) {
-        for (const json::Value &item : stop->items) {
-          if (item.kind != json::Value::Kind::String || item.string.empty())
+    if (const OrderedJson *stop = find("stop")) {
+      if (stop->is_string()) {
+        r->stopStrings.push_back(stop->get<std::string>());
+      } else if (stop->is_array()) {
+        for (const OrderedJson &item : *stop) {
+          if (!item.is_string() || item.get_ref<const std::string &>().empty())
             return "key 'stop': expected a list of non-empty strings";
-          r->stopStrings.push_back(item.string);
+          r->stopStrings.push_back(item.get<std::string>());
         }
       } else {
         return "key 'stop': expected a string or a list of strings";
       }
     }
-    if (const json::Value *stopIds = v_.find("stop_token_ids"))
+    if (const OrderedJson *stopIds = find("stop_token_ids"))
       if (!intList("stop_token_ids", *stopIds, &r->stopTokenIds))
         return error_;
-    if (const json::Value *b = v_.find("ignore_eos")) {
-      if (b->kind != json::Value::Kind::Bool)
+    if (const OrderedJson *b = find("ignore_eos")) {
+      if (!b->is_boolean())
         return "key 'ignore_eos': expected true or false";
-      r->ignoreEos = b->boolean;
+      r->ignoreEos = b->get<bool>();
     }
     return "";
   }
 
 private:
+  const OrderedJson *find(const char *key) const {
+    auto it = v_.find(key);
+    return it == v_.end() ? nullptr : &*it;
+  }
+
   bool err(const std::string &key, const std::string &what) {
     error_ = "key '" + key + "': " + what;
     return false;
@@ -129,22 +134,23 @@ private:
   /// A number in [lo, hi] (lo excluded when openLow).
   bool number(const char *key, double lo, double hi, bool openLow,
               double *out) {
-    const json::Value *v = v_.find(key);
+    const OrderedJson *v = find(key);
     if (!v)
       return true;
-    if (v->kind != json::Value::Kind::Number)
-      return err(key, std::string("expected a number, got ") +
-                          json::kindName(v->kind));
-    bool ok = (openLow ? v->number > lo : v->number >= lo) && v->number <= hi;
+    if (!v->is_number())
+      return err(key,
+                 std::string("expected a number, got ") + jsonKindName(*v));
+    const double x = v->get<double>();
+    bool ok = (openLow ? x > lo : x >= lo) && x <= hi;
     if (!ok) {
       std::ostringstream range;
       range << (openLow ? "(" : "[") << lo << ", " << hi
             << (std::isinf(hi) ? ")" : "]");
       std::ostringstream got;
-      got << v->number;
+      got << x;
       return err(key, "must be in " + range.str() + ", got " + got.str());
     }
-    *out = v->number;
+    *out = x;
     return true;
   }
 
@@ -152,19 +158,21 @@ private:
   bool integer(const SamplingIntRange &range, int64_t *out) {
     const char *key = range.key;
     const int64_t lo = range.min, hi = range.max;
-    const json::Value *v = v_.find(key);
+    const OrderedJson *v = find(key);
     if (!v)
       return true;
-    if (v->kind != json::Value::Kind::Number ||
-        v->number != std::floor(v->number))
+    if (!v->is_number())
+      return err(key, "expected an integer");
+    const double number = v->get<double>();
+    if (number != std::floor(number))
       return err(key, "expected an integer");
     std::string inRange =
         "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
     int64_t x; // 1e3 is an integer too, just not written as one
-    if (v->isInteger)
-      x = v->integer;
-    else if (std::fabs(v->number) < 0x1p63)
-      x = static_cast<int64_t>(v->number);
+    if (std::optional<int64_t> exact = exactInt64(*v))
+      x = *exact;
+    else if (std::fabs(number) < 0x1p63)
+      x = static_cast<int64_t>(number);
     else
       return err(key, inRange);
     if (x < lo || x > hi)
@@ -173,23 +181,24 @@ private:
     return true;
   }
 
-  bool intList(const char *key, const json::Value &v,
+  bool intList(const char *key, const OrderedJson &v,
                std::vector<int32_t> *out) {
-    if (v.kind != json::Value::Kind::Array)
+    if (!v.is_array())
       return err(key, "expected a list of token ids");
-    for (const json::Value &item : v.items) {
-      if (item.kind != json::Value::Kind::Number || !item.isInteger)
+    for (const OrderedJson &item : v) {
+      std::optional<int64_t> id = exactInt64(item);
+      if (!id)
         return err(key, "expected a list of integer token ids");
-      if (item.integer < 0 || item.integer >= vocab_)
-        return err(key, "token " + std::to_string(item.integer) +
+      if (*id < 0 || *id >= vocab_)
+        return err(key, "token " + std::to_string(*id) +
                             " is outside the vocabulary [0, " +
                             std::to_string(vocab_) + ")");
-      out->push_back(static_cast<int32_t>(item.integer));
+      out->push_back(static_cast<int32_t>(*id));
     }
     return true;
   }
 
-  const json::Value &v_;
+  const OrderedJson &v_;
   const GenerateArgs &args_;
   const GenerationDefaults &defaults_;
   const Tokenizer &tokenizer_;
@@ -199,7 +208,7 @@ private:
 
 } // namespace
 
-std::string parseBatchLine(const json::Value &line, const GenerateArgs &args,
+std::string parseBatchLine(const OrderedJson &line, const GenerateArgs &args,
                            const GenerationDefaults &defaults,
                            const Tokenizer &tokenizer, int64_t vocab,
                            RequestParams *r) {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "BatchGenerate.h"
-#include "JsonReader.h"
+#include "JsonText.h"
 
 #include "ingot/Engine.h"
 #include "ingot/Manifest.h"
@@ -12,10 +12,11 @@
 
 namespace ingot::cli {
 
-/// Reads the keys of one batch line (already parsed as JSON) into *r, with
+/// Reads the keys of one batch line (already parsed, by parseJsonLine) into
+/// *r, with
 /// the command line's sampling flags as the defaults of keys left out;
 /// returns "" or the error, naming the key.
-std::string parseBatchLine(const json::Value &line, const GenerateArgs &args,
+std::string parseBatchLine(const OrderedJson &line, const GenerateArgs &args,
                            const GenerationDefaults &defaults,
                            const Tokenizer &tokenizer, int64_t vocab,
                            RequestParams *r);

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "ingot/AtomicFile.h"
-#include "ingot/BenchMetrics.h"
+#include "BenchMetrics.h"
 #include "ingot/Engine.h"
 #include "ingot/MemoryFootprint.h"
 #include "ingot/Probe.h"
@@ -145,6 +145,8 @@ std::string servingJson(const BenchContext &ctx, const Manifest &manifest,
                         const std::vector<ServingRun> &runs);
 std::string modesJson(const BenchContext &ctx, const Manifest &manifest,
                       const ModeResult *pp, const ModeResult *tg);
-Status writePlot(const std::string &path, const std::vector<ServingRun> &runs);
+/// Draws the figures of `benchJson` (servingJson's text) into the PNG at
+/// `path` with bench/plot.py; the error says how to get the Python it needs.
+Status writePlot(const std::string &path, const std::string &benchJson);
 
 } // namespace ingot::cli::bench

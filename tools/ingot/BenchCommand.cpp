@@ -11,6 +11,7 @@
 #include "Bench.h"
 #include "CliChecks.h"
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
 
 #include "ingot/Artifact.h"
@@ -30,37 +31,6 @@ namespace ingot::cli {
 namespace {
 using namespace bench;
 
-void printUsage(FILE *f) {
-  std::fprintf(
-      f,
-      "usage: ingot bench ART.ingot [workload] [engine] [output]\n\n"
-      "workload (serving mode, the default):\n"
-      "  --input-len N --output-len M   synthetic prompts of random token ids\n"
-      "                                 (default 128 and 128; EOS ignored)\n"
-      "  --range-ratio R                lengths uniform in [N(1-R), N(1+R)]\n"
-      "  --dataset FILE.jsonl           lines {\"prompt\" | "
-      "\"prompt_tokens\",\n"
-      "                                 \"output_tokens\"} (--ignore-eos)\n"
-      "  --num-prompts K                requests measured (default 100)\n"
-      "  --request-rate R               Poisson arrivals, R requests/s\n"
-      "                                 (default: all at once)\n"
-      "  --max-concurrency C[,C2,...]   at most C in flight; a list sweeps\n"
-      "  --warmup W                     W requests before measuring\n"
-      "  --seed S                       workload and arrival seed (0)\n"
-      "  --slo ttft_ms=T,tpot_ms=P[,e2e_ms=E]   report goodput\n"
-      "single-sequence modes (only these run when given):\n"
-      "  --pp N    prefill tokens/s of an N-token prompt\n"
-      "  --tg N    decode tokens/s generating N tokens at batch 1\n"
-      "  -r R      repetitions after one warm-up (default 3)\n"
-      "engine: --threads T (0, the default: every core), --kv-blocks N |\n"
-      "        --kv-cache-mb M,\n"
-      "        --kv-cache-dtype auto|float32|int8|fp8\n"
-      "server: --endpoint http://HOST:PORT [--api-key KEY] sends the same\n"
-      "        workload as streamed /v1/completions and times it here\n"
-      "output: --json FILE, --plot FILE.png, --profile TRACE.json,\n"
-      "        --progress, --no-probe (skip the ceiling probe)\n");
-}
-
 bool parseDouble(const char *s, double *out) {
   char *end = nullptr;
   double v = std::strtod(s, &end);
@@ -70,122 +40,133 @@ bool parseDouble(const char *s, double *out) {
   return true;
 }
 
-int usageError(const std::string &message) {
-  std::fprintf(stderr, "error: %s\n\n", message.c_str());
-  printUsage(stderr);
-  return 2;
+/// The workload flags of the serving mode and the single-sequence modes.
+void declareWorkload(CommandLine &cl, BenchArgs *a) {
+  cl.integer("--input-len", &a->inputLen, 1, kMaxContext,
+             "synthetic prompts of N random token ids (EOS ignored)");
+  cl.integer("--output-len", &a->outputLen, 1, kMaxContext,
+             "tokens generated per synthetic prompt");
+  cl.value(
+      "--range-ratio",
+      [a](const std::string &v) {
+        if (!parseDouble(v.c_str(), &a->rangeRatio) || a->rangeRatio < 0 ||
+            a->rangeRatio >= 1)
+          throw FlagError("--range-ratio expects a number in [0, 1)");
+      },
+      "lengths uniform in [N(1-R), N(1+R)]", "0", "R",
+      "--range-ratio expects a number in [0, 1)");
+  cl.value("--dataset", &a->dataset,
+           "lines {\"prompt\" | \"prompt_tokens\", \"output_tokens\"}",
+           "FILE.jsonl");
+  cl.flag("--ignore-eos", &a->ignoreEos,
+          "generate a --dataset line's output_tokens in full");
+  cl.integer("--num-prompts", &a->numPrompts, 1, int64_t(1) << 20,
+             "requests measured (default: 100, or every --dataset line)",
+             "100");
+  const std::string rateError = "--request-rate expects a rate > 0 in "
+                                "requests/s (omit it to send all at once), "
+                                "got '";
+  cl.value(
+      "--request-rate",
+      [a, rateError](const std::string &v) {
+        if (v == "inf") // vLLM's spelling of "all at once"
+          a->requestRate = 0;
+        else if (!parseDouble(v.c_str(), &a->requestRate) ||
+                 a->requestRate <= 0)
+          throw FlagError(rateError + v + "'");
+      },
+      "Poisson arrivals, R requests/s; inf: all at once", "inf", "R",
+      rateError + "nothing'");
+  const std::string concurrencyError =
+      ": expected integers in 1..1048576 separated by commas";
+  cl.value(
+      "--max-concurrency",
+      [a, concurrencyError](const std::string &list) {
+        for (size_t pos = 0;;) {
+          size_t comma = list.find(',', pos);
+          int64_t x;
+          if (!parseInt64(list.substr(pos, comma - pos).c_str(), &x) ||
+              x < 1 || x > (int64_t(1) << 20))
+            throw FlagError("--max-concurrency " + list + concurrencyError);
+          a->maxConcurrency.push_back(x);
+          if (comma == std::string::npos)
+            break;
+          pos = comma + 1;
+        }
+      },
+      "at most C requests in flight; a list sweeps", "unlimited", "C[,C2,...]",
+      "--max-concurrency" + concurrencyError);
+  cl.integer("--warmup", &a->warmup, 0, int64_t(1) << 20,
+             "requests sent before measuring");
+  cl.integer(
+      "--seed", [a](int64_t v) { a->seed = uint64_t(v); }, 0, kInt64Max,
+      "workload and arrival seed", std::to_string(a->seed));
+  cl.value("--slo", &a->sloText, "report goodput against these targets",
+           "ttft_ms=T,tpot_ms=P[,e2e_ms=E]");
+  cl.integer("--pp", &a->pp, 1, kMaxContext,
+             "prefill tokens/s of an N-token prompt (single sequence)", "off");
+  cl.integer("--tg", &a->tg, 2, kMaxContext,
+             "decode tokens/s generating N tokens at batch 1", "off");
+  cl.integer("-r", &a->repetitions, 1, 10000,
+             "--pp/--tg repetitions after one warm-up");
+}
+
+/// The engine, server and output flags.
+void declareEngineAndOutput(CommandLine &cl, BenchArgs *a) {
+  cl.integer(
+      "--threads", [a](int64_t v) { a->threads = unsigned(v); }, 0,
+      kMaxThreads, "engine threads; 0: every core", std::to_string(a->threads));
+  cl.integer("--kv-blocks", &a->kvBlocks, 1, kMaxKvBlocks,
+             "KV-cache blocks (auto: from --kv-cache-mb)", "auto");
+  cl.integer("--kv-cache-mb", &a->kvCacheMb, 1, kMaxKvCacheMb,
+             "KV-cache budget in MiB (auto: a share of free memory)", "auto");
+  cl.value("--kv-cache-dtype", &a->kvCacheDtype,
+           "KV-cache element type: auto, float32, int8 or fp8");
+  cl.value("--endpoint", &a->endpoint,
+           "send the workload as streamed /v1/completions to this server",
+           "http://HOST:PORT");
+  cl.value("--api-key", &a->apiKey, "the server's API key", "KEY");
+  cl.value("--json", &a->jsonPath, "write the results as JSON", "FILE");
+  cl.value("--plot", &a->plotPath, "plot the serving run", "FILE.png");
+  cl.value("--profile", &a->profilePath,
+           "write a Chrome trace of every step and kernel", "TRACE.json");
+  cl.flag("--progress", &a->progress, "a progress bar even off a terminal");
+  cl.flag("--no-probe", &a->probe, "skip the ceiling probe", false);
+  // These take a file, URL or text: an empty one is a mistake.
+  for (const char *name : {"--dataset", "--slo", "--endpoint", "--api-key",
+                           "--json", "--plot", "--profile", "--kv-cache-dtype"})
+    cl.app().get_option(name)->each([name](const std::string &v) {
+      if (v.empty())
+        throw FlagError(std::string(name) + " expects a value");
+    });
 }
 
 /// 0 = parsed, -1 = --help printed, 2 = usage error (printed).
 int parseArgs(int argc, char **argv, BenchArgs *a) {
-  int64_t seed = int64_t(a->seed), threads = int64_t(a->threads);
   for (int i = 0; i < argc; ++i)
     a->commandLine += (i ? " " : "ingot ") + std::string(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
-    // Integer flags with their range.
-    struct IntFlag {
-      const char *name;
-      int64_t *target, min, max;
-    } ints[] = {{"--input-len", &a->inputLen, 1, kMaxContext},
-                {"--output-len", &a->outputLen, 1, kMaxContext},
-                {"--num-prompts", &a->numPrompts, 1, int64_t(1) << 20},
-                {"--warmup", &a->warmup, 0, int64_t(1) << 20},
-                {"--kv-blocks", &a->kvBlocks, 1, kMaxKvBlocks},
-                {"--kv-cache-mb", &a->kvCacheMb, 1, kMaxKvCacheMb},
-                {"--pp", &a->pp, 1, kMaxContext},
-                {"--tg", &a->tg, 2, kMaxContext},
-                {"-r", &a->repetitions, 1, 10000},
-                {"--seed", &seed, 0, kInt64Max},
-                {"--threads", &threads, 0, kMaxThreads}};
-    bool handled = false;
-    for (const IntFlag &f : ints) {
-      if (arg != f.name)
-        continue;
-      std::string error;
-      if (!parseFlagInt(arg, v, f.min, f.max, f.target, &error))
-        return usageError(error);
-      ++i, handled = true;
-    }
-    if (handled)
-      continue;
-    if (arg == "--help" || arg == "-h") {
-      printUsage(stdout);
-      return -1;
-    } else if (arg == "--no-probe") {
-      a->probe = false;
-    } else if (arg == "--progress") {
-      a->progress = true;
-    } else if (arg == "--ignore-eos") {
-      a->ignoreEos = true;
-    } else if (arg == "--range-ratio") {
-      if (!v || !parseDouble(v, &a->rangeRatio) || a->rangeRatio < 0 ||
-          a->rangeRatio >= 1)
-        return usageError("--range-ratio expects a number in [0, 1)");
-      ++i;
-    } else if (arg == "--request-rate" && v && std::string(v) == "inf") {
-      a->requestRate = 0, ++i; // vLLM's spelling of "all at once"
-    } else if (arg == "--request-rate") {
-      if (!v || !parseDouble(v, &a->requestRate) || a->requestRate <= 0)
-        return usageError(std::string("--request-rate expects a rate > 0 in "
-                                      "requests/s (omit it to send all at "
-                                      "once), got '") +
-                          (v ? v : "nothing") + "'");
-      ++i;
-    } else if (arg == "--max-concurrency") {
-      std::string list = v ? v : "";
-      size_t pos = 0;
-      while (true) {
-        size_t comma = list.find(',', pos);
-        int64_t x;
-        if (!parseInt64(list.substr(pos, comma - pos).c_str(), &x) || x < 1 ||
-            x > (int64_t(1) << 20))
-          return usageError("--max-concurrency " + list + ": expected "
-                            "integers in 1..1048576 separated by commas");
-        a->maxConcurrency.push_back(x);
-        if (comma == std::string::npos)
-          break;
-        pos = comma + 1;
-      }
-      ++i;
-    } else if (arg == "--slo" || arg == "--dataset" || arg == "--json" ||
-               arg == "--plot" || arg == "--profile" || arg == "--endpoint" ||
-               arg == "--api-key" || arg == "--kv-cache-dtype") {
-      if (!v || !*v)
-        return usageError(arg + " expects a value");
-      std::string *target = arg == "--slo"        ? &a->sloText
-                            : arg == "--dataset"  ? &a->dataset
-                            : arg == "--json"     ? &a->jsonPath
-                            : arg == "--plot"     ? &a->plotPath
-                            : arg == "--endpoint" ? &a->endpoint
-                            : arg == "--api-key"  ? &a->apiKey
-                            : arg == "--kv-cache-dtype" ? &a->kvCacheDtype
-                                                  : &a->profilePath;
-      *target = v;
-      ++i;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else if (!a->artifact.empty()) {
-      return usageError("more than one artifact given");
-    } else {
-      a->artifact = arg;
-    }
-  }
-  a->seed = uint64_t(seed), a->threads = unsigned(threads);
+  CommandLine cl("bench", "Benchmarks the serving engine on a workload of "
+                          "requests, or --pp/--tg on one sequence.");
+  cl.footer("Serving mode (the default) sends the workload all at once, at a "
+            "Poisson rate or with a concurrency cap; --pp/--tg, when given, "
+            "run instead. --endpoint measures a server over HTTP.");
+  cl.positional("ART", &a->artifact, "the compiled LLM artifact");
+  declareWorkload(cl, a);
+  declareEngineAndOutput(cl, a);
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc == 0 ? -1 : rc;
   if (a->artifact.empty())
-    return usageError("give an artifact");
+    return cl.usageError("give an artifact");
   if (a->kvBlocks && a->kvCacheMb)
-    return usageError("give at most one of --kv-blocks and --kv-cache-mb");
+    return cl.usageError("give at most one of --kv-blocks and --kv-cache-mb");
   if (!a->endpoint.empty() && (a->pp || a->tg || !a->profilePath.empty()))
-    return usageError("--pp, --tg and --profile run in-process, not with "
-                      "--endpoint");
+    return cl.usageError("--pp, --tg and --profile run in-process, not with "
+                         "--endpoint");
   if (!a->sloText.empty())
     if (Status s = parseSlo(a->sloText, &a->slo); !s)
-      return usageError(s.message());
+      return cl.usageError(s.message());
   return 0;
 }
-
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
@@ -271,7 +252,7 @@ int runServingMode(const BenchArgs &a, const ServingTarget &target,
         !s)
       return fail("--json: " + s.message());
   if (!a.plotPath.empty())
-    if (Status s = writePlot(a.plotPath, runs); !s)
+    if (Status s = writePlot(a.plotPath, servingJson(ctx, m, runs)); !s)
       return fail("--plot: " + s.message());
   bool allOk = true;
   for (const ServingRun &r : runs)

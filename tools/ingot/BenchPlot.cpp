@@ -1,76 +1,121 @@
 //===- BenchPlot.cpp - `ingot bench --plot` -------------------------------===//
 //
-// Latency CDFs (TTFT, TPOT, ITL, E2E), one curve per concurrency level, and
-// with a concurrency sweep, output throughput against concurrency. The
-// samples are recomputed from the timings with the definitions of
-// BenchMetrics.h.
+// The figures (latency CDFs, throughput against concurrency) are drawn by
+// bench/plot.py with matplotlib from the same JSON `--json` writes, so the
+// CLI carries no plotting code. The Python is $INGOT_PYTHON, else the test
+// venv beside the source tree (scripts/deps.sh makes it); without either,
+// the error gives the command that makes one.
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
-#include "ingot/PngPlot.h"
 
-#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 namespace ingot::cli::bench {
+namespace {
 
-Status writePlot(const std::string &path, const std::vector<ServingRun> &runs) {
-  using tools::PlotPanel;
-  using tools::PlotSeries;
-  auto cdf = [](const std::string &label, std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    PlotSeries s;
-    s.label = label;
-    for (size_t i = 0; i < v.size(); ++i) {
-      s.x.push_back(v[i]);
-      s.y.push_back(double(i + 1) / double(v.size()));
+const std::string kSourceDir = INGOT_SOURCE_DIR;
+
+std::string venvCommand() {
+  return "python3 -m venv " + kSourceDir + "/.venv && " + kSourceDir +
+         "/.venv/bin/pip install -r " + kSourceDir +
+         "/scripts/requirements-test.txt";
+}
+
+/// The Python to run bench/plot.py with, or the error.
+Status findPython(std::string *python) {
+  const char *env = std::getenv("INGOT_PYTHON");
+  if (env && *env) {
+    if (access(env, X_OK) != 0)
+      return Status::error(
+          "INGOT_PYTHON=" + std::string(env) +
+          " is not an executable file; point it at a Python with matplotlib, "
+          "or unset it and run: " + venvCommand());
+    *python = env;
+    return Status::ok();
+  }
+  std::string venv = kSourceDir + "/.venv/bin/python";
+  if (access(venv.c_str(), X_OK) != 0)
+    return Status::error("drawing the plot needs Python with matplotlib; "
+                         "there is no " + venv + " and INGOT_PYTHON is not "
+                         "set; run: " + venvCommand());
+  *python = venv;
+  return Status::ok();
+}
+
+/// Writes `text` to a new file under $TMPDIR (or /tmp); its path in *path.
+Status writeTempJson(const std::string &text, std::string *path) {
+  const char *dir = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(dir && *dir ? dir : "/tmp") + "/ingot-bench-XXXXXX.json";
+  int fd = mkstemps(pattern.data(), 5);
+  if (fd < 0)
+    return Status::error("cannot create " + pattern + ": " +
+                         std::strerror(errno));
+  *path = pattern;
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      return Status::error("cannot write " + *path + ": " +
+                           std::strerror(err));
     }
+    done += size_t(n);
+  }
+  if (close(fd) != 0)
+    return Status::error("cannot write " + *path + ": " +
+                         std::strerror(errno));
+  return Status::ok();
+}
+
+/// Runs argv[0] with `argv` and waits; its output goes to ours.
+Status runAndWait(const std::vector<std::string> &argv) {
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (int err = posix_spawn(&pid, args[0], nullptr, nullptr, args.data(),
+                            environ))
+    return Status::error("cannot run " + argv[0] + ": " + std::strerror(err));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return Status::error("waiting for " + argv[0] + ": " +
+                           std::strerror(errno));
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return Status::ok();
+  std::string how = WIFEXITED(status)
+                        ? "exited with " + std::to_string(WEXITSTATUS(status))
+                        : "was killed by signal " +
+                              std::to_string(WTERMSIG(status));
+  return Status::error(argv[1] + " " + how + " (its error is above)");
+}
+
+} // namespace
+
+Status writePlot(const std::string &path, const std::string &benchJson) {
+  std::string python, jsonPath;
+  if (Status s = findPython(&python); !s)
     return s;
-  };
-  const char *names[] = {"TTFT", "TPOT", "ITL", "E2E"};
-  std::vector<PlotPanel> panels(4);
-  for (int k = 0; k < 4; ++k) {
-    panels[size_t(k)].title = std::string(names[k]) + " CDF";
-    panels[size_t(k)].xLabel = "ms";
-    panels[size_t(k)].yLabel = "fraction of requests";
-  }
-  panels[2].yLabel = "fraction of gaps";
-  for (const ServingRun &r : runs) {
-    std::string label = r.maxConcurrency
-                            ? "concurrency " + std::to_string(r.maxConcurrency)
-                            : "all at once";
-    std::vector<double> ttft, tpot, itl, e2e;
-    for (const RequestTiming &t : r.timings) {
-      if (!t.ok || t.tokenTimesMs.empty())
-        continue;
-      size_t n = t.tokenTimesMs.size();
-      ttft.push_back(t.tokenTimesMs[0]);
-      e2e.push_back(t.e2eMs);
-      if (n > 1)
-        tpot.push_back((t.e2eMs - t.tokenTimesMs[0]) / double(n - 1));
-      for (size_t i = 1; i < n; ++i)
-        itl.push_back(t.tokenTimesMs[i] - t.tokenTimesMs[i - 1]);
-    }
-    panels[0].series.push_back(cdf(label, ttft));
-    panels[1].series.push_back(cdf(label, tpot));
-    panels[2].series.push_back(cdf(label, itl));
-    panels[3].series.push_back(cdf(label, e2e));
-  }
-  if (runs.size() > 1) {
-    PlotPanel tp;
-    tp.title = "throughput vs concurrency";
-    tp.xLabel = "max concurrency";
-    tp.yLabel = "output tokens/s";
-    tp.logX = true;
-    PlotSeries s;
-    s.label = "output tokens/s";
-    for (const ServingRun &r : runs) {
-      s.x.push_back(double(r.maxConcurrency));
-      s.y.push_back(r.metrics.outputThroughput);
-    }
-    tp.series.push_back(std::move(s));
-    panels.push_back(std::move(tp));
-  }
-  return tools::writePlotPng(path, panels);
+  if (Status s = writeTempJson(benchJson, &jsonPath); !s)
+    return s;
+  Status s = runAndWait(
+      {python, kSourceDir + "/bench/plot.py", jsonPath, "--output", path});
+  std::remove(jsonPath.c_str());
+  return s;
 }
 
 } // namespace ingot::cli::bench

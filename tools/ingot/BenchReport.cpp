@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
-#include "JsonWriter.h"
+#include "JsonText.h"
 
 #include "ingot/KvCache.h"
 
@@ -50,127 +50,116 @@ void printDistribution(const char *title, const Distribution &d) {
               d.median, d.stddev, d.p50, d.p90, d.p95, d.p99);
 }
 
-void jsonDistribution(json::Writer &w, const char *key, const Distribution &d) {
-  w.key(key);
-  w.beginObject();
-  w.field("mean", d.mean), w.field("median", d.median);
-  w.field("std", d.stddev), w.field("p50", d.p50), w.field("p90", d.p90);
-  w.field("p95", d.p95), w.field("p99", d.p99);
-  w.endObject();
+OrderedJson jsonDistribution(const Distribution &d) {
+  return {{"mean", finiteOrNull(d.mean)},     {"median", finiteOrNull(d.median)},
+          {"std", finiteOrNull(d.stddev)},    {"p50", finiteOrNull(d.p50)},
+          {"p90", finiteOrNull(d.p90)},       {"p95", finiteOrNull(d.p95)},
+          {"p99", finiteOrNull(d.p99)}};
 }
 
-void jsonServingMetrics(json::Writer &w, const BenchContext &ctx,
+OrderedJson jsonSamples(const std::vector<double> &values) {
+  OrderedJson list = OrderedJson::array();
+  for (double v : values)
+    list.push_back(finiteOrNull(v));
+  return list;
+}
+
+/// The run's figures into `o`, with the samples bench/plot.py draws.
+void jsonServingMetrics(OrderedJson &o, const BenchContext &ctx,
                         const ServingRun &run) {
   const ServingMetrics &m = run.metrics;
-  jsonDistribution(w, "ttft_ms", m.ttftMs);
-  jsonDistribution(w, "tpot_ms", m.tpotMs);
-  jsonDistribution(w, "itl_ms", m.itlMs);
-  jsonDistribution(w, "e2e_ms", m.e2eMs);
-  w.field("completed", m.completed), w.field("failed", m.failed);
-  w.field("total_input_tokens", m.totalInputTokens);
-  w.field("total_output_tokens", m.totalOutputTokens);
-  w.field("duration_s", m.durationS);
-  w.field("request_throughput", m.requestThroughput);
-  w.field("output_throughput", m.outputThroughput);
-  w.field("total_token_throughput", m.totalTokenThroughput);
+  o["ttft_ms"] = jsonDistribution(m.ttftMs);
+  o["tpot_ms"] = jsonDistribution(m.tpotMs);
+  o["itl_ms"] = jsonDistribution(m.itlMs);
+  o["e2e_ms"] = jsonDistribution(m.e2eMs);
+  o["completed"] = m.completed, o["failed"] = m.failed;
+  o["total_input_tokens"] = m.totalInputTokens;
+  o["total_output_tokens"] = m.totalOutputTokens;
+  o["duration_s"] = finiteOrNull(m.durationS);
+  o["request_throughput"] = finiteOrNull(m.requestThroughput);
+  o["output_throughput"] = finiteOrNull(m.outputThroughput);
+  o["total_token_throughput"] = finiteOrNull(m.totalTokenThroughput);
   if (m.hasGoodput)
-    w.field("goodput", m.goodput);
-  w.field("decode_pct_of_bandwidth", servingDecodePct(ctx, m));
-  w.field("prefill_pct_of_peak", servingPrefillPct(ctx, m));
+    o["goodput"] = finiteOrNull(m.goodput);
+  o["decode_pct_of_bandwidth"] = finiteOrNull(servingDecodePct(ctx, m));
+  o["prefill_pct_of_peak"] = finiteOrNull(servingPrefillPct(ctx, m));
+  LatencySamples samples = latencySamples(run.timings);
+  o["samples_ms"] = {{"ttft", jsonSamples(samples.ttftMs)},
+                     {"tpot", jsonSamples(samples.tpotMs)},
+                     {"itl", jsonSamples(samples.itlMs)},
+                     {"e2e", jsonSamples(samples.e2eMs)}};
 }
 
-void jsonCommon(json::Writer &w, const BenchContext &ctx, const Manifest &m,
+void jsonCommon(OrderedJson &o, const BenchContext &ctx, const Manifest &m,
                 double decodePct, double prefillPct) {
   KvPeak kv = kvPeak(ctx, m);
-  w.key("memory");
-  w.beginObject();
-  w.field("weights_bytes", ctx.footprint.weightsBytes);
-  w.field("kv_allocated_bytes", kv.allocatedBytes);
-  w.field("kv_used_bytes", kv.usedBytes);
-  w.field("kv_waste_pct", kv.wastePct);
-  w.field("arena_bytes", ctx.footprint.arenaBytes);
-  w.field("overhead_bytes", ctx.footprint.overheadBytes);
-  w.field("kv_blocks_total", ctx.stats.kvBlocksTotal);
-  w.field("peak_kv_blocks_used", ctx.stats.peakKvBlocksUsed);
-  w.field("total_bytes", ctx.footprint.totalBytes);
-  w.endObject();
-  w.key("ceilings");
-  w.beginObject();
-  w.field("probed", ctx.probed);
-  w.field("read_gbps", ctx.probed ? ctx.ceilings.readGBps : kNaN);
-  w.field("peak_gflops", ctx.probed ? ctx.ceilings.peakGflops : kNaN);
-  w.field("probe_s", ctx.probed ? ctx.ceilings.probeSeconds : kNaN);
-  w.field("decode_pct_of_bandwidth", decodePct);
-  w.field("prefill_pct_of_peak", prefillPct);
-  w.field("decode_bytes_per_token_at_context_0",
-          decodeBytesPerToken(ctx.cost, 0));
-  w.field("prefill_linear_flops_per_token",
-          2.0 * double(ctx.cost.linearParams));
-  w.endObject();
-  w.key("machine");
-  w.beginObject();
-  w.field("cpu_model", ctx.machine.cpuModel);
-  w.field("isa", ctx.machine.isa);
-  w.field("threads", ctx.machine.threads);
-  w.field("cores", ctx.machine.cores);
-  w.field("mem_total_gib", ctx.machine.memTotalGiB);
-  w.endObject();
+  o["memory"] = {{"weights_bytes", ctx.footprint.weightsBytes},
+                 {"kv_allocated_bytes", kv.allocatedBytes},
+                 {"kv_used_bytes", kv.usedBytes},
+                 {"kv_waste_pct", finiteOrNull(kv.wastePct)},
+                 {"arena_bytes", ctx.footprint.arenaBytes},
+                 {"overhead_bytes", ctx.footprint.overheadBytes},
+                 {"kv_blocks_total", ctx.stats.kvBlocksTotal},
+                 {"peak_kv_blocks_used", ctx.stats.peakKvBlocksUsed},
+                 {"total_bytes", ctx.footprint.totalBytes}};
+  auto probed = [&](double v) { return finiteOrNull(ctx.probed ? v : kNaN); };
+  o["ceilings"] = {
+      {"probed", ctx.probed},
+      {"read_gbps", probed(ctx.ceilings.readGBps)},
+      {"peak_gflops", probed(ctx.ceilings.peakGflops)},
+      {"probe_s", probed(ctx.ceilings.probeSeconds)},
+      {"decode_pct_of_bandwidth", finiteOrNull(decodePct)},
+      {"prefill_pct_of_peak", finiteOrNull(prefillPct)},
+      {"decode_bytes_per_token_at_context_0",
+       finiteOrNull(decodeBytesPerToken(ctx.cost, 0))},
+      {"prefill_linear_flops_per_token",
+       finiteOrNull(2.0 * double(ctx.cost.linearParams))}};
+  o["machine"] = {{"cpu_model", ctx.machine.cpuModel},
+                  {"isa", ctx.machine.isa},
+                  {"threads", ctx.machine.threads},
+                  {"cores", ctx.machine.cores},
+                  {"mem_total_gib", finiteOrNull(ctx.machine.memTotalGiB)}};
 }
 
-void jsonConfig(json::Writer &w, const BenchContext &ctx) {
+OrderedJson jsonConfig(const BenchContext &ctx) {
   const BenchArgs &a = *ctx.args;
-  w.key("config");
-  w.beginObject();
-  w.field("artifact", a.artifact);
-  w.field("command", a.commandLine);
-  w.field("threads", int64_t(a.threads));
-  w.field("kv_blocks", a.kvBlocks), w.field("kv_cache_mb", a.kvCacheMb);
-  w.field("seed", int64_t(a.seed));
+  OrderedJson c = {{"artifact", a.artifact},
+                   {"command", a.commandLine},
+                   {"threads", int64_t(a.threads)},
+                   {"kv_blocks", a.kvBlocks},
+                   {"kv_cache_mb", a.kvCacheMb},
+                   {"seed", int64_t(a.seed)}};
   if (a.pp || a.tg) {
-    w.field("pp", a.pp), w.field("tg", a.tg);
-    w.field("repetitions", a.repetitions);
-    w.endObject();
-    return;
+    c["pp"] = a.pp, c["tg"] = a.tg;
+    c["repetitions"] = a.repetitions;
+    return c;
   }
   if (a.dataset.empty()) {
-    w.field("input_len", a.inputLen), w.field("output_len", a.outputLen);
-    w.field("range_ratio", a.rangeRatio);
+    c["input_len"] = a.inputLen, c["output_len"] = a.outputLen;
+    c["range_ratio"] = finiteOrNull(a.rangeRatio);
   } else {
-    w.field("dataset", a.dataset);
+    c["dataset"] = a.dataset;
   }
-  w.field("num_prompts", ctx.numPrompts);
-  a.requestRate > 0 ? w.field("request_rate", a.requestRate)
-                    : (w.key("request_rate"), w.value("inf"));
-  w.key("max_concurrency");
-  w.beginArray(true);
-  for (int64_t c : a.maxConcurrency)
-    w.value(c);
-  w.endArray();
-  w.field("warmup", a.warmup);
+  c["num_prompts"] = ctx.numPrompts;
+  c["request_rate"] = a.requestRate > 0 ? finiteOrNull(a.requestRate)
+                                        : OrderedJson("inf");
+  c["max_concurrency"] = a.maxConcurrency;
+  c["warmup"] = a.warmup;
   if (!a.dataset.empty())
-    w.field("ignore_eos", a.ignoreEos);
+    c["ignore_eos"] = a.ignoreEos;
   if (!a.sloText.empty())
-    w.field("slo", a.sloText);
-  w.endObject();
+    c["slo"] = a.sloText;
+  return c;
 }
 
-void jsonMode(json::Writer &w, const char *key, const ModeResult &r,
-              int64_t reps) {
-  w.key(key);
-  w.beginObject();
-  w.field("n_tokens", r.nTokens);
-  w.field("repetitions", reps);
-  w.key("tokens_per_s");
-  w.beginObject();
-  w.field("mean", r.stats.mean), w.field("std", r.stats.stddev);
-  w.endObject();
-  w.key("runs_tokens_per_s");
-  w.beginArray(true);
-  for (double v : r.tokensPerS)
-    w.value(v);
-  w.endArray();
-  w.field("pct_of_ceiling", r.pctOfCeiling);
-  w.endObject();
+OrderedJson jsonMode(const ModeResult &r, int64_t reps) {
+  return {{"n_tokens", r.nTokens},
+          {"repetitions", reps},
+          {"tokens_per_s",
+           {{"mean", finiteOrNull(r.stats.mean)},
+            {"std", finiteOrNull(r.stats.stddev)}}},
+          {"runs_tokens_per_s", jsonSamples(r.tokensPerS)},
+          {"pct_of_ceiling", finiteOrNull(r.pctOfCeiling)}};
 }
 
 } // namespace
@@ -281,46 +270,36 @@ void printModesTable(const BenchContext &ctx, const ModeResult *pp,
 
 std::string servingJson(const BenchContext &ctx, const Manifest &manifest,
                         const std::vector<ServingRun> &runs) {
-  std::string out;
-  json::Writer w(&out);
-  w.beginObject();
+  OrderedJson o = OrderedJson::object();
   // With a concurrency sweep the top level repeats the last level.
   const ServingRun &last = runs.back();
-  jsonServingMetrics(w, ctx, last);
-  jsonCommon(w, ctx, manifest, servingDecodePct(ctx, last.metrics),
+  jsonServingMetrics(o, ctx, last);
+  jsonCommon(o, ctx, manifest, servingDecodePct(ctx, last.metrics),
              servingPrefillPct(ctx, last.metrics));
-  jsonConfig(w, ctx);
+  o["config"] = jsonConfig(ctx);
   if (runs.size() > 1) {
-    w.key("sweep");
-    w.beginArray();
+    OrderedJson sweep = OrderedJson::array();
     for (const ServingRun &r : runs) {
-      w.beginObject();
-      w.field("max_concurrency", r.maxConcurrency);
-      jsonServingMetrics(w, ctx, r);
-      w.endObject();
+      OrderedJson level = {{"max_concurrency", r.maxConcurrency}};
+      jsonServingMetrics(level, ctx, r);
+      sweep.push_back(std::move(level));
     }
-    w.endArray();
+    o["sweep"] = std::move(sweep);
   }
-  w.endObject();
-  out += '\n';
-  return out;
+  return jsonText(o, 2) + '\n';
 }
 
 std::string modesJson(const BenchContext &ctx, const Manifest &manifest,
                       const ModeResult *pp, const ModeResult *tg) {
-  std::string out;
-  json::Writer w(&out);
-  w.beginObject();
+  OrderedJson o = OrderedJson::object();
   if (pp)
-    jsonMode(w, "pp", *pp, ctx.args->repetitions);
+    o["pp"] = jsonMode(*pp, ctx.args->repetitions);
   if (tg)
-    jsonMode(w, "tg", *tg, ctx.args->repetitions);
-  jsonCommon(w, ctx, manifest, tg ? tg->pctOfCeiling : kNaN,
+    o["tg"] = jsonMode(*tg, ctx.args->repetitions);
+  jsonCommon(o, ctx, manifest, tg ? tg->pctOfCeiling : kNaN,
              pp ? pp->pctOfCeiling : kNaN);
-  jsonConfig(w, ctx);
-  w.endObject();
-  out += '\n';
-  return out;
+  o["config"] = jsonConfig(ctx);
+  return jsonText(o, 2) + '\n';
 }
 
 } // namespace ingot::cli::bench

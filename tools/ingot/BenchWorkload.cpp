@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
-#include "JsonReader.h"
+#include "JsonText.h"
 
 #include "engine/EngineSupport.h"
 #include "ingot/Tokenizer.h"
@@ -40,47 +40,51 @@ std::string at(const std::string &file, int64_t line) {
 /// "output_tokens": M}.
 Status parseLine(const std::string &text, const std::string &where,
                  const Tokenizer &tokenizer, int64_t vocab, BenchRequest *r) {
-  json::Value v;
-  std::string error;
-  if (!json::Reader(text).parse(&v, &error))
+  OrderedJson v;
+  if (std::string error = parseJsonLine(text, &v); !error.empty())
     return Status::error(where + "invalid JSON: " + error);
-  if (v.kind != json::Value::Kind::Object)
+  if (!v.is_object())
     return Status::error(where + "expected a JSON object");
-  for (const auto &m : v.members)
-    if (m.first != "prompt" && m.first != "prompt_tokens" &&
-        m.first != "output_tokens")
-      return Status::error(where + "unknown key '" + m.first +
+  for (const auto &m : v.items())
+    if (m.key() != "prompt" && m.key() != "prompt_tokens" &&
+        m.key() != "output_tokens")
+      return Status::error(where + "unknown key '" + m.key() +
                            "' (expected prompt or prompt_tokens, and "
                            "output_tokens)");
-  const json::Value *prompt = v.find("prompt"), *ids = v.find("prompt_tokens"),
-                    *out = v.find("output_tokens");
+  auto find = [&v](const char *key) -> const OrderedJson * {
+    auto it = v.find(key);
+    return it == v.end() ? nullptr : &*it;
+  };
+  const OrderedJson *prompt = find("prompt"), *ids = find("prompt_tokens"),
+                    *out = find("output_tokens");
   if (!prompt == !ids)
     return Status::error(where +
                          "give exactly one of 'prompt' and 'prompt_tokens'");
   if (prompt) {
-    if (prompt->kind != json::Value::Kind::String)
+    if (!prompt->is_string())
       return Status::error(where + "key 'prompt': expected a string");
-    r->prompt = tokenizer.encode(prompt->string, tokenizer.addBos());
+    r->prompt = tokenizer.encode(prompt->get_ref<const std::string &>(),
+                                 tokenizer.addBos());
   } else {
-    if (ids->kind != json::Value::Kind::Array)
+    if (!ids->is_array())
       return Status::error(where + "key 'prompt_tokens': expected a list");
-    for (const json::Value &id : ids->items) {
-      if (id.kind != json::Value::Kind::Number || !id.isInteger ||
-          id.integer < 0 || id.integer >= vocab)
+    for (const OrderedJson &item : *ids) {
+      std::optional<int64_t> id = exactInt64(item);
+      if (!id || *id < 0 || *id >= vocab)
         return Status::error(where +
                              "key 'prompt_tokens': expected token ids in "
                              "[0, " +
                              std::to_string(vocab) + ")");
-      r->prompt.push_back(int32_t(id.integer));
+      r->prompt.push_back(int32_t(*id));
     }
   }
   if (r->prompt.empty())
     return Status::error(where + "the prompt is empty");
-  if (!out || out->kind != json::Value::Kind::Number || !out->isInteger ||
-      out->integer < 1)
+  std::optional<int64_t> outputLen = out ? exactInt64(*out) : std::nullopt;
+  if (!outputLen || *outputLen < 1)
     return Status::error(where +
                          "key 'output_tokens': expected an integer >= 1");
-  r->outputLen = out->integer;
+  r->outputLen = *outputLen;
   return Status::ok();
 }
 

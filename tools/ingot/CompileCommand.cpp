@@ -1,6 +1,7 @@
 //===- CompileCommand.cpp - `ingot compile` -------------------------------===//
 #include "CliChecks.h"
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
 #include "compiler/Compiler.h"
 #include "compiler/gguf/GgufImporter.h"
@@ -12,71 +13,141 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace ingot::cli {
 namespace {
 
-void printCompileUsage() {
-  std::fprintf(
-      stderr,
-      "usage: ingot compile MODEL -o OUT.ingot [options]\n"
-      "  MODEL is an ONNX file, a GGUF file or a Hugging Face directory\n\n"
-      "  --target cpu            target to build for (repeatable; default cpu)\n"
-      "  --shape NAME=2x5x48     pin every dim of an input\n"
-      "  --max-dim SYMBOL=N      upper bound of a symbolic dim (default 512)\n"
-      "  --compile-to=PHASE      print the IR after PHASE, write no artifact\n"
-      "                          (phases: import, graph, fused, quantized,\n"
-      "                          laid-out, plan)\n"
-      "  --fusion=on|off         fusion passes (default on; off for comparison)\n"
-      "  --pack-weights=on|off   pack 16-bit linear weights into nk16 panels\n"
-      "                          (default off: measured no faster end to end)\n"
-      "  --quant none|int8|int4|fp8  linear weights in a quantised format\n"
-      "                          (default none: a GGUF keeps its blocks;\n"
-      "                          int8 = q8, int4 = q4m or q4)\n"
-      "  --group-size N          values per scale along K (int8/int4 default\n"
-      "                          32; 0 = per output channel, fp8's default)\n"
-      "  --quant-scheme sym|asym int4: with a minimum (q4m, default) or\n"
-      "                          symmetric (q4, as GGUF Q4_0)\n"
-      "  --quant-lm-head same|int8|none  the lm_head's format (default: int8\n"
-      "                          with --quant int4, else the same as the rest)\n"
-      "  --quant-exclude GLOB,.. weights to keep as they are (names of params,\n"
-      "                          source tensors or nodes, e.g. lm_head,*embed*)\n"
-      "  --dump-ir=DIR           write the IR of every phase to DIR\n"
-      "  --list-onnx-ops         print the supported ONNX ops as JSON and exit\n"
-      "  --list-hf-architectures print the supported HF architectures as JSON\n"
-      "  --list-gguf-architectures  the supported GGUF architectures as JSON\n\n"
-      "LLMs (MODEL is a Hugging Face directory or a GGUF file):\n"
-      "  --block-size N          KV-cache tokens per block (default 16; at most\n"
-      "                          4096)\n"
-      "  --max-tokens-per-step N tokens one engine step may process (default\n"
-      "                          256; at most 1048576)\n"
-      "  --max-seqs N            sequences one step may hold (default 64; at\n"
-      "                          most 65536)\n"
-      "  --max-context N         longest sequence (default: the model's; at\n"
-      "                          most 16777216)\n"
-      "  --kv-layout LAYOUT      KV-cache block layout (default: the target's;\n"
-      "                          cpu: block,head,token,dim; or block,token,head,dim)\n");
+/// The integer flags of compile, each with its range.
+void declareIntegerFlags(CommandLine &cl, compiler::CompileOptions *o) {
+  cl.integer("--group-size", &o->groupSize, 0, int64_t(1) << 20,
+             "values per scale along K (int8/int4: 32; 0 = per output "
+             "channel, fp8's default)",
+             "32");
+  cl.integer("--block-size", &o->blockSize, 1, kMaxBlockSize,
+             "LLM: KV-cache tokens per block");
+  cl.integer("--max-tokens-per-step", &o->maxTokensPerStep, 1,
+             kMaxTokensPerStep, "LLM: tokens one engine step may process");
+  cl.integer("--max-seqs", &o->maxSeqs, 1, kMaxSeqs,
+             "LLM: sequences one step may hold");
+  cl.integer("--max-context", &o->maxContext, 1, kMaxContext,
+             "LLM: longest sequence", "model's");
 }
 
-/// The integer flags of compile: flag, range, where the value goes.
-struct IntFlag {
-  const char *name;
-  int64_t min, max;
-  int64_t compiler::CompileOptions::*field;
-};
-constexpr IntFlag kIntFlags[] = {
-    {"--group-size", 0, int64_t(1) << 20, &compiler::CompileOptions::groupSize},
-    {"--block-size", 1, kMaxBlockSize, &compiler::CompileOptions::blockSize},
-    {"--max-tokens-per-step", 1, kMaxTokensPerStep,
-     &compiler::CompileOptions::maxTokensPerStep},
-    {"--max-seqs", 1, kMaxSeqs, &compiler::CompileOptions::maxSeqs},
-    {"--max-context", 1, kMaxContext, &compiler::CompileOptions::maxContext},
-};
+/// A flag whose value is one of `choices`: "FLAG takes WORDS, got 'V'".
+void declareChoice(CommandLine &cl, const std::string &flag,
+                   std::vector<std::string> choices, const std::string &words,
+                   std::function<void(const std::string &)> store,
+                   const std::string &help, const std::string &shown) {
+  const std::string refusal = flag + " takes " + words + ", got '";
+  std::string typeName;
+  for (const std::string &c : choices)
+    typeName += (typeName.empty() ? "" : "|") + c;
+  cl.value(
+      flag,
+      [=](const std::string &v) {
+        if (std::find(choices.begin(), choices.end(), v) == choices.end())
+          throw FlagError(refusal + v + "'");
+        store(v);
+      },
+      help, shown, typeName, refusal + "'");
+}
 
+/// The quantisation flags.
+void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
+  declareChoice(
+      cl, "--quant", {"none", "int8", "int4", "fp8"}, "none, int8, int4 or fp8",
+      [o](const std::string &v) { o->quant = v; },
+      "linear weights in a quantised format (none: a GGUF keeps its blocks; "
+      "int8 = q8, int4 = q4m or q4)",
+      o->quant);
+  declareChoice(
+      cl, "--quant-scheme", {"sym", "asym"}, "sym or asym",
+      [o](const std::string &v) { o->quantScheme = v; },
+      "int4: with a minimum (q4m, asym) or symmetric (q4, as GGUF Q4_0)",
+      "asym");
+  declareChoice(
+      cl, "--quant-lm-head", {"same", "int8", "none"}, "same, int8 or none",
+      [o](const std::string &v) { o->quantLmHead = v; },
+      "the lm_head's format (int8 with --quant int4, else the same as the "
+      "rest)",
+      "same");
+  cl.value(
+      "--quant-exclude",
+      [o](const std::string &v) {
+        for (size_t p = 0; p <= v.size();) {
+          size_t c = std::min(v.find(',', p), v.size());
+          if (c > p)
+            o->quantExclude.push_back(v.substr(p, c - p));
+          p = c + 1;
+        }
+      },
+      "weights to keep as they are (names of params, source tensors or "
+      "nodes, e.g. lm_head,*embed*; repeatable)",
+      "", "GLOB,..");
+}
+
+/// --shape, --max-dim and the flags that say what to build.
+void declareGraphFlags(CommandLine &cl, compiler::CompileOptions *o) {
+  cl.value(
+      "--target", [o](const std::string &v) { o->targets.push_back(v); },
+      "target to build for (repeatable)", "cpu", "TARGET");
+  const std::string dimRange = std::to_string(kInt32Max);
+  cl.value(
+      "--shape",
+      [o, dimRange](const std::string &v) {
+        size_t eq = v.find('=');
+        std::vector<int64_t> dims;
+        if (eq == std::string::npos || eq == 0 ||
+            !parseDims(v.substr(eq + 1), &dims))
+          throw FlagError("--shape " + v + ": expected NAME=2x5x48 with each "
+                          "dim an integer in 0.." + dimRange);
+        o->inputShapes[v.substr(0, eq)] = dims;
+      },
+      "pin every dim of an input (repeatable)", "", "NAME=2x5x48");
+  cl.value(
+      "--max-dim",
+      [o, dimRange](const std::string &v) {
+        if (!validMaxDim(v))
+          throw FlagError("--max-dim " + v + ": expected SYMBOL=N with N an "
+                          "integer in 1.." + dimRange);
+        o->maxDims.push_back(v);
+      },
+      "upper bound of a symbolic dim (repeatable; default " +
+          std::to_string(o->defaultMaxDim) + ")",
+      "", "SYMBOL=N");
+  cl.value("--compile-to", &o->compileTo,
+           "print the IR after PHASE, write no artifact (import, graph, "
+           "fused, quantized, laid-out, plan)",
+           "PHASE");
+  cl.value("--dump-ir", &o->dumpIrDir, "write the IR of every phase to DIR",
+           "DIR");
+  for (auto [flag, field, help] :
+       {std::tuple{"--fusion", &o->fusion, "fusion passes"},
+        std::tuple{"--pack-weights", &o->packWeights,
+                   "pack 16-bit linear weights into nk16 panels (measured "
+                   "no faster end to end)"}})
+    declareChoice(
+        cl, flag, {"on", "off"}, "on or off",
+        [field](const std::string &v) { *field = v == "on"; }, help,
+        *field ? "on" : "off");
+  cl.value(
+      "--kv-layout",
+      [o](const std::string &v) {
+        if (!parseKvLayout(v, nullptr))
+          throw FlagError("--kv-layout '" + v + "' is not a KV-cache layout; "
+                          "known: " + knownKvLayouts());
+        o->kvLayout = v;
+      },
+      "LLM: KV-cache block layout (cpu: block,head,token,dim; or "
+      "block,token,head,dim)",
+      "target's", "LAYOUT");
+}
 /// --list-onnx-ops: the importer's registry, for the node-test runner and
 /// the generated docs/supported-ops.md (which must not be edited by hand).
 int listOnnxOps() {
@@ -104,29 +175,43 @@ int listArchitectures(const std::vector<std::string> &known) {
   return 0;
 }
 
-/// An integer flag of kIntFlags at argv[*i] ("--flag N" or "--flag=N"):
-/// 0 when `arg` is none of them, 1 when its value is stored in *options,
-/// 2 when the value is bad (the error is printed).
-int takeIntFlag(const std::string &arg, int argc, char **argv, int *i,
-                compiler::CompileOptions *options) {
-  for (const IntFlag &f : kIntFlags) {
-    const std::string name = f.name;
-    const char *text = nullptr;
-    if (arg == name)
-      text = *i + 1 < argc ? argv[++*i] : nullptr;
-    else if (arg.compare(0, name.size() + 1, name + "=") == 0)
-      text = arg.c_str() + name.size() + 1;
-    else
-      continue;
-    int64_t n = 0;
-    std::string error;
-    if (!parseFlagInt(name, text, f.min, f.max, &n, &error)) {
-      std::fprintf(stderr, "error: %s\n", error.c_str());
-      return 2;
-    }
-    options->*f.field = n;
-    return 1;
-  }
+/// What compile was asked for besides a compile.
+enum class Listing { None, OnnxOps, HfArchitectures, GgufArchitectures };
+
+/// 0 to go on, -1 after --help, else the usage exit code (printed).
+int parseCompileArgs(int argc, char **argv, compiler::CompileOptions *o,
+                     Listing *listing) {
+  CommandLine cl("compile", "Compiles an ONNX model, a GGUF file or a "
+                            "Hugging Face directory into an artifact.");
+  cl.positional("MODEL", &o->modelPath,
+                "an ONNX file, a GGUF file or a Hugging Face directory");
+  cl.value("-o,--output", &o->outputPath, "the artifact to write",
+           "OUT.ingot");
+  declareGraphFlags(cl, o);
+  declareQuantFlags(cl, o);
+  declareIntegerFlags(cl, o);
+  auto list = [&](const char *flag, Listing what, const char *help) {
+    cl.app().add_flag_callback(flag, [listing, what] { *listing = what; },
+                               help);
+  };
+  list("--list-onnx-ops", Listing::OnnxOps,
+       "print the supported ONNX ops as JSON and exit");
+  list("--list-hf-architectures", Listing::HfArchitectures,
+       "print the supported HF architectures as JSON and exit");
+  list("--list-gguf-architectures", Listing::GgufArchitectures,
+       "print the supported GGUF architectures as JSON and exit");
+  o->targets.clear(); // --target adds to the list; none given: cpu
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc == 0 ? -1 : rc;
+  if (o->targets.empty())
+    o->targets.push_back("cpu");
+  if (*listing != Listing::None)
+    return 0;
+  if (o->quantScheme == "asym" && o->quant != "int4")
+    return cl.usageError("--quant-scheme asym needs --quant int4 (int8 and "
+                         "fp8 are symmetric), got --quant " + o->quant);
+  if (o->modelPath.empty() || (o->outputPath.empty() && o->compileTo.empty()))
+    return cl.usageError("give a model and -o OUT.ingot (or --compile-to)");
   return 0;
 }
 
@@ -134,131 +219,18 @@ int takeIntFlag(const std::string &arg, int argc, char **argv, int *i,
 
 int compileMain(int argc, char **argv) {
   compiler::CompileOptions options;
-  options.targets.clear();
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    // Accept both "--flag=value" and "--flag value".
-    auto value = [&](const char *flag, std::string *out) {
-      size_t n = std::strlen(flag);
-      if (arg.compare(0, n, flag) != 0)
-        return false;
-      if (arg.size() > n && arg[n] == '=') {
-        *out = arg.substr(n + 1);
-        return true;
-      }
-      if (arg.size() == n && i + 1 < argc) {
-        *out = argv[++i];
-        return true;
-      }
-      return false;
-    };
-    std::string v;
-    if (int taken = takeIntFlag(arg, argc, argv, &i, &options)) {
-      if (taken == 2)
-        return 2;
-    } else if (arg == "--help" || arg == "-h") {
-      printCompileUsage();
-      return 0;
-    } else if (arg == "--list-onnx-ops") {
-      return listOnnxOps();
-    } else if (arg == "--list-hf-architectures") {
-      return listArchitectures(compiler::supportedHfArchitectures());
-    } else if (arg == "--list-gguf-architectures") {
-      return listArchitectures(compiler::supportedGgufArchitectures());
-    } else if (value("-o", &v) || value("--output", &v)) {
-      options.outputPath = v;
-    } else if (value("--target", &v)) {
-      options.targets.push_back(v);
-    } else if (value("--shape", &v)) {
-      size_t eq = v.find('=');
-      std::vector<int64_t> dims;
-      if (eq == std::string::npos || eq == 0 ||
-          !parseDims(v.substr(eq + 1), &dims)) {
-        std::fprintf(stderr, "error: --shape %s: expected NAME=2x5x48 with "
-                     "each dim an integer in 0..%lld\n", v.c_str(),
-                     static_cast<long long>(kInt32Max));
-        return 2;
-      }
-      options.inputShapes[v.substr(0, eq)] = dims;
-    } else if (value("--max-dim", &v)) {
-      if (!validMaxDim(v)) {
-        std::fprintf(stderr, "error: --max-dim %s: expected SYMBOL=N with N an "
-                     "integer in 1..%lld\n", v.c_str(),
-                     static_cast<long long>(kInt32Max));
-        return 2;
-      }
-      options.maxDims.push_back(v);
-    } else if (value("--compile-to", &v)) {
-      options.compileTo = v;
-    } else if (value("--dump-ir", &v)) {
-      options.dumpIrDir = v;
-    } else if (value("--fusion", &v) || value("--pack-weights", &v)) {
-      std::string flag = arg.substr(0, arg.find('='));
-      if (v != "on" && v != "off") {
-        std::fprintf(stderr, "error: %s takes on or off, got '%s'\n",
-                     flag.c_str(), v.c_str());
-        return 2;
-      }
-      (flag == "--fusion" ? options.fusion : options.packWeights) = v == "on";
-    } else if (value("--quant", &v)) {
-      if (v != "none" && v != "int8" && v != "int4" && v != "fp8") {
-        std::fprintf(stderr, "error: --quant takes none, int8, int4 or fp8, "
-                     "got '%s'\n", v.c_str());
-        return 2;
-      }
-      options.quant = v;
-    } else if (value("--quant-scheme", &v)) {
-      if (v != "sym" && v != "asym") {
-        std::fprintf(stderr, "error: --quant-scheme takes sym or asym, got "
-                     "'%s'\n", v.c_str());
-        return 2;
-      }
-      options.quantScheme = v;
-    } else if (value("--quant-lm-head", &v)) {
-      if (v != "same" && v != "int8" && v != "none") {
-        std::fprintf(stderr, "error: --quant-lm-head takes same, int8 or none, "
-                     "got '%s'\n", v.c_str());
-        return 2;
-      }
-      options.quantLmHead = v;
-    } else if (value("--quant-exclude", &v)) {
-      for (size_t p = 0; p <= v.size();) {
-        size_t c = std::min(v.find(',', p), v.size());
-        if (c > p)
-          options.quantExclude.push_back(v.substr(p, c - p));
-        p = c + 1;
-      }
-    } else if (value("--kv-layout", &v)) {
-      if (!parseKvLayout(v, nullptr)) {
-        std::fprintf(stderr, "error: --kv-layout '%s' is not a KV-cache "
-                     "layout; known: %s\n", v.c_str(), knownKvLayouts().c_str());
-        return 2;
-      }
-      options.kvLayout = v;
-    } else if (!arg.empty() && arg[0] == '-') {
-      std::fprintf(stderr, "error: unknown option '%s'\n\n", arg.c_str());
-      printCompileUsage();
-      return 2;
-    } else if (options.modelPath.empty()) {
-      options.modelPath = arg;
-    } else {
-      std::fprintf(stderr, "error: more than one model given ('%s', '%s')\n",
-                   options.modelPath.c_str(), arg.c_str());
-      return 2;
-    }
-  }
-  if (options.quantScheme == "asym" && options.quant != "int4") {
-    std::fprintf(stderr, "error: --quant-scheme asym needs --quant int4 (int8 "
-                 "and fp8 are symmetric), got --quant %s\n",
-                 options.quant.c_str());
-    return 2;
-  }
-  if (options.targets.empty())
-    options.targets.push_back("cpu");
-  if (options.modelPath.empty() ||
-      (options.outputPath.empty() && options.compileTo.empty())) {
-    printCompileUsage();
-    return 2;
+  Listing listing = Listing::None;
+  if (int rc = parseCompileArgs(argc, argv, &options, &listing))
+    return rc < 0 ? 0 : rc;
+  switch (listing) {
+  case Listing::OnnxOps:
+    return listOnnxOps();
+  case Listing::HfArchitectures:
+    return listArchitectures(compiler::supportedHfArchitectures());
+  case Listing::GgufArchitectures:
+    return listArchitectures(compiler::supportedGgufArchitectures());
+  case Listing::None:
+    break;
   }
   if (!options.outputPath.empty()) {
     if (std::string e = compileOutputError(options.modelPath,

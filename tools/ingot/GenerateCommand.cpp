@@ -2,13 +2,14 @@
 #include "BatchGenerate.h"
 #include "CliChecks.h"
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
-#include "JsonWriter.h"
+#include "JsonText.h"
+#include "Npy.h"
 #include "ProfileOutput.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Generator.h"
-#include "ingot/Npy.h"
 #include "ingot/Profiler.h"
 
 #include <algorithm>
@@ -23,39 +24,23 @@
 namespace ingot::cli {
 namespace {
 
-void printGenerateUsage() {
-  std::fprintf(
-      stderr,
-      "usage: ingot generate ART.ingot (--prompt TEXT | --prompt-tokens 1,2,3)\n"
-      "         [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
-      "         [--seed S] [--chat] [--json] [--logits-out FILE.npy]\n"
-      "         [--threads N] [--kv-blocks N] [--profile TRACE.json]\n"
-      "         [--kv-cache-dtype auto|float32|int8|fp8]\n"
-      "       ingot generate ART.ingot --batch-file IN.jsonl\n"
-      "         --output OUT.jsonl [--kv-blocks N | --kv-cache-mb M]\n"
-      "         [--block-size B] [--max-tokens-per-step N] [--max-seqs N]\n"
-      "         [--stats-json FILE] [--threads N] [--no-prefix-caching]\n"
-      "         [sampling flags] [--chat]\n\n"
-      "  --temperature 0 is greedy; defaults come from the model's\n"
-      "  generation_config.json. --prompt-tokens are used verbatim (no BOS).\n"
-      "  Each line of IN.jsonl is one request, with the keys \"prompt\" or\n"
-      "  \"prompt_tokens\", and optionally \"max_new_tokens\",\n"
-      "  \"temperature\", \"top_k\", \"top_p\", \"min_p\",\n"
-      "  \"repetition_penalty\", \"presence_penalty\",\n"
-      "  \"frequency_penalty\", \"seed\", \"stop\", \"stop_token_ids\",\n"
-      "  \"ignore_eos\"; the sampling flags give the defaults. OUT.jsonl has\n"
-      "  one line per request, in input order. The exit code is 0 when at\n"
-      "  least one request succeeded (failed ones have an \"error\" key and\n"
-      "  are reported on stderr) and 1 when every request failed.\n"
-      "  --threads 0 (the default) uses every core; at most 1024.\n"
-      "  --top-k -1 or 0 turns top-k off; --seed is in 0..2^63-1; a batch\n"
-      "  line's \"top_k\", \"seed\" and \"max_new_tokens\" take the same\n"
-      "  values as the flags.\n"
-      "  --profile writes a Chrome trace of every step and kernel (open it\n"
-      "  in ui.perfetto.dev) and prints the top 15 kernels to stderr; it\n"
-      "  works in both modes.\n");
-}
-
+constexpr const char *kGenerateFooter =
+    "--temperature 0 is greedy; the sampling defaults come from the model's "
+    "generation_config.json. --prompt-tokens are used verbatim (no BOS).\n\n"
+    "Batch mode: ingot generate ART --batch-file IN.jsonl --output OUT.jsonl. "
+    "Each line of IN.jsonl is one request, with the keys \"prompt\" or "
+    "\"prompt_tokens\", and optionally \"max_new_tokens\", \"temperature\", "
+    "\"top_k\", \"top_p\", \"min_p\", \"repetition_penalty\", "
+    "\"presence_penalty\", \"frequency_penalty\", \"seed\", \"stop\", "
+    "\"stop_token_ids\", \"ignore_eos\"; the sampling flags give the "
+    "defaults, and a line's \"top_k\", \"seed\" and \"max_new_tokens\" take "
+    "the same values as the flags. OUT.jsonl has one line per request, in "
+    "input order. The exit code is 0 when at least one request succeeded "
+    "(failed ones have an \"error\" key and are reported on stderr) and 1 "
+    "when every request failed.\n\n"
+    "--profile writes a Chrome trace of every step and kernel (open it in "
+    "ui.perfetto.dev) and prints the top 15 kernels to stderr; it works in "
+    "both modes.";
 bool parseDouble(const std::string &s, double *out) {
   char *end = nullptr;
   double v = std::strtod(s.c_str(), &end);
@@ -82,174 +67,141 @@ bool parseIdList(const std::string &s, std::vector<int32_t> *ids) {
   return false;
 }
 
-/// The integer flags of generate: name, range, destination.
-struct IntFlag {
-  const char *name;
-  int64_t min, max;
-  int64_t *target;
-};
+/// The integer flags of generate, each with its range.
+void declareIntegerFlags(CommandLine &cl, GenerateArgs *a) {
+  auto sampling = [&](const SamplingIntRange &r, int64_t *out,
+                      const std::string &help, const std::string &shown) {
+    cl.integer(r.flag, out, r.min, r.max, help, shown);
+  };
+  sampling(kMaxNewTokensRange, &a->maxNewTokens, "tokens to generate", "model");
+  cl.integer(
+      kTopKRange.flag, [a](int64_t v) { a->topK = v; }, kTopKRange.min,
+      kTopKRange.max, "sample from the K likeliest tokens; -1 or 0: off",
+      "model");
+  sampling(kSeedRange, &a->seed, "sampling seed", "");
+  cl.integer("--threads", &a->threads, 0, kMaxThreads,
+             "engine threads; 0: every core");
+  cl.integer("--kv-blocks", &a->kvBlocks, 1, kMaxKvBlocks,
+             "KV-cache blocks (auto: from the free memory)", "auto");
+  cl.integer("--kv-cache-mb", &a->kvCacheMb, 1, kMaxKvCacheMb,
+             "batch: KV-cache budget in MiB", "auto");
+  cl.integer("--block-size", &a->blockSize, 1, kMaxBlockSize,
+             "batch: confirm the compiled KV block size", "compiled");
+  cl.integer("--max-tokens-per-step", &a->maxTokensPerStep, 1,
+             kMaxTokensPerStep, "batch: tokens one engine step may process",
+             "compiled");
+  cl.integer("--max-seqs", &a->maxSeqs, 1, kMaxSeqs,
+             "batch: sequences one step may hold", "compiled");
+}
 
-/// The flags of generate that take an integer; `topK` is its own slot.
-std::vector<IntFlag> intFlags(GenerateArgs *a, int64_t *topK) {
-  return {
-      {kMaxNewTokensRange.flag, kMaxNewTokensRange.min, kMaxNewTokensRange.max,
-       &a->maxNewTokens},
-      {kTopKRange.flag, kTopKRange.min, kTopKRange.max, topK},
-      {kSeedRange.flag, kSeedRange.min, kSeedRange.max, &a->seed},
-      {"--threads", 0, kMaxThreads, &a->threads},
-      {"--kv-blocks", 1, kMaxKvBlocks, &a->kvBlocks},
-      {"--kv-cache-mb", 1, kMaxKvCacheMb, &a->kvCacheMb},
-      {"--block-size", 1, kMaxBlockSize, &a->blockSize},
-      {"--max-tokens-per-step", 1, kMaxTokensPerStep, &a->maxTokensPerStep},
-      {"--max-seqs", 1, kMaxSeqs, &a->maxSeqs},
+/// Stores a number in [lo, hi] (`openLow`: above lo) into *out; else a
+/// FlagError "FLAG TEXT: expected WHAT".
+std::function<void(const std::string &)>
+numberIn(const std::string &flag, double lo, double hi, bool openLow,
+         const std::string &what, double *out) {
+  return [=](const std::string &text) {
+    double v = 0;
+    if (!parseDouble(text, &v) || !(openLow ? v > lo : v >= lo) || v > hi)
+      throw FlagError(flag + " " + text + ": expected " + what);
+    *out = v;
   };
 }
 
-/// `flag`'s value as a number with `what` its range in words; else prints
-/// the error and returns false.
-bool doubleFlag(const std::string &flag, const char *text, double lo,
-                double hi, bool openLow, const char *what, double *out) {
-  double v = 0;
-  if (text && parseDouble(text, &v) && (openLow ? v > lo : v >= lo) &&
-      v <= hi) {
-    *out = v;
-    return true;
-  }
-  std::fprintf(stderr, "error: %s %s: expected %s\n", flag.c_str(),
-               text ? text : "(nothing)", what);
-  return false;
+/// The flags that are not integers.
+void declareOtherFlags(CommandLine &cl, GenerateArgs *a) {
+  cl.value(
+      "--prompt",
+      [a](const std::string &v) { a->prompt = v, a->hasPrompt = true; },
+      "the prompt text", "", "TEXT");
+  const std::string idsError = ": expected token ids in 0.." +
+                               std::to_string(kInt32Max) +
+                               " separated by commas";
+  cl.value(
+      "--prompt-tokens",
+      [a, idsError](const std::string &v) {
+        if (!parseIdList(v, &a->promptTokens))
+          throw FlagError("--prompt-tokens " + v + idsError);
+        a->hasTokens = true;
+      },
+      "the prompt as token ids", "", "1,2,3", "--prompt-tokens " + idsError);
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  cl.value("--temperature",
+           numberIn("--temperature", 0, inf, false, "a number >= 0",
+                    &a->temperature),
+           "0 is greedy", "model", "T",
+           "--temperature (nothing): expected a number >= 0");
+  cl.value("--top-p", numberIn("--top-p", 0, 1, true, "a number in (0, 1]",
+                               &a->topP),
+           "nucleus sampling mass", "model", "P",
+           "--top-p (nothing): expected a number in (0, 1]");
+  cl.flag("--chat", &a->chat, "wrap the prompt in the model's chat template");
+  cl.flag("--json", &a->json, "print one JSON object");
+  cl.value("--logits-out", &a->logitsOut,
+           "write the logits after the prompt", "FILE.npy");
+  cl.value(
+      "--profile",
+      [a](const std::string &v) {
+        if (v.empty())
+          throw FlagError("--profile needs a value");
+        a->profile = v;
+      },
+      "write a Chrome trace of every step and kernel", "", "TRACE.json");
+  cl.value("--kv-cache-dtype", &a->kvCacheDtype,
+           "KV-cache element type: auto, float32, int8 or fp8");
+  cl.value("--batch-file", &a->batchFile, "one request per line", "IN.jsonl");
+  cl.value("--output", &a->output, "batch: the results (- for stdout)",
+           "OUT.jsonl");
+  cl.value("--stats-json", &a->statsJson, "batch: the engine's counters",
+           "FILE");
+  cl.flag("--no-prefix-caching", &a->prefixCaching,
+          "batch: do not share KV blocks between prompts", false);
 }
 
-int checkBatchArgs(const GenerateArgs &a) {
-  const char *problem = nullptr;
+/// The batch mode's usage checks; "" or the problem.
+std::string batchArgsProblem(const GenerateArgs &a) {
   if (a.artifact.empty())
-    problem = "give an artifact";
-  else if (a.hasPrompt || a.hasTokens)
-    problem = "--batch-file replaces --prompt and --prompt-tokens";
-  else if (a.output.empty())
-    problem = "--batch-file needs --output FILE (- for stdout)";
-  else if (a.kvBlocks && a.kvCacheMb)
-    problem = "give at most one of --kv-blocks and --kv-cache-mb";
-  else if (a.json || !a.logitsOut.empty())
-    problem = "--json and --logits-out are for a single prompt";
-  if (!problem)
-    return 0;
-  std::fprintf(stderr, "error: %s\n\n", problem);
-  printGenerateUsage();
-  return 2;
+    return "give an artifact";
+  if (a.hasPrompt || a.hasTokens)
+    return "--batch-file replaces --prompt and --prompt-tokens";
+  if (a.output.empty())
+    return "--batch-file needs --output FILE (- for stdout)";
+  if (a.kvBlocks && a.kvCacheMb)
+    return "give at most one of --kv-blocks and --kv-cache-mb";
+  if (a.json || !a.logitsOut.empty())
+    return "--json and --logits-out are for a single prompt";
+  return "";
 }
 
-/// The single-prompt mode's usage checks; 0 or the usage exit code 2.
-int checkSinglePromptArgs(const GenerateArgs &a) {
+/// The single-prompt mode's usage checks; "" or the problem.
+std::string singlePromptArgsProblem(const GenerateArgs &a) {
   bool batchOnly = !a.output.empty() || !a.statsJson.empty() ||
                    a.kvCacheMb || a.blockSize || a.maxTokensPerStep ||
                    a.maxSeqs || !a.prefixCaching;
-  if (batchOnly) {
-    std::fprintf(stderr, "error: --output, --stats-json, --kv-cache-mb, "
-                         "--block-size, --max-tokens-per-step, --max-seqs "
-                         "and --no-prefix-caching need --batch-file\n");
-    return 2;
-  }
-  if (a.artifact.empty() || a.hasPrompt == a.hasTokens) {
-    std::fprintf(stderr, "error: give an artifact and exactly one of --prompt "
-                         "and --prompt-tokens\n\n");
-    printGenerateUsage();
-    return 2;
-  }
-  if (a.chat && a.hasTokens) {
-    std::fprintf(stderr, "error: --chat formats a --prompt text; it cannot "
-                         "wrap --prompt-tokens\n");
-    return 2;
-  }
-  return 0;
+  if (batchOnly)
+    return "--output, --stats-json, --kv-cache-mb, --block-size, "
+           "--max-tokens-per-step, --max-seqs and --no-prefix-caching need "
+           "--batch-file";
+  if (a.artifact.empty() || a.hasPrompt == a.hasTokens)
+    return "give an artifact and exactly one of --prompt and --prompt-tokens";
+  if (a.chat && a.hasTokens)
+    return "--chat formats a --prompt text; it cannot wrap --prompt-tokens";
+  return "";
 }
 
-/// Returns 0 on success, else the exit code for a usage error.
+/// Returns 0 on success, -1 after --help, else the usage exit code.
 int parseArgs(int argc, char **argv, GenerateArgs *a) {
-  int64_t topK = 0;
-  const std::vector<IntFlag> ints = intFlags(a, &topK);
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto next = [&](std::string *v) {
-      if (i + 1 >= argc)
-        return false;
-      *v = argv[++i];
-      return true;
-    };
-    auto intFlag = std::find_if(ints.begin(), ints.end(),
-                                [&](const IntFlag &f) { return arg == f.name; });
-    if (intFlag != ints.end()) {
-      std::string error;
-      if (!parseFlagInt(arg, value, intFlag->min, intFlag->max,
-                        intFlag->target, &error)) {
-        std::fprintf(stderr, "error: %s\n", error.c_str());
-        return 2;
-      }
-      if (intFlag->target == &topK)
-        a->topK = topK;
-      ++i;
-      continue;
-    }
-    std::string v;
-    bool ok = true;
-    if (arg == "--help" || arg == "-h") {
-      printGenerateUsage();
-      return -1;
-    } else if (arg == "--chat") {
-      a->chat = true;
-    } else if (arg == "--json") {
-      a->json = true;
-    } else if (arg == "--prompt") {
-      ok = next(&a->prompt);
-      a->hasPrompt = true;
-    } else if (arg == "--prompt-tokens") {
-      if (!next(&v) || !parseIdList(v, &a->promptTokens)) {
-        std::fprintf(stderr, "error: --prompt-tokens %s: expected token ids "
-                     "in 0..%lld separated by commas\n", v.c_str(),
-                     static_cast<long long>(kInt32Max));
-        return 2;
-      }
-      a->hasTokens = true;
-    } else if (arg == "--temperature") {
-      if (!doubleFlag(arg, value, 0, inf, false, "a number >= 0",
-                      &a->temperature))
-        return 2;
-      ++i;
-    } else if (arg == "--top-p") {
-      if (!doubleFlag(arg, value, 0, 1, true, "a number in (0, 1]", &a->topP))
-        return 2;
-      ++i;
-    } else if (arg == "--kv-cache-dtype") {
-      ok = next(&a->kvCacheDtype);
-    } else if (arg == "--batch-file") {
-      ok = next(&a->batchFile);
-    } else if (arg == "--output") {
-      ok = next(&a->output);
-    } else if (arg == "--stats-json") {
-      ok = next(&a->statsJson);
-    } else if (arg == "--no-prefix-caching") {
-      a->prefixCaching = false;
-    } else if (arg == "--logits-out") {
-      ok = next(&a->logitsOut);
-    } else if (arg == "--profile") {
-      ok = next(&a->profile) && !a->profile.empty();
-    } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
-      a->artifact = arg;
-    } else {
-      std::fprintf(stderr, "error: unknown argument '%s'\n\n", arg.c_str());
-      printGenerateUsage();
-      return 2;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "error: %s needs a value\n", arg.c_str());
-      return 2;
-    }
-  }
-  return a->batchFile.empty() ? checkSinglePromptArgs(*a) : checkBatchArgs(*a);
+  CommandLine cl("generate", "Generates text with an LLM artifact, from one "
+                             "prompt or from every line of --batch-file.");
+  cl.footer(kGenerateFooter);
+  cl.positional("ART", &a->artifact, "the compiled LLM artifact");
+  declareIntegerFlags(cl, a);
+  declareOtherFlags(cl, a);
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc == 0 ? -1 : rc;
+  std::string problem = a->batchFile.empty() ? singlePromptArgsProblem(*a)
+                                             : batchArgsProblem(*a);
+  return problem.empty() ? 0 : cl.usageError(problem);
 }
-
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
@@ -336,25 +288,13 @@ int generateMain(int argc, char **argv) {
   size_t n = result.tokens.size();
   double tokensPerSecond = result.tpotMs > 0 ? 1000.0 / result.tpotMs : 0;
   if (a.json) {
-    std::string out;
-    json::Writer w(&out, 0);
-    w.beginObject();
-    w.key("prompt_tokens");
-    w.beginArray(true);
-    for (int32_t id : prompt)
-      w.value(static_cast<int64_t>(id));
-    w.endArray();
-    w.key("tokens");
-    w.beginArray(true);
-    for (int32_t id : result.tokens)
-      w.value(static_cast<int64_t>(id));
-    w.endArray();
-    w.field("text", result.text);
-    w.field("finish_reason", result.finishReason);
-    w.field("ttft_ms", result.ttftMs);
-    w.field("tpot_ms", result.tpotMs);
-    w.endObject();
-    std::printf("%s\n", out.c_str());
+    OrderedJson out = {{"prompt_tokens", prompt},
+                       {"tokens", result.tokens},
+                       {"text", result.text},
+                       {"finish_reason", result.finishReason},
+                       {"ttft_ms", finiteOrNull(result.ttftMs)},
+                       {"tpot_ms", finiteOrNull(result.tpotMs)}};
+    std::printf("%s\n", jsonText(out).c_str());
   } else {
     std::printf("\n");
     std::fflush(stdout);

@@ -7,11 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 #include "CliChecks.h"
+#include "CliParser.h"
 #include "CliNumbers.h"
 #include "Inspect.h"
 #include "ingot/Quant.h"
 
-#include "JsonWriter.h" // runtime-private helper
+#include "JsonText.h"
 #include "ingot/Artifact.h"
 #include "ingot/MemoryFootprint.h"
 
@@ -27,19 +28,6 @@
 
 namespace ingot::cli {
 namespace {
-
-void printUsage(FILE *f) {
-  std::fprintf(f,
-               "usage: ingot inspect ART [--json] [--memory]\n"
-               "         [--kv-blocks N | --kv-cache-mb M] [--threads T]\n\n"
-               "Describes a compiled artifact. --json prints one JSON "
-               "object instead of text.\n"
-               "--memory prints only what serving it takes: weights, the KV\n"
-               "cache at the budget the engine would use (or the one given),\n"
-               "the activation arena and the runtime's overhead for T threads\n"
-               "(default: all cores).\n");
-}
-
 
 //===--- Text -------------------------------------------------------------===//
 
@@ -110,8 +98,8 @@ std::string attrText(const Attr &a) {
     std::snprintf(buf, sizeof buf, "%g", a.f);
     return s + buf;
   case Attr::Kind::Str:
-    json::appendQuoted(s, a.s); // escaped: the value may hold anything
-    return s;
+    // Quoted and escaped as JSON: the value may hold anything.
+    return s + jsonText(OrderedJson(a.s));
   case Attr::Kind::Ints:
     return s + shapeText(a.ints);
   case Attr::Kind::Floats:
@@ -289,56 +277,28 @@ void printFootprint(const Artifact &art, const MemoryFootprint &f) {
 } // namespace
 
 int inspectMain(int argc, char **argv) {
-  const char *path = nullptr;
+  std::string path;
   bool asJson = false, memoryOnly = false;
   int64_t kvBlocks = 0, kvCacheMb = 0, threads = 0;
-  for (int i = 1; i < argc; ++i) {
-    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      printUsage(stdout);
-      return 0;
-    }
-    if (!std::strcmp(argv[i], "--json")) {
-      asJson = true;
-    } else if (!std::strcmp(argv[i], "--memory")) {
-      memoryOnly = true;
-    } else if (!std::strcmp(argv[i], "--kv-blocks") ||
-               !std::strcmp(argv[i], "--kv-cache-mb") ||
-               !std::strcmp(argv[i], "--threads")) {
-      const bool isThreads = !std::strcmp(argv[i], "--threads");
-      const bool isBlocks = !std::strcmp(argv[i], "--kv-blocks");
-      int64_t *target = isThreads ? &threads : isBlocks ? &kvBlocks : &kvCacheMb;
-      const int64_t min = isThreads ? 0 : 1;
-      const int64_t max = isThreads  ? kMaxThreads
-                          : isBlocks ? kMaxKvBlocks
-                                     : kMaxKvCacheMb;
-      std::string error;
-      if (!parseFlagInt(argv[i], value, min, max, target, &error)) {
-        std::fprintf(stderr, "error: %s\n", error.c_str());
-        return 2;
-      }
-      ++i;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      std::fprintf(stderr, "error: unknown option '%s'\n", argv[i]);
-      printUsage(stderr);
-      return 2;
-    } else if (path) {
-      std::fprintf(stderr, "error: more than one artifact given\n");
-      printUsage(stderr);
-      return 2;
-    } else {
-      path = argv[i];
-    }
-  }
-  if (!path) {
-    printUsage(stderr);
-    return 2;
-  }
-  if (kvBlocks && kvCacheMb) {
-    std::fprintf(stderr,
-                 "error: give at most one of --kv-blocks and --kv-cache-mb\n");
-    return 2;
-  }
+  CommandLine cl("inspect", "Describes a compiled artifact.");
+  cl.positional("ART", &path, "the compiled artifact");
+  cl.flag("--json", &asJson, "print one JSON object instead of text");
+  cl.flag("--memory", &memoryOnly,
+          "print only what serving it takes: weights, the KV cache at the "
+          "budget the engine would use (or the one given), the activation "
+          "arena and the runtime's overhead for --threads threads");
+  cl.integer("--kv-blocks", &kvBlocks, 1, kMaxKvBlocks,
+             "KV-cache blocks (auto: the engine's budget)", "auto");
+  cl.integer("--kv-cache-mb", &kvCacheMb, 1, kMaxKvCacheMb,
+             "KV-cache budget in MiB (auto: the engine's)", "auto");
+  cl.integer("--threads", &threads, 0, kMaxThreads,
+             "threads the overhead is counted for; 0: all cores");
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc;
+  if (path.empty())
+    return cl.usageError("give an artifact");
+  if (kvBlocks && kvCacheMb)
+    return cl.usageError("give at most one of --kv-blocks and --kv-cache-mb");
   std::unique_ptr<Artifact> art;
   if (Status st = Artifact::open(path, &art); !st) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
@@ -346,13 +306,13 @@ int inspectMain(int argc, char **argv) {
   }
   if (std::string e = kvCacheMbError(art->manifest().llm, kvCacheMb);
       art->manifest().hasLlm && !e.empty()) {
-    std::fprintf(stderr, "error: %s: %s\n", path, e.c_str());
+    std::fprintf(stderr, "error: %s: %s\n", path.c_str(), e.c_str());
     return 1;
   }
   int64_t blocks = 0;
   if (Status st = engineKvBlocks(art->manifest(), kvBlocks, kvCacheMb, &blocks);
       !st) {
-    std::fprintf(stderr, "error: %s: %s\n", path, st.message().c_str());
+    std::fprintf(stderr, "error: %s: %s\n", path.c_str(), st.message().c_str());
     return 1;
   }
   MemoryFootprint fp =

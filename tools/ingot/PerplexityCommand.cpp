@@ -14,8 +14,9 @@
 //===----------------------------------------------------------------------===//
 #include "CliChecks.h"
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
-#include "JsonWriter.h"
+#include "JsonText.h"
 #include "PerplexityScorer.h"
 
 #include "ingot/Artifact.h"
@@ -51,77 +52,41 @@ struct PerplexityArgs {
   bool json = false;
 };
 
-void printPerplexityUsage() {
-  std::fprintf(
-      stderr,
-      "usage: ingot perplexity ART.ingot --text FILE [--context N]\n"
-      "         [--stride S] [--max-tokens N] [--threads T] [--json]\n"
-      "         [--kv-cache-dtype auto|float32|int8|fp8]\n\n"
-      "  Tokenizes FILE with the artifact's tokenizer (BOS first if the\n"
-      "  tokenizer adds one) and scores it with sliding windows of --context\n"
-      "  tokens (default min(512, the compiled context)) that start every\n"
-      "  --stride tokens (default context/2); each window scores only the\n"
-      "  tokens the previous one did not. --max-tokens keeps the first N\n"
-      "  tokens of the text. Prints the perplexity, exp(mean NLL), or with\n"
-      "  --json one object {perplexity, nll_mean, tokens_scored, context,\n"
-      "  stride, windows, seconds, tokens_per_second}.\n");
-}
-
 /// Returns 0 to go on, -1 after --help, else the usage exit code 2.
 int parseArgs(int argc, char **argv, PerplexityArgs *a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto number = [&](int64_t *out, int64_t min, int64_t max) {
-      std::string error;
-      if (!parseFlagInt(arg, value, min, max, out, &error)) {
-        std::fprintf(stderr, "error: %s\n", error.c_str());
-        return false;
-      }
-      ++i;
-      return true;
-    };
-    bool ok = true;
-    if (arg == "--help" || arg == "-h") {
-      printPerplexityUsage();
-      return -1;
-    } else if (arg == "--text") {
-      if ((ok = value != nullptr))
-        a->textFile = argv[++i];
-      else
-        std::fprintf(stderr, "error: --text expects a file name\n");
-    } else if (arg == "--context") {
-      // The artifact's context bounds both (resolveWindowing); these
-      // ranges only keep the numbers sane.
-      ok = number(&a->context.emplace(), 0, kMaxContext);
-    } else if (arg == "--stride") {
-      ok = number(&a->stride.emplace(), 0, kMaxContext);
-    } else if (arg == "--max-tokens") {
-      ok = number(&a->maxTokens, 2, int64_t(1) << 40);
-    } else if (arg == "--threads") {
-      ok = number(&a->threads, 0, kMaxThreads);
-    } else if (arg == "--kv-cache-dtype" && i + 1 < argc) {
-      a->kvCacheDtype = argv[++i];
-    } else if (arg == "--json") {
-      a->json = true;
-    } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
-      a->artifact = arg;
-    } else {
-      std::fprintf(stderr, "error: unknown argument '%s'\n\n", arg.c_str());
-      printPerplexityUsage();
-      return 2;
-    }
-    if (!ok)
-      return 2;
-  }
-  if (a->artifact.empty() || a->textFile.empty()) {
-    std::fprintf(stderr, "error: give an artifact and --text FILE\n\n");
-    printPerplexityUsage();
-    return 2;
-  }
+  CommandLine cl("perplexity",
+                 "Perplexity of an LLM artifact over a text file, with "
+                 "sliding windows.");
+  cl.footer("Tokenizes FILE with the artifact's tokenizer (BOS first if the "
+            "tokenizer adds one); each window scores only the tokens the "
+            "previous one did not. Prints the perplexity, exp(mean NLL), or "
+            "with --json one object {perplexity, nll_mean, tokens_scored, "
+            "context, stride, windows, seconds, tokens_per_second}.");
+  cl.positional("ART", &a->artifact, "the compiled LLM artifact");
+  cl.value(
+      "--text", [a](const std::string &v) { a->textFile = v; },
+      "the text file to score", "", "FILE", "--text expects a file name");
+  // The artifact's context bounds both (resolveWindowing); these ranges
+  // only keep the numbers sane.
+  cl.integer(
+      "--context", [a](int64_t v) { a->context = v; }, 0, kMaxContext,
+      "tokens per window", "min(512,compiled)");
+  cl.integer(
+      "--stride", [a](int64_t v) { a->stride = v; }, 0, kMaxContext,
+      "tokens between window starts", "context/2");
+  cl.integer("--max-tokens", &a->maxTokens, 2, int64_t(1) << 40,
+             "keep the first N tokens of the text", "all");
+  cl.integer("--threads", &a->threads, 0, kMaxThreads,
+             "threads; 0: every core");
+  cl.value("--kv-cache-dtype", &a->kvCacheDtype,
+           "KV-cache element type: auto, float32, int8 or fp8");
+  cl.flag("--json", &a->json, "print one JSON object");
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc == 0 ? -1 : rc;
+  if (a->artifact.empty() || a->textFile.empty())
+    return cl.usageError("give an artifact and --text FILE");
   return 0;
 }
-
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
@@ -270,19 +235,15 @@ int perplexityMain(int argc, char **argv) {
   const double rate = seconds > 0 ? double(scored) / seconds : 0;
 
   if (a.json) {
-    std::string out;
-    json::Writer w(&out, 0);
-    w.beginObject();
-    w.field("perplexity", ppl);
-    w.field("nll_mean", nllMean);
-    w.field("tokens_scored", scored);
-    w.field("context", context);
-    w.field("stride", stride);
-    w.field("windows", int64_t(windows.size()));
-    w.field("seconds", seconds);
-    w.field("tokens_per_second", rate);
-    w.endObject();
-    std::printf("%s\n", out.c_str());
+    OrderedJson out = {{"perplexity", finiteOrNull(ppl)},
+                       {"nll_mean", finiteOrNull(nllMean)},
+                       {"tokens_scored", scored},
+                       {"context", context},
+                       {"stride", stride},
+                       {"windows", windows.size()},
+                       {"seconds", finiteOrNull(seconds)},
+                       {"tokens_per_second", finiteOrNull(rate)}};
+    std::printf("%s\n", jsonText(out).c_str());
   } else {
     std::printf("perplexity %.3f over %lld tokens (context %lld, stride "
                 "%lld), %.1f s, %.0f tokens/s\n",

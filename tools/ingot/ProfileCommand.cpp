@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
 #include "ProfileOutput.h"
 
@@ -39,78 +40,37 @@ struct ProfileArgs {
   bool probe = true, byOrigin = false;
 };
 
-void printProfileUsage() {
-  std::fprintf(
-      stderr,
-      "usage: ingot profile ART.ingot [--prompt-len N] [--gen N] [--batch B]\n"
-      "         [--threads T] [--trace FILE.json] [--top N] [--by-origin]\n"
-      "         [--no-probe]\n\n"
-      "  Runs --batch requests of --prompt-len random prompt tokens\n"
-      "  (default 128) and --gen greedy new tokens (default 32) through the\n"
-      "  engine, after a short warm-up request, timing every step and\n"
-      "  kernel. Prints prefill and decode step times, the\n"
-      "  top kernels (default 15) with their achieved GB/s and GFLOP/s as a\n"
-      "  share of the machine's probed ceilings (skipped with --no-probe),\n"
-      "  and writes a Chrome trace (open it in ui.perfetto.dev).\n"
-      "  --by-origin adds a table grouped by graph node, layers folded.\n"
-      "  --threads 0 (the default) uses every core; at most 1024.\n");
-}
-
 /// Returns 0 to go on, -1 after --help, else the usage exit code 2.
 int parseArgs(int argc, char **argv, ProfileArgs *a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    auto number = [&](int64_t *out, int64_t min, int64_t max) {
-      std::string error;
-      if (!parseFlagInt(arg, value, min, max, out, &error)) {
-        std::fprintf(stderr, "error: %s\n", error.c_str());
-        return false;
-      }
-      ++i;
-      return true;
-    };
-    bool ok = true;
-    if (arg == "--help" || arg == "-h") {
-      printProfileUsage();
-      return -1;
-    } else if (arg == "--prompt-len") {
-      ok = number(&a->promptLen, 1, kMaxContext);
-    } else if (arg == "--gen") {
-      ok = number(&a->gen, 1, kMaxContext);
-    } else if (arg == "--batch") {
-      ok = number(&a->batch, 1, kMaxSeqs);
-    } else if (arg == "--threads") {
-      ok = number(&a->threads, 0, kMaxThreads);
-    } else if (arg == "--top") {
-      ok = number(&a->top, 1, 100000);
-    } else if (arg == "--trace") {
-      if ((ok = value != nullptr))
-        a->trace = argv[++i];
-      else
-        std::fprintf(stderr, "error: --trace expects a file name\n");
-    } else if (arg == "--no-probe") {
-      a->probe = false;
-    } else if (arg == "--by-origin") {
-      a->byOrigin = true;
-    } else if (!arg.empty() && arg[0] != '-' && a->artifact.empty()) {
-      a->artifact = arg;
-    } else {
-      std::fprintf(stderr, "error: unknown argument '%s'\n\n", arg.c_str());
-      printProfileUsage();
-      return 2;
-    }
-    if (!ok)
-      return 2;
-  }
-  if (a->artifact.empty()) {
-    std::fprintf(stderr, "error: give an artifact\n\n");
-    printProfileUsage();
-    return 2;
-  }
+  CommandLine cl("profile",
+                 "Runs --batch requests of --prompt-len random prompt tokens "
+                 "and --gen greedy new tokens through the engine, after a "
+                 "short warm-up request, timing every step and kernel.");
+  cl.footer("Prints prefill and decode step times, the top kernels with "
+            "their achieved GB/s and GFLOP/s as a share of the machine's "
+            "probed ceilings (skipped with --no-probe), and writes a Chrome "
+            "trace (open it in ui.perfetto.dev).");
+  cl.positional("ART", &a->artifact, "the compiled LLM artifact");
+  cl.integer("--prompt-len", &a->promptLen, 1, kMaxContext,
+             "random prompt tokens per request");
+  cl.integer("--gen", &a->gen, 1, kMaxContext, "greedy new tokens per request");
+  cl.integer("--batch", &a->batch, 1, kMaxSeqs, "requests run together");
+  cl.integer("--threads", &a->threads, 0, kMaxThreads,
+             "engine threads; 0: every core");
+  cl.integer("--top", &a->top, 1, 100000, "kernels in the table");
+  cl.value(
+      "--trace", [a](const std::string &v) { a->trace = v; },
+      "write a Chrome trace to FILE", "", "FILE.json",
+      "--trace expects a file name");
+  cl.flag("--by-origin", &a->byOrigin,
+          "add a table grouped by graph node, layers folded");
+  cl.flag("--no-probe", &a->probe, "skip the ceiling probe", false);
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc == 0 ? -1 : rc;
+  if (a->artifact.empty())
+    return cl.usageError("give an artifact");
   return 0;
 }
-
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;

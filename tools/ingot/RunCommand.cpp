@@ -1,12 +1,13 @@
 //===- RunCommand.cpp - `ingot run`: run an artifact on .npy inputs -------===//
 
 #include "CliChecks.h"
+#include "CliParser.h"
 #include "CliNumbers.h"
 #include "Commands.h"
+#include "Npy.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
-#include "ingot/Npy.h"
 #include "ingot/ThreadPool.h"
 
 #include <algorithm>
@@ -22,25 +23,6 @@
 
 namespace ingot::cli {
 namespace {
-
-void printRunUsage(FILE *to) {
-  std::fprintf(
-      to, "usage: ingot run ART.ingot --input NAME=FILE.npy [--input ...]\n"
-          "                 --output-dir DIR [--threads N]\n\n"
-          "Runs the compiled model on the given inputs and writes each\n"
-          "model output to DIR/<output name>.npy.\n\n"
-          "options:\n"
-          "  --input NAME=FILE.npy  a model input (repeat for each one)\n"
-          "  --output-dir DIR       where outputs go (created if missing)\n"
-          "  --threads N            worker threads, 0..1024 (default 0: all\n"
-          "                         cores)\n");
-}
-
-int usageError(const std::string &message) {
-  std::fprintf(stderr, "error: %s\n\n", message.c_str());
-  printRunUsage(stderr);
-  return 2;
-}
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -74,55 +56,31 @@ struct RunOptions {
 
 /// Parses argv; returns -1 on success or the exit code to return.
 int parseArgs(int argc, char **argv, RunOptions *o) {
-  bool threadsSet = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      printRunUsage(stdout);
-      return 0;
-    }
-    std::string value;
-    bool isOption = arg.rfind("--", 0) == 0;
-    if (isOption) {
-      size_t eq = arg.find('=');
-      if (eq != std::string::npos) { // --opt=value
-        value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
-      } else if (arg == "--input" || arg == "--output-dir" ||
-                 arg == "--threads") {
-        if (i + 1 >= argc)
-          return usageError(arg + " needs a value");
-        value = argv[++i];
-      }
-    }
-    if (arg == "--input") {
-      size_t eq = value.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
-        return usageError("--input expects NAME=FILE.npy, got '" + value + "'");
-      o->inputs.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-    } else if (arg == "--output-dir") {
-      o->outputDir = value;
-    } else if (arg == "--threads") {
-      int64_t n = 0;
-      std::string error;
-      if (!parseFlagInt(arg, value, 0, kMaxThreads, &n, &error))
-        return usageError(error);
-      o->threads = unsigned(n); // 0: all cores, as when not given
-      threadsSet = n > 0;
-    } else if (isOption) {
-      return usageError("unknown option '" + arg + "'");
-    } else if (o->artifact.empty()) {
-      o->artifact = arg;
-    } else {
-      return usageError("unexpected argument '" + arg + "'");
-    }
-  }
+  CommandLine cl("run", "Runs a compiled artifact on .npy inputs and writes "
+                        "each model output to DIR/<output name>.npy.");
+  cl.positional("ART", &o->artifact, "the compiled artifact");
+  cl.value(
+      "--input",
+      [o](const std::string &v) {
+        size_t eq = v.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+          throw FlagError("--input expects NAME=FILE.npy, got '" + v + "'");
+        o->inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+      },
+      "a model input (repeat for each one)", "", "NAME=FILE.npy");
+  cl.value("--output-dir", &o->outputDir,
+           "where outputs go (created if missing)", "DIR");
+  int64_t threads = 0;
+  cl.integer("--threads", &threads, 0, kMaxThreads,
+             "worker threads; 0: all cores");
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc;
   if (o->artifact.empty())
-    return usageError("missing the artifact to run");
+    return cl.usageError("missing the artifact to run");
   if (o->outputDir.empty())
-    return usageError("missing --output-dir");
-  if (!threadsSet)
-    o->threads = std::max(1u, std::thread::hardware_concurrency());
+    return cl.usageError("missing --output-dir");
+  o->threads = threads > 0 ? unsigned(threads)
+                           : std::max(1u, std::thread::hardware_concurrency());
   return -1;
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CliChecks.h"
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
 
 #include "Server.h"
@@ -19,31 +20,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace ingot::cli {
 namespace {
-
-void printServeUsage() {
-  std::fprintf(
-      stderr,
-      "usage: ingot serve ART.ingot [--host 127.0.0.1] [--port 8000]\n"
-      "         [--api-key KEY] [--served-model-name NAME[,NAME]]\n"
-      "         [--max-queue N] [--max-body-bytes N] [--drain-timeout S]\n"
-      "         [--threads N] [--kv-blocks N | --kv-cache-mb M]\n"
-      "         [--max-tokens-per-step N] [--max-seqs N] [--no-prefix-caching]\n"
-      "         [--kv-cache-dtype auto|float32|int8|fp8] [--no-kv-prefault]\n\n"
-      "  OpenAI-compatible: POST /v1/completions, POST /v1/chat/completions\n"
-      "  (\"stream\": true for server-sent events), GET /v1/models, GET\n"
-      "  /health, GET /metrics (Prometheus). --port 0 picks a free port; the\n"
-      "  address is printed on stdout. --api-key (or INGOT_API_KEY) makes\n"
-      "  every /v1 request send 'Authorization: Bearer KEY'. --max-queue\n"
-      "  bounds the requests waiting beyond --max-seqs (then 503). The KV\n"
-      "  budget is committed at start unless --no-kv-prefault.\n"
-      "  SIGINT/SIGTERM: new requests get 503, running ones have\n"
-      "  --drain-timeout seconds (default 30) to finish, then exit 0.\n"
-      "  --threads 0 (the default) uses every core; at most 1024.\n");
-}
 
 /// A server commits its KV budget at start (--no-kv-prefault: as used).
 EngineOptions servingDefaults() {
@@ -74,101 +55,81 @@ bool splitNames(const std::string &list, std::vector<std::string> *out) {
   return false;
 }
 
-/// Integer flags: name, destination, smallest and largest accepted value.
-bool integerFlag(const std::string &arg, const char *value, ServeArgs *a,
-                 bool *known) {
-  struct Flag {
-    const char *name;
-    int64_t *dest;
-    int64_t min, max;
-  };
-  Flag flags[] = {
-      {"--port", &a->port, 0, 65535},
-      {"--max-queue", &a->server.maxQueue, 0, 1 << 20},
-      {"--max-body-bytes", &a->server.maxBodyBytes, 1024, int64_t(1) << 32},
-      {"--threads", &a->threads, 0, kMaxThreads},
-      {"--kv-blocks", &a->engine.kvBlocks, 1, kMaxKvBlocks},
-      {"--kv-cache-mb", &a->engine.kvCacheMb, 1, kMaxKvCacheMb},
-      {"--max-tokens-per-step", &a->engine.maxTokensPerStep, 1,
-       kMaxTokensPerStep},
-      {"--max-seqs", &a->engine.maxSeqs, 1, kMaxSeqs},
-  };
-  *known = false;
-  for (const Flag &f : flags) {
-    if (arg != f.name)
-      continue;
-    *known = true;
-    std::string error;
-    if (!parseFlagInt(f.name, value, f.min, f.max, f.dest, &error)) {
-      std::fprintf(stderr, "error: %s\n", error.c_str());
-      return false;
-    }
-  }
-  return true;
+/// The engine and server integer flags: name, destination, range, help.
+void declareIntegerFlags(CommandLine &cl, ServeArgs *a) {
+  cl.integer("--port", &a->port, 0, 65535, "TCP port; 0: any free one");
+  cl.integer("--max-queue", &a->server.maxQueue, 0, 1 << 20,
+             "requests waiting beyond --max-seqs before a 503");
+  cl.integer("--max-body-bytes", &a->server.maxBodyBytes, 1024,
+             int64_t(1) << 32, "largest request body");
+  cl.integer("--threads", &a->threads, 0, kMaxThreads,
+             "engine threads; 0: every core");
+  cl.integer("--kv-blocks", &a->engine.kvBlocks, 1, kMaxKvBlocks,
+             "KV-cache blocks (auto: from --kv-cache-mb)", "auto");
+  cl.integer("--kv-cache-mb", &a->engine.kvCacheMb, 1, kMaxKvCacheMb,
+             "KV-cache budget in MiB (auto: a share of free memory)", "auto");
+  cl.integer("--max-tokens-per-step", &a->engine.maxTokensPerStep, 1,
+             kMaxTokensPerStep, "tokens one engine step may process",
+             "compiled");
+  cl.integer("--max-seqs", &a->engine.maxSeqs, 1, kMaxSeqs,
+             "sequences one step may hold", "compiled");
 }
 
 /// 0 ok, else the exit code of a usage error (message printed).
 int parseServeArgs(int argc, char **argv, ServeArgs *a) {
-  if (const char *key = std::getenv("INGOT_API_KEY"))
-    a->server.apiKey = key;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const char *value = i + 1 < argc ? argv[i + 1] : nullptr;
-    bool known = false;
-    if (!integerFlag(arg, value, a, &known))
-      return 2;
-    if (known) {
-      ++i;
-    } else if (arg == "--host" && value) {
-      a->server.host = argv[++i];
-    } else if (arg == "--api-key" && value) {
-      a->server.apiKey = argv[++i];
-    } else if (arg == "--served-model-name" && value) {
-      if (!splitNames(argv[++i], &a->server.modelNames)) {
-        std::fprintf(stderr, "error: --served-model-name has an empty name\n");
-        return 2;
-      }
-    } else if (arg == "--drain-timeout" && value) {
-      char *end = nullptr;
-      a->server.drainTimeoutS = std::strtod(argv[++i], &end);
-      if (*end || !(a->server.drainTimeoutS >= 0 &&
-                    a->server.drainTimeoutS <= 86400)) {
-        std::fprintf(stderr, "error: --drain-timeout needs seconds in "
-                             "[0, 86400]\n");
-        return 2;
-      }
-    } else if (arg == "--kv-cache-dtype" && value) {
-      a->engine.kvCacheDtype = argv[++i];
-    } else if (arg == "--no-kv-prefault") {
-      a->engine.kvPrefault = false;
-    } else if (arg == "--no-prefix-caching") {
-      a->engine.prefixCaching = false;
-    } else if (arg == "--help" || arg == "-h") {
-      printServeUsage();
-      return -1;
-    } else if (arg[0] != '-' && a->artifact.empty()) {
-      a->artifact = arg;
-    } else {
-      std::fprintf(stderr, "error: unknown or incomplete argument '%s'\n\n",
-                   arg.c_str());
-      printServeUsage();
-      return 2;
-    }
-  }
-  if (a->artifact.empty()) {
-    printServeUsage();
-    return 2;
-  }
+  CommandLine cl("serve", "OpenAI-compatible HTTP server for an LLM artifact.");
+  cl.footer(
+      "POST /v1/completions, POST /v1/chat/completions (\"stream\": true for "
+      "server-sent events), GET /v1/models, GET /health, GET /metrics "
+      "(Prometheus). The address is printed on stdout. The KV budget is "
+      "committed at start unless --no-kv-prefault. SIGINT/SIGTERM: new "
+      "requests get 503, running ones have --drain-timeout seconds to "
+      "finish, then exit 0.");
+  cl.positional("ART", &a->artifact, "the compiled LLM artifact");
+  cl.value("--host", &a->server.host, "address to listen on", "HOST");
+  std::optional<std::string> apiKey;
+  cl.value(
+      "--api-key", [&apiKey](const std::string &v) { apiKey = v; },
+      "every /v1 request must send 'Authorization: Bearer KEY'",
+      "$INGOT_API_KEY", "KEY");
+  cl.value(
+      "--served-model-name",
+      [a](const std::string &v) {
+        if (!splitNames(v, &a->server.modelNames))
+          throw FlagError("--served-model-name has an empty name");
+      },
+      "the model names /v1/models lists", "file-stem",
+      "NAME[,NAME]");
+  cl.value(
+      "--drain-timeout",
+      [a](const std::string &v) {
+        char *end = nullptr;
+        a->server.drainTimeoutS = std::strtod(v.c_str(), &end);
+        if (*end || !(a->server.drainTimeoutS >= 0 &&
+                      a->server.drainTimeoutS <= 86400))
+          throw FlagError("--drain-timeout needs seconds in [0, 86400]");
+      },
+      "seconds running requests get after SIGINT/SIGTERM", "30", "S");
+  declareIntegerFlags(cl, a);
+  cl.value("--kv-cache-dtype", &a->engine.kvCacheDtype,
+           "KV-cache element type: auto, float32, int8 or fp8");
+  cl.flag("--no-kv-prefault", &a->engine.kvPrefault,
+          "commit the KV budget as it is used, not at start", false);
+  cl.flag("--no-prefix-caching", &a->engine.prefixCaching,
+          "do not share KV blocks between prompts", false);
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc == 0 ? -1 : rc;
+  if (const char *key = std::getenv("INGOT_API_KEY"); key && !apiKey)
+    apiKey = key;
+  a->server.apiKey = apiKey.value_or("");
+  if (a->artifact.empty())
+    return cl.usageError("give an artifact");
   a->server.port = int(a->port);
   a->engine.threads = unsigned(a->threads);
-  if (a->engine.kvBlocks && a->engine.kvCacheMb) {
-    std::fprintf(stderr, "error: give at most one of --kv-blocks and "
-                         "--kv-cache-mb\n");
-    return 2;
-  }
+  if (a->engine.kvBlocks && a->engine.kvCacheMb)
+    return cl.usageError("give at most one of --kv-blocks and --kv-cache-mb");
   return 0;
 }
-
 } // namespace
 
 int serveMain(int argc, char **argv) {

@@ -12,10 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CliChecks.h"
+#include "CliParser.h"
 #include "CliNumbers.h"
 #include "Commands.h"
 
-#include "JsonWriter.h" // runtime-private helper
+#include "JsonText.h"
 #include "ingot/Artifact.h"
 #include "ingot/Tokenizer.h"
 #include "tokenizer/Unicode.h" // runtime-private: toValidUtf8
@@ -27,24 +28,6 @@
 
 namespace ingot::cli {
 namespace {
-
-void printUsage(FILE *f) {
-  std::fprintf(
-      f, "usage: ingot tokenize ART (--text TEXT | --text-file F) [--add-bos] "
-         "[--json]\n"
-         "       ingot tokenize ART --decode ID,ID,... [--json]\n\n"
-         "Encodes text with the artifact's tokenizer and prints the token ids "
-         "(comma-separated),\nor decodes ids and prints the text. "
-         "--text-file - reads standard input.\n"
-         "  --add-bos   start with the model's BOS token (if it has one)\n"
-         "  --json      print {\"ids\": [...]} or {\"text\": ...}\n");
-}
-
-int usageError(const std::string &msg) {
-  std::fprintf(stderr, "error: %s\n\n", msg.c_str());
-  printUsage(stderr);
-  return 2;
-}
 
 /// "1,2,3" (spaces allowed around ids; "" is no ids). Ids that do not fit in
 /// an int64 are kInt64Max: out of every vocabulary, like any unknown id.
@@ -75,66 +58,68 @@ bool parseIds(const std::string &s, std::vector<int64_t> *ids) {
   }
 }
 
+/// The text to encode: --text as given, or --text-file's contents; 0, or
+/// the exit code after printing the error.
+int readText(const CommandLine &cl, const std::vector<std::string> &texts,
+             const std::vector<std::string> &files, std::string *text) {
+  if (texts.size() + files.size() != 1)
+    return cl.usageError("give --text or --text-file once");
+  std::string error;
+  if (!texts.empty())
+    *text = texts[0];
+  else if (!readWholeFile("--text-file " + files[0], files[0], text, &error)) {
+    std::fprintf(stderr, "error: %s\n", error.c_str());
+    return 1;
+  }
+  if (std::string e = invalidUtf8Error(texts.empty() ? "--text-file" : "--text",
+                                       *text);
+      !e.empty()) {
+    std::fprintf(stderr, "error: %s\n", e.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 } // namespace
 
 int tokenizeMain(int argc, char **argv) {
-  std::string artPath, text, decodeArg;
-  bool haveText = false, haveDecode = false, addBos = false, json = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&](std::string *v) {
-      if (i + 1 >= argc)
-        return false;
-      *v = argv[++i];
-      return true;
-    };
-    if (a == "--help" || a == "-h") {
-      printUsage(stdout);
-      return 0;
-    } else if (a == "--text" || a == "--text-file") {
-      if (haveText)
-        return usageError("give --text or --text-file once");
-      std::string v, error;
-      if (!next(&v))
-        return usageError(a + " needs a value");
-      if (a == "--text")
-        text = v;
-      else if (!readWholeFile("--text-file " + v, v, &text, &error)) {
-        std::fprintf(stderr, "error: %s\n", error.c_str());
-        return 1;
-      }
-      if (std::string e = invalidUtf8Error(a, text); !e.empty()) {
-        std::fprintf(stderr, "error: %s\n", e.c_str());
-        return 1;
-      }
-      haveText = true;
-    } else if (a == "--decode") {
-      if (haveDecode || !next(&decodeArg))
-        return usageError("--decode needs one list of ids");
-      haveDecode = true;
-    } else if (a == "--add-bos") {
-      addBos = true;
-    } else if (a == "--json") {
-      json = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return usageError("unknown option '" + a + "'");
-    } else if (artPath.empty()) {
-      artPath = a;
-    } else {
-      return usageError("unexpected argument '" + a + "'");
-    }
-  }
+  std::string artPath, text;
+  std::vector<std::string> texts, textFiles, decodes;
+  bool addBos = false, json = false;
+  auto into = [](std::vector<std::string> *list) {
+    return [list](const std::string &v) { list->push_back(v); };
+  };
+  CommandLine cl("tokenize",
+                 "Encodes text with the artifact's tokenizer and prints the "
+                 "token ids (comma-separated), or decodes ids and prints the "
+                 "text.");
+  cl.positional("ART", &artPath, "the compiled LLM artifact");
+  cl.value("--text", into(&texts), "the text to encode", "");
+  cl.value("--text-file", into(&textFiles),
+           "a file with the text to encode (-: standard input)", "", "FILE");
+  cl.value("--decode", into(&decodes), "the ids to decode", "", "ID,ID,...",
+           "--decode needs one list of ids");
+  cl.flag("--add-bos", &addBos,
+          "start with the model's BOS token (if it has one)");
+  cl.flag("--json", &json, "print {\"ids\": [...]} or {\"text\": ...}");
+  if (int rc = cl.parse(argc, argv); rc >= 0)
+    return rc;
   if (artPath.empty())
-    return usageError("missing the artifact");
-  if (haveText == haveDecode)
-    return usageError("give either --text/--text-file or --decode");
+    return cl.usageError("missing the artifact");
+  const bool haveDecode = !decodes.empty();
+  if (haveDecode == !(texts.empty() && textFiles.empty()))
+    return cl.usageError("give either --text/--text-file or --decode");
+  if (decodes.size() > 1)
+    return cl.usageError("--decode needs one list of ids");
   if (haveDecode && addBos)
-    return usageError("--add-bos only applies when encoding");
+    return cl.usageError("--add-bos only applies when encoding");
+  if (!haveDecode)
+    if (int rc = readText(cl, texts, textFiles, &text))
+      return rc;
   std::vector<int64_t> decodeIds;
-  if (haveDecode && !parseIds(decodeArg, &decodeIds))
-    return usageError("--decode takes comma-separated integer ids, got '" +
-                      decodeArg + "'");
-
+  if (haveDecode && !parseIds(decodes[0], &decodeIds))
+    return cl.usageError("--decode takes comma-separated integer ids, got '" +
+                         decodes[0] + "'");
   std::unique_ptr<Artifact> art;
   if (Status s = Artifact::open(artPath, &art); !s) {
     std::fprintf(stderr, "error: %s: %s\n", artPath.c_str(),
@@ -168,26 +153,17 @@ int tokenizeMain(int argc, char **argv) {
   }
 
   std::string out;
-  json::Writer w(&out, /*indent=*/0);
   if (haveDecode) {
     std::string decoded = tok::toValidUtf8(tokenizer->decode(ids));
     if (json) {
-      w.beginObject();
-      w.field("text", decoded);
-      w.endObject();
+      out = jsonText({{"text", decoded}});
     } else {
       out = decoded;
     }
   } else {
     ids = tokenizer->encode(text, addBos);
     if (json) {
-      w.beginObject();
-      w.key("ids");
-      w.beginArray(true);
-      for (int32_t id : ids)
-        w.value(id);
-      w.endArray();
-      w.endObject();
+      out = jsonText({{"ids", ids}});
     } else {
       for (size_t i = 0; i < ids.size(); ++i)
         out += (i ? "," : "") + std::to_string(ids[i]);

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ingot/Npy.h"
+#include "Npy.h"
 
 #include "ingot/AtomicFile.h"
 #include "ingot/ShapeRules.h"

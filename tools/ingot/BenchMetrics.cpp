@@ -1,5 +1,5 @@
 //===- BenchMetrics.cpp - Serving-benchmark statistics --------------------===//
-#include "ingot/BenchMetrics.h"
+#include "BenchMetrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -84,10 +84,26 @@ Status parseSlo(const std::string &text, SloTargets *out) {
   return Status::ok();
 }
 
+LatencySamples latencySamples(const std::vector<RequestTiming> &reqs) {
+  LatencySamples s;
+  for (const RequestTiming &r : reqs) {
+    if (!r.ok || r.tokenTimesMs.empty())
+      continue; // failed, or finished without a token: no TTFT
+    size_t n = r.tokenTimesMs.size();
+    double first = r.tokenTimesMs.front();
+    s.ttftMs.push_back(first);
+    s.e2eMs.push_back(r.e2eMs);
+    if (n > 1)
+      s.tpotMs.push_back((r.e2eMs - first) / double(n - 1));
+    for (size_t i = 1; i < n; ++i)
+      s.itlMs.push_back(r.tokenTimesMs[i] - r.tokenTimesMs[i - 1]);
+  }
+  return s;
+}
+
 ServingMetrics computeServingMetrics(const std::vector<RequestTiming> &reqs,
                                      double durationS, const SloTargets *slo) {
   ServingMetrics m;
-  std::vector<double> ttft, tpot, itl, e2e;
   for (const RequestTiming &r : reqs) {
     // A request that failed, or finished without a token, has no TTFT.
     if (!r.ok || r.tokenTimesMs.empty()) {
@@ -99,17 +115,9 @@ ServingMetrics computeServingMetrics(const std::vector<RequestTiming> &reqs,
     m.totalInputTokens += r.inputTokens;
     m.totalOutputTokens += n;
     double first = r.tokenTimesMs.front();
-    ttft.push_back(first);
-    e2e.push_back(r.e2eMs);
     // vLLM gives a one-token request TPOT 0 for the SLO check but leaves it
     // out of the TPOT statistics.
-    double requestTpot = 0;
-    if (n > 1) {
-      requestTpot = (r.e2eMs - first) / double(n - 1);
-      tpot.push_back(requestTpot);
-    }
-    for (int64_t i = 1; i < n; ++i)
-      itl.push_back(r.tokenTimesMs[i] - r.tokenTimesMs[i - 1]);
+    double requestTpot = n > 1 ? (r.e2eMs - first) / double(n - 1) : 0;
     if (slo && slo->any()) {
       bool good = (slo->ttftMs < 0 || first <= slo->ttftMs) &&
                   (slo->tpotMs < 0 || requestTpot <= slo->tpotMs) &&
@@ -117,10 +125,11 @@ ServingMetrics computeServingMetrics(const std::vector<RequestTiming> &reqs,
       m.goodRequests += good;
     }
   }
-  m.ttftMs = summarize(ttft);
-  m.tpotMs = summarize(tpot);
-  m.itlMs = summarize(itl);
-  m.e2eMs = summarize(e2e);
+  LatencySamples samples = latencySamples(reqs);
+  m.ttftMs = summarize(samples.ttftMs);
+  m.tpotMs = summarize(samples.tpotMs);
+  m.itlMs = summarize(samples.itlMs);
+  m.e2eMs = summarize(samples.e2eMs);
   m.durationS = durationS;
   if (durationS > 0) {
     m.requestThroughput = double(m.completed) / durationS;

@@ -60,9 +60,17 @@ struct ServingMetrics {
   double goodput = 0;       // goodRequests / s
 };
 
-/// Failed requests count in `failed` only. TPOT is (e2e − ttft) / (n − 1)
-/// per request with n > 1 output tokens; ITL pools every gap between
-/// consecutive tokens of every request. `slo` may be null.
+/// The samples the distributions summarize, from the requests that
+/// completed: TTFT and E2E per request, TPOT per request with n > 1 output
+/// tokens, (e2e − ttft) / (n − 1), and ITL, every gap between consecutive
+/// tokens of every request.
+struct LatencySamples {
+  std::vector<double> ttftMs, tpotMs, itlMs, e2eMs;
+};
+LatencySamples latencySamples(const std::vector<RequestTiming> &reqs);
+
+/// Failed requests count in `failed` only; the distributions are of
+/// latencySamples(). `slo` may be null.
 ServingMetrics computeServingMetrics(const std::vector<RequestTiming> &reqs,
                                      double durationS, const SloTargets *slo);
 
