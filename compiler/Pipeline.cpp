@@ -30,10 +30,18 @@ using namespace mlir;
 namespace ingot::compiler {
 namespace {
 
-void addGraphPasses(OpPassManager &pm) {
+/// What a phase's passes are configured from.
+struct PhaseInputs {
+  const CompileOptions &options;
+  const std::vector<std::string> &maxDims; // --max-dim plus the importer's
+  ModuleOp module;
+};
+
+/// One round: shape propagation tracks shape-vector values itself, so
+/// Shape -> Gather -> Concat -> Reshape chains resolve without a second
+/// canonicalise + propagate (which changed no plan in the e2e suites).
+void addGraphPasses(OpPassManager &pm, const PhaseInputs &) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
-  fn.addPass(createCanonicalize());
-  fn.addPass(createPropagateShapes());
   fn.addPass(createCanonicalize());
   fn.addPass(createPropagateShapes());
   fn.addPass(mlir::createCSEPass());
@@ -42,7 +50,9 @@ void addGraphPasses(OpPassManager &pm) {
 /// Order matters: add+norm takes the residual adds before the linear
 /// epilogue could; merged projections expose the slices that the attention
 /// absorbs; generic elementwise fusion takes what no named pattern did.
-void addFusionPasses(OpPassManager &pm) {
+void addFusionPasses(OpPassManager &pm, const PhaseInputs &in) {
+  if (!in.options.fusion)
+    return;
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createFuseAddNorm());
   fn.addPass(createMergeLinears());
@@ -52,8 +62,17 @@ void addFusionPasses(OpPassManager &pm) {
   fn.addPass(createFuseElementwise());
 }
 
-void addQuantPasses(OpPassManager &pm, const CompileOptions &options,
-                    const std::string &mode) {
+void addQuantPasses(OpPassManager &pm, const PhaseInputs &in) {
+  const CompileOptions &options = in.options;
+  // Without --quant, a pre-quantised checkpoint (GGUF, GPTQ, AWQ) keeps its
+  // own formats, which its importer recorded on @main.
+  std::string mode = options.quant;
+  ModuleOp module = in.module;
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (mode == "none" && main && main->hasAttr("ingot.stored_formats"))
+    mode = "stored";
+  if (mode == "none")
+    return;
   QuantizeWeightsOptions q;
   q.mode = mode;
   q.groupSize = options.groupSize;
@@ -63,24 +82,14 @@ void addQuantPasses(OpPassManager &pm, const CompileOptions &options,
   pm.nest<func::FuncOp>().addPass(createQuantizeWeights(q));
 }
 
-void addLayoutPasses(OpPassManager &pm) {
-  pm.nest<func::FuncOp>().addPass(createPackWeights());
-}
-
-void addPlanPasses(OpPassManager &pm, const CompileOptions &options,
-                   const std::vector<std::string> &maxDims) {
-  ComputeBoundsOptions bounds;
-  bounds.maxDims.assign(maxDims.begin(), maxDims.end());
-  bounds.defaultMaxDim = options.defaultMaxDim;
-  pm.nest<func::FuncOp>().addPass(createComputeBounds(bounds));
-  pm.addPass(createLowerToPlan());
-  pm.nest<func::FuncOp>().addPass(createPlanMemory());
-}
-
 /// --quant only touches "nk" linear weights (HF models); say so rather
 /// than hand back an unquantised artifact without a word.
-void warnIfNothingQuantised(ModuleOp module, const CompileOptions &options) {
+void warnIfNothingQuantised(const PhaseInputs &in) {
+  const CompileOptions &options = in.options;
+  if (options.quant == "none")
+    return;
   bool any = false;
+  ModuleOp module = in.module;
   module.walk([&](graph::ParamOp p) { any |= bool(p.getQuant()); });
   if (!any)
     llvm::errs() << "warning: " << options.modelPath << ": --quant "
@@ -88,6 +97,40 @@ void warnIfNothingQuantised(ModuleOp module, const CompileOptions &options) {
                     "weights of \"nk\" linears are, i.e. Hugging Face "
                     "projections; ONNX MatMul weights are not yet)\n";
 }
+
+void addLayoutPasses(OpPassManager &pm, const PhaseInputs &in) {
+  if (in.options.packWeights)
+    pm.nest<func::FuncOp>().addPass(createPackWeights());
+}
+
+void addPlanPasses(OpPassManager &pm, const PhaseInputs &in) {
+  ComputeBoundsOptions bounds;
+  bounds.maxDims.assign(in.maxDims.begin(), in.maxDims.end());
+  bounds.defaultMaxDim = in.options.defaultMaxDim;
+  pm.nest<func::FuncOp>().addPass(createComputeBounds(bounds));
+  pm.addPass(createLowerToPlan());
+  pm.nest<func::FuncOp>().addPass(createPlanMemory());
+}
+
+/// One phase of the pipeline: --compile-to stops after it, --dump-ir
+/// writes NN-<name>.mlir after it.
+struct Phase {
+  const char *name;
+  const char *failure; // "<model>: <failure> failed: <diagnostics>"
+  void (*addPasses)(OpPassManager &, const PhaseInputs &); // null: import
+  void (*afterPasses)(const PhaseInputs &) = nullptr;
+};
+
+const Phase kPhases[] = {
+    {"import", "import", nullptr},
+    {"graph", "graph optimisation", addGraphPasses},
+    {"fused", "fusion", addFusionPasses},
+    {"quantized", "quantisation", addQuantPasses, warnIfNothingQuantised},
+    {"laid-out", "weight layout", addLayoutPasses},
+    {"plan", "planning", addPlanPasses},
+};
+/// The last phase, after every IR phase: writing model.ingot.
+constexpr const char *kArtifactPhase = "artifact";
 
 /// Formats an MLIR diagnostic as "node 'NAME': message".
 std::string describe(Diagnostic &diag) {
@@ -116,16 +159,7 @@ Status writeIr(ModuleOp module, const std::string &dir, int index,
   return Status::ok();
 }
 
-} // namespace
-
-const std::vector<std::string> &phaseNames() {
-  static const std::vector<std::string> names = {
-      "import",   "graph", "fused",   "quantized",
-      "laid-out", "plan",  "artifact"};
-  return names;
-}
-
-Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
+Status checkOptions(const CompileOptions &options) {
   const auto &phases = phaseNames();
   if (!options.compileTo.empty() &&
       std::find(phases.begin(), phases.end(), options.compileTo) ==
@@ -145,7 +179,87 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
             llvm::sys::fs::create_directories(options.dumpIrDir))
       return Status::error("cannot create " + options.dumpIrDir + ": " +
                            ec.message());
+  return Status::ok();
+}
 
+/// What the importer hands the later phases besides the module.
+struct ImportedModel {
+  std::unique_ptr<WeightSource> weights;
+  bool isLlm = false;
+  HfModelInfo hfInfo;               // LLMs only
+  std::vector<std::string> maxDims; // --max-dim plus the LLM's own
+};
+
+Status importModel(const CompileOptions &options, ModuleOp module,
+                   ImportedModel &model) {
+  model.maxDims = options.maxDims;
+  // A directory is a Hugging Face model; a file is GGUF (by its magic, or
+  // its name, so a damaged one gets the GGUF reader's message) or ONNX.
+  // Both of the first are LLMs with the same engine step.
+  const bool isGguf = isGgufFile(options.modelPath) ||
+                      llvm::sys::path::extension(options.modelPath) == ".gguf";
+  model.isLlm = isGguf || llvm::sys::fs::is_directory(options.modelPath);
+  if (!model.isLlm) {
+    OnnxImportOptions importOptions;
+    importOptions.inputShapes = options.inputShapes;
+    return importOnnx(options.modelPath, importOptions, module,
+                      &model.weights);
+  }
+  HfImportOptions hf;
+  hf.blockSize = options.blockSize;
+  hf.maxTokensPerStep = options.maxTokensPerStep;
+  hf.maxSeqs = options.maxSeqs;
+  hf.maxContext = options.maxContext;
+  hf.target = options.targets.empty() ? "cpu" : options.targets.front();
+  hf.kvLayout = options.kvLayout;
+  if (Status s = isGguf ? importGguf(options.modelPath, hf, module,
+                                     &model.weights, &model.hfInfo)
+                        : importHf(options.modelPath, hf, module,
+                                   &model.weights, &model.hfInfo);
+      !s)
+    return s;
+  model.maxDims.insert(model.maxDims.end(), model.hfInfo.maxDims.begin(),
+                       model.hfInfo.maxDims.end());
+  return Status::ok();
+}
+
+Status writeModelArtifact(const CompileOptions &options, ModuleOp module,
+                          ImportedModel &model) {
+  if (options.compileTo == kArtifactPhase)
+    return Status::error(std::string("--compile-to=") + kArtifactPhase +
+                         ": the artifact is a file; use -o instead");
+  if (options.outputPath.empty())
+    return Status::error("no output path (-o) given");
+  ArtifactInfo info;
+  info.modelName = llvm::sys::path::stem(
+                       llvm::sys::path::remove_leading_dotslash(
+                           StringRef(options.modelPath).rtrim('/')))
+                       .str();
+  info.targets = options.targets;
+  if (model.isLlm) {
+    info.llm = &model.hfInfo.llm;
+    info.tokenizer = &model.hfInfo.tokenizer;
+    info.generation = &model.hfInfo.generation;
+  }
+  return writeArtifact(module, *model.weights, info, options.outputPath);
+}
+
+} // namespace
+
+const std::vector<std::string> &phaseNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const Phase &phase : kPhases)
+      list.push_back(phase.name);
+    list.push_back(kArtifactPhase);
+    return list;
+  }();
+  return names;
+}
+
+Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
+  if (Status s = checkOptions(options); !s)
+    return s;
   MLIRContext context;
   context.loadDialect<graph::IngotDialect, plan::PlanDialect,
                       func::FuncDialect>();
@@ -156,123 +270,32 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
       diagnostics += (diagnostics.empty() ? "" : "\n") + describe(diag);
     return success();
   });
-  auto fail = [&](const std::string &phase) {
-    return Status::error(options.modelPath + ": " + phase + " failed: " +
-                         diagnostics);
-  };
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
-  std::unique_ptr<WeightSource> weights;
-  // A directory is a Hugging Face model; a file is GGUF (by its magic, or
-  // its name, so a damaged one gets the GGUF reader's message) or ONNX.
-  // Both of the first are LLMs with the same engine step.
-  const bool isGguf = isGgufFile(options.modelPath) ||
-                      llvm::sys::path::extension(options.modelPath) == ".gguf";
-  const bool isHf = isGguf || llvm::sys::fs::is_directory(options.modelPath);
-  HfModelInfo hfInfo;
-  std::vector<std::string> maxDims = options.maxDims;
-  if (isHf) {
-    HfImportOptions hf;
-    hf.blockSize = options.blockSize;
-    hf.maxTokensPerStep = options.maxTokensPerStep;
-    hf.maxSeqs = options.maxSeqs;
-    hf.maxContext = options.maxContext;
-    hf.target = options.targets.empty() ? "cpu" : options.targets.front();
-    hf.kvLayout = options.kvLayout;
-    if (Status s = isGguf ? importGguf(options.modelPath, hf, *module,
-                                       &weights, &hfInfo)
-                          : importHf(options.modelPath, hf, *module, &weights,
-                                     &hfInfo);
-        !s)
-      return s;
-    maxDims.insert(maxDims.end(), hfInfo.maxDims.begin(), hfInfo.maxDims.end());
-  } else {
-    OnnxImportOptions importOptions;
-    importOptions.inputShapes = options.inputShapes;
-    if (Status s =
-            importOnnx(options.modelPath, importOptions, *module, &weights);
-        !s)
-      return s;
-  }
-  if (failed(mlir::verify(*module)))
-    return fail("import");
+  ImportedModel model;
+  if (Status s = importModel(options, *module, model); !s)
+    return s;
 
-  // Each phase: run its passes, dump, and stop if it is the requested one.
-  auto finishPhase = [&](int index, const std::string &phase) -> Status {
+  const PhaseInputs inputs{options, model.maxDims, *module};
+  for (size_t i = 0; i < std::size(kPhases); ++i) {
+    const Phase &phase = kPhases[i];
+    PassManager pm(&context);
+    if (phase.addPasses)
+      phase.addPasses(pm, inputs);
+    if (phase.addPasses ? failed(pm.run(*module)) : failed(verify(*module)))
+      return Status::error(options.modelPath + ": " + phase.failure +
+                           " failed: " + diagnostics);
+    if (phase.afterPasses)
+      phase.afterPasses(inputs);
     if (!options.dumpIrDir.empty())
-      if (Status s = writeIr(*module, options.dumpIrDir, index, phase); !s)
+      if (Status s = writeIr(*module, options.dumpIrDir, i + 1, phase.name); !s)
         return s;
-    if (options.compileTo == phase)
+    if (options.compileTo == phase.name) {
       module->print(irOut);
-    return Status::ok();
-  };
-  if (Status s = finishPhase(1, "import"); !s || options.compileTo == "import")
-    return s;
-
-  PassManager graphPm(&context);
-  addGraphPasses(graphPm);
-  if (failed(graphPm.run(*module)))
-    return fail("graph optimisation");
-  if (Status s = finishPhase(2, "graph"); !s || options.compileTo == "graph")
-    return s;
-
-  PassManager fusionPm(&context);
-  if (options.fusion)
-    addFusionPasses(fusionPm);
-  if (failed(fusionPm.run(*module)))
-    return fail("fusion");
-  if (Status s = finishPhase(3, "fused"); !s || options.compileTo == "fused")
-    return s;
-
-  PassManager quantPm(&context);
-  // Without --quant, a pre-quantised checkpoint (GGUF, GPTQ, AWQ) keeps its
-  // own formats, which its importer recorded on @main.
-  auto main = module->lookupSymbol<func::FuncOp>("main");
-  if (options.quant != "none")
-    addQuantPasses(quantPm, options, options.quant);
-  else if (main && main->hasAttr("ingot.stored_formats"))
-    addQuantPasses(quantPm, options, "stored");
-  if (failed(quantPm.run(*module)))
-    return fail("quantisation");
-  if (options.quant != "none")
-    warnIfNothingQuantised(*module, options);
-  if (Status s = finishPhase(4, "quantized");
-      !s || options.compileTo == "quantized")
-    return s;
-
-  PassManager layoutPm(&context);
-  if (options.packWeights)
-    addLayoutPasses(layoutPm);
-  if (failed(layoutPm.run(*module)))
-    return fail("weight layout");
-  if (Status s = finishPhase(5, "laid-out");
-      !s || options.compileTo == "laid-out")
-    return s;
-
-  PassManager planPm(&context);
-  addPlanPasses(planPm, options, maxDims);
-  if (failed(planPm.run(*module)))
-    return fail("planning");
-  if (Status s = finishPhase(6, "plan"); !s || options.compileTo == "plan")
-    return s;
-
-  ArtifactInfo info;
-  info.modelName = llvm::sys::path::stem(
-                       llvm::sys::path::remove_leading_dotslash(
-                           StringRef(options.modelPath).rtrim('/')))
-                       .str();
-  info.targets = options.targets;
-  if (isHf) {
-    info.llm = &hfInfo.llm;
-    info.tokenizer = &hfInfo.tokenizer;
-    info.generation = &hfInfo.generation;
+      return Status::ok();
+    }
   }
-  if (options.compileTo == "artifact" || options.outputPath.empty())
-    return options.compileTo == "artifact"
-               ? Status::error("--compile-to=artifact: the artifact is a "
-                               "file; use -o instead")
-               : Status::error("no output path (-o) given");
-  return writeArtifact(*module, *weights, info, options.outputPath);
+  return writeModelArtifact(options, *module, model);
 }
 
 } // namespace ingot::compiler

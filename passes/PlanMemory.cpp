@@ -75,17 +75,17 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
       groupOf[alloc.getResult()] = groups.size();
       groups.push_back(g);
     }
-    auto lastUse = [&](Value v) {
-      int64_t last = -1;
-      for (Operation *user : v.getUsers()) {
-        if (isa<func::ReturnOp>(user))
-          return endOfPlan;
-        if (auto k = dyn_cast<plan::KernelOp>(user))
-          if (llvm::is_contained(k.getIns(), v))
-            last = std::max<int64_t>(last, std::find(steps.begin(), steps.end(), k) - steps.begin());
-      }
-      return last;
-    };
+    // Each value's last reader in one pass: the step index of the last
+    // kernel reading it, the end of the plan if the function returns it,
+    // -1 if nothing reads it.
+    llvm::DenseMap<Value, int64_t> lastRead;
+    for (auto [index, step] : llvm::enumerate(steps))
+      for (Value in : step.getIns())
+        lastRead[in] = static_cast<int64_t>(index);
+    for (func::ReturnOp ret : func.getOps<func::ReturnOp>())
+      for (Value v : ret.getOperands())
+        lastRead[v] = endOfPlan;
+    auto lastUse = [&](Value v) { return lastRead.lookup_or(v, -1); };
 
     for (auto [index, step] : llvm::enumerate(steps)) {
       int64_t i = static_cast<int64_t>(index);

@@ -119,6 +119,203 @@ foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
   return r;
 }
 
+/// Ops that compute on tensors: result shapes from broadcasting, the matmul
+/// rules or the op's attributes; integer add/sub/mul/div and casts keep the
+/// values of shape vectors.
+std::optional<bool> inferComputeOp(Operation *op, ArrayRef<ValueInfo> ins,
+                                   const std::vector<shape::Shape> &shapes,
+                                   shape::Shape &out,
+                                   std::optional<std::vector<int64_t>> &values,
+                                   std::string &error) {
+  return llvm::TypeSwitch<Operation *, std::optional<bool>>(op)
+      .Case<ParamOp, ConstantOp>([&](Operation *) {
+        ValueInfo self = valueInfoFromIR(op->getResult(0));
+        out = self.shape;
+        values = self.values;
+        return true;
+      })
+      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
+        values = foldIntBinary(op, ins[0], ins[1]);
+        return shape::broadcast(shapes, &out, &error);
+      })
+      .Case<PowOp, WhereOp>(
+          [&](Operation *) { return shape::broadcast(shapes, &out, &error); })
+      .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
+            LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp>([&](Operation *) {
+        out = shapes[0];
+        return true;
+      })
+      .Case<SiluMulOp>([&](SiluMulOp s) {
+        out = shapes[0];
+        // One operand holds gate and up side by side.
+        if (!s.getUp() && !out.empty() && out.back() != shape::kDynamic)
+          out.back() /= 2;
+        return true;
+      })
+      .Case<PagedAttentionOp, RopePagedAttentionOp>([&](Operation *) {
+        if (shapes[0].size() != 2) {
+          error = "query must be [tokens, features]";
+          return false;
+        }
+        int64_t heads = cast<IntegerAttr>(op->getAttr("num_heads")).getInt();
+        int64_t dim = cast<IntegerAttr>(op->getAttr("head_dim")).getInt();
+        out = {shapes[0][0], heads * dim};
+        return true;
+      })
+      .Case<CastOp>([&](CastOp cast) {
+        out = shapes[0];
+        if (isIntTensor(cast.getType()))
+          values = ins[0].values;
+        return true;
+      })
+      .Case<LinearOp>([&](LinearOp l) {
+        const shape::Shape &x = shapes[0], &w = shapes[1];
+        if (x.empty() || w.size() != 2) {
+          error = "linear needs x of rank >= 1 and a 2-D weight";
+          return false;
+        }
+        // Packed layouts keep the logical [N, K] shape.
+        bool nk = l.getWLayout() != "kn";
+        int64_t k = nk ? w[1] : w[0], n = nk ? w[0] : w[1];
+        if (x.back() != shape::kDynamic && k != shape::kDynamic &&
+            x.back() != k) {
+          error = "inner dims differ: x has " + std::to_string(x.back()) +
+                  ", the weight " + std::to_string(k);
+          return false;
+        }
+        out = x;
+        out.back() = n;
+        return true;
+      })
+      .Case<MatMulOp>([&](Operation *) {
+        return shape::matmul(shapes[0], shapes[1], &out, &error);
+      })
+      .Case<GemmOp>([&](GemmOp g) {
+        return shape::gemm(
+            shapes[0], shapes[1], shapes.size() > 2 ? &shapes[2] : nullptr,
+            g.getTransA() != 0, g.getTransB() != 0, &out, &error);
+      })
+      .Default([](Operation *) -> std::optional<bool> { return std::nullopt; });
+}
+
+/// Ops that rearrange or reduce a tensor; reshape, squeeze, unsqueeze and
+/// concat carry shape-vector values through.
+std::optional<bool> inferLayoutOp(Operation *op, ArrayRef<ValueInfo> ins,
+                                  const std::vector<shape::Shape> &shapes,
+                                  shape::Shape &out,
+                                  std::optional<std::vector<int64_t>> &values,
+                                  std::string &error) {
+  return llvm::TypeSwitch<Operation *, std::optional<bool>>(op)
+      .Case<ReduceMeanOp>([&](ReduceMeanOp r) {
+        return shape::reduce(shapes[0], std::vector<int64_t>(r.getAxes()),
+                             r.getKeepdims() != 0, &out, &error);
+      })
+      .Case<TransposeOp>([&](TransposeOp t) {
+        return shape::transpose(shapes[0], std::vector<int64_t>(t.getPerm()),
+                                &out, &error);
+      })
+      .Case<ReshapeOp>([&](ReshapeOp r) {
+        values = ins[0].values;
+        if (ins[1].values)
+          return succeeded(inferReshape(shapes[0], *ins[1].values,
+                                        r.getAllowzero() != 0, out, error));
+        int64_t rank = shapes[1].empty() ? shape::kDynamic : shapes[1][0];
+        if (rank == shape::kDynamic) {
+          error = "reshape target length must be static";
+          return false;
+        }
+        out.assign(rank, shape::kDynamic);
+        return true;
+      })
+      .Case<SqueezeOp>([&](SqueezeOp s) {
+        values = ins[0].values;
+        return shape::squeeze(shapes[0], std::vector<int64_t>(s.getAxes()),
+                              &out, &error);
+      })
+      .Case<UnsqueezeOp>([&](UnsqueezeOp u) {
+        values = ins[0].values;
+        return shape::unsqueeze(shapes[0], std::vector<int64_t>(u.getAxes()),
+                                &out, &error);
+      })
+      .Case<ConcatOp>([&](ConcatOp c) {
+        std::vector<int64_t> joined;
+        bool track = shapes[0].size() == 1;
+        for (const ValueInfo &v : ins) {
+          if (!v.values)
+            track = false;
+          else if (track)
+            joined.insert(joined.end(), v.values->begin(), v.values->end());
+        }
+        if (track)
+          values = std::move(joined);
+        return shape::concat(shapes, c.getAxis(), &out, &error);
+      })
+      .Default([](Operation *) -> std::optional<bool> { return std::nullopt; });
+}
+
+/// Ops that read or build shape vectors: values known here let reshapes
+/// further on resolve their dims.
+std::optional<bool>
+inferShapeVectorOp(Operation *op, ArrayRef<ValueInfo> ins,
+                   const std::vector<shape::Shape> &shapes, shape::Shape &out,
+                   std::optional<std::vector<int64_t>> &values,
+                   std::string &error) {
+  return llvm::TypeSwitch<Operation *, std::optional<bool>>(op)
+      .Case<GatherOp>([&](GatherOp g) {
+        if (!shape::gather(shapes[0], shapes[1], g.getAxis(), &out, &error))
+          return false;
+        // Gathering entries of a 1-D shape vector by constant indices.
+        if (ins[0].values && ins[1].values && shapes[0].size() == 1) {
+          std::vector<int64_t> picked;
+          int64_t n = static_cast<int64_t>(ins[0].values->size());
+          for (int64_t idx : *ins[1].values) {
+            if (idx == kUnknownValue || idx < -n || idx >= n)
+              return true;
+            picked.push_back((*ins[0].values)[idx < 0 ? idx + n : idx]);
+          }
+          values = std::move(picked);
+        }
+        return true;
+      })
+      .Case<ShapeOp>([&](ShapeOp s) {
+        int64_t begin, end;
+        shape::shapeOpRange(static_cast<int64_t>(shapes[0].size()),
+                            s.getStart(), s.getEnd(), &begin, &end);
+        std::vector<int64_t> dims;
+        for (int64_t i = begin; i < end; ++i)
+          dims.push_back(shapes[0][i] == shape::kDynamic ? kUnknownValue
+                                                         : shapes[0][i]);
+        out = {static_cast<int64_t>(dims.size())};
+        values = std::move(dims);
+        return true;
+      })
+      .Case<ConstantOfShapeOp>([&](ConstantOfShapeOp c) {
+        if (shapes[0].size() != 1 || shapes[0][0] == shape::kDynamic) {
+          error = "shape operand must be a 1-D tensor of static length";
+          return false;
+        }
+        if (ins[0].values) {
+          out.clear();
+          for (int64_t v : *ins[0].values) {
+            if (v != kUnknownValue && v < 0) {
+              error = "negative dimension " + std::to_string(v);
+              return false;
+            }
+            out.push_back(v == kUnknownValue ? shape::kDynamic : v);
+          }
+        } else {
+          out.assign(shapes[0][0], shape::kDynamic);
+        }
+        int64_t n = shape::numElements(out);
+        if (isIntTensor(c.getType()) && n != shape::kDynamic &&
+            n <= kMaxTrackedValues)
+          values = std::vector<int64_t>(
+              n, static_cast<int64_t>(c.getValue().convertToDouble()));
+        return true;
+      })
+      .Default([](Operation *) -> std::optional<bool> { return std::nullopt; });
+}
+
 } // namespace
 
 ValueInfo valueInfoFromIR(Value value) {
@@ -167,179 +364,17 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
     shapes.push_back(v.shape);
   std::optional<std::vector<int64_t>> values;
 
-  bool ok = llvm::TypeSwitch<Operation *, bool>(op)
-    .Case<ParamOp, ConstantOp>([&](Operation *) {
-      ValueInfo self = valueInfoFromIR(op->getResult(0));
-      out = self.shape;
-      values = self.values;
-      return true;
-    })
-    .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
-      values = foldIntBinary(op, ins[0], ins[1]);
-      return shape::broadcast(shapes, &out, &error);
-    })
-    .Case<PowOp, WhereOp>([&](Operation *) {
-      return shape::broadcast(shapes, &out, &error);
-    })
-    .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
-          LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp>([&](Operation *) {
-      out = shapes[0];
-      return true;
-    })
-    .Case<SiluMulOp>([&](SiluMulOp s) {
-      out = shapes[0];
-      // One operand holds gate and up side by side.
-      if (!s.getUp() && !out.empty() && out.back() != shape::kDynamic)
-        out.back() /= 2;
-      return true;
-    })
-    .Case<PagedAttentionOp, RopePagedAttentionOp>([&](Operation *) {
-      if (shapes[0].size() != 2) {
-        error = "query must be [tokens, features]";
-        return false;
-      }
-      int64_t heads = cast<IntegerAttr>(op->getAttr("num_heads")).getInt();
-      int64_t dim = cast<IntegerAttr>(op->getAttr("head_dim")).getInt();
-      out = {shapes[0][0], heads * dim};
-      return true;
-    })
-    .Case<CastOp>([&](CastOp cast) {
-      out = shapes[0];
-      if (isIntTensor(cast.getType()))
-        values = ins[0].values;
-      return true;
-    })
-    .Case<LinearOp>([&](LinearOp l) {
-      const shape::Shape &x = shapes[0], &w = shapes[1];
-      if (x.empty() || w.size() != 2) {
-        error = "linear needs x of rank >= 1 and a 2-D weight";
-        return false;
-      }
-      // Packed layouts keep the logical [N, K] shape.
-      bool nk = l.getWLayout() != "kn";
-      int64_t k = nk ? w[1] : w[0], n = nk ? w[0] : w[1];
-      if (x.back() != shape::kDynamic && k != shape::kDynamic && x.back() != k) {
-        error = "inner dims differ: x has " + std::to_string(x.back()) +
-                ", the weight " + std::to_string(k);
-        return false;
-      }
-      out = x;
-      out.back() = n;
-      return true;
-    })
-    .Case<MatMulOp>([&](Operation *) {
-      return shape::matmul(shapes[0], shapes[1], &out, &error);
-    })
-    .Case<GemmOp>([&](GemmOp g) {
-      return shape::gemm(shapes[0], shapes[1],
-                         shapes.size() > 2 ? &shapes[2] : nullptr,
-                         g.getTransA() != 0, g.getTransB() != 0, &out, &error);
-    })
-    .Case<ReduceMeanOp>([&](ReduceMeanOp r) {
-      return shape::reduce(shapes[0], std::vector<int64_t>(r.getAxes()),
-                           r.getKeepdims() != 0, &out, &error);
-    })
-    .Case<TransposeOp>([&](TransposeOp t) {
-      return shape::transpose(shapes[0], std::vector<int64_t>(t.getPerm()),
-                              &out, &error);
-    })
-    .Case<ReshapeOp>([&](ReshapeOp r) {
-      values = ins[0].values;
-      if (ins[1].values)
-        return succeeded(inferReshape(shapes[0], *ins[1].values,
-                                      r.getAllowzero() != 0, out, error));
-      int64_t rank = shapes[1].empty() ? shape::kDynamic : shapes[1][0];
-      if (rank == shape::kDynamic) {
-        error = "reshape target length must be static";
-        return false;
-      }
-      out.assign(rank, shape::kDynamic);
-      return true;
-    })
-    .Case<SqueezeOp>([&](SqueezeOp s) {
-      values = ins[0].values;
-      return shape::squeeze(shapes[0], std::vector<int64_t>(s.getAxes()),
-                            &out, &error);
-    })
-    .Case<UnsqueezeOp>([&](UnsqueezeOp u) {
-      values = ins[0].values;
-      return shape::unsqueeze(shapes[0], std::vector<int64_t>(u.getAxes()),
-                              &out, &error);
-    })
-    .Case<ConcatOp>([&](ConcatOp c) {
-      std::vector<int64_t> joined;
-      bool track = shapes[0].size() == 1;
-      for (const ValueInfo &v : ins) {
-        if (!v.values)
-          track = false;
-        else if (track)
-          joined.insert(joined.end(), v.values->begin(), v.values->end());
-      }
-      if (track)
-        values = std::move(joined);
-      return shape::concat(shapes, c.getAxis(), &out, &error);
-    })
-    .Case<GatherOp>([&](GatherOp g) {
-      if (!shape::gather(shapes[0], shapes[1], g.getAxis(), &out, &error))
-        return false;
-      // Gathering entries of a 1-D shape vector by constant indices.
-      if (ins[0].values && ins[1].values && shapes[0].size() == 1) {
-        std::vector<int64_t> picked;
-        int64_t n = static_cast<int64_t>(ins[0].values->size());
-        for (int64_t idx : *ins[1].values) {
-          if (idx == kUnknownValue || idx < -n || idx >= n)
-            return true;
-          picked.push_back((*ins[0].values)[idx < 0 ? idx + n : idx]);
-        }
-        values = std::move(picked);
-      }
-      return true;
-    })
-    .Case<ShapeOp>([&](ShapeOp s) {
-      int64_t begin, end;
-      shape::shapeOpRange(static_cast<int64_t>(shapes[0].size()),
-                          s.getStart(), s.getEnd(), &begin, &end);
-      std::vector<int64_t> dims;
-      for (int64_t i = begin; i < end; ++i)
-        dims.push_back(shapes[0][i] == shape::kDynamic ? kUnknownValue
-                                                       : shapes[0][i]);
-      out = {static_cast<int64_t>(dims.size())};
-      values = std::move(dims);
-      return true;
-    })
-    .Case<ConstantOfShapeOp>([&](ConstantOfShapeOp c) {
-      if (shapes[0].size() != 1 || shapes[0][0] == shape::kDynamic) {
-        error = "shape operand must be a 1-D tensor of static length";
-        return false;
-      }
-      if (ins[0].values) {
-        out.clear();
-        for (int64_t v : *ins[0].values) {
-          if (v != kUnknownValue && v < 0) {
-            error = "negative dimension " + std::to_string(v);
-            return false;
-          }
-          out.push_back(v == kUnknownValue ? shape::kDynamic : v);
-        }
-      } else {
-        out.assign(shapes[0][0], shape::kDynamic);
-      }
-      int64_t n = shape::numElements(out);
-      if (isIntTensor(c.getType()) && n != shape::kDynamic &&
-          n <= kMaxTrackedValues)
-        values = std::vector<int64_t>(n, static_cast<int64_t>(
-                                             c.getValue().convertToDouble()));
-      return true;
-    })
-    .Default([&](Operation *) {
-      // Coverage ops keep their rules beside their definitions.
-      for (auto rule : {inferMathOp, inferTensorOp, inferFusedOp})
-        if (std::optional<bool> handled = rule(op, ins, out, values, error))
-          return *handled;
-      error = "no shape rule for '" + op->getName().getStringRef().str() + "'";
-      return false;
-    });
-  if (!ok)
+  std::optional<bool> handled;
+  for (auto rule : {inferComputeOp, inferLayoutOp, inferShapeVectorOp})
+    if ((handled = rule(op, ins, shapes, out, values, error)))
+      break;
+  // Coverage ops keep their rules beside their definitions.
+  for (auto rule : {inferMathOp, inferTensorOp, inferFusedOp})
+    if (!handled)
+      handled = rule(op, ins, out, values, error);
+  if (!handled)
+    error = "no shape rule for '" + op->getName().getStringRef().str() + "'";
+  if (!handled || !*handled)
     return failure();
   // Only small integer results keep values; a dynamic one cannot be sized.
   if (values && isIntTensor(op->getResult(0).getType())) {

@@ -181,10 +181,10 @@ def test_logits_match_reference(name, type_name, built, tmp_path):
 @pytest.mark.parametrize("name, type_name", MODELS, ids=IDS)
 def test_greedy_tokens_match_reference(name, type_name, built):
     """24 greedy tokens through the paged KV cache, each the reference's
-    argmax until a near tie (check_greedy). A converted type is held to the
-    reference on the values it stores, and to the one on the GGUF's
-    values where no two candidates are closer than twice its logits'
-    tolerance (so the comparison there may end early)."""
+    argmax, or in its top 2 at a near tie (check_greedy). A converted type
+    is held to the reference on the values it stores, and to the one on
+    the GGUF's values where no two candidates are closer than twice its
+    logits' tolerance (closer ones need only be in the top 2)."""
     b = built(name, type_name)
     prompt = [5, 17, 42, 9, 77, 31, 8, 12, 64, 3, 21]
     out = generate(b.art, "--prompt-tokens", ",".join(map(str, prompt)),

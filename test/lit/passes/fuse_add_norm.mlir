@@ -1,10 +1,14 @@
 // RUN: ingot-opt %s --ingot-fuse-add-norm --split-input-file | FileCheck %s
+// RUN: ingot-opt %s --ingot-fuse-add-norm=layer-norm=false --split-input-file | FileCheck %s --check-prefix=NOLN
 
 // The decoder's residual: the sum feeds the norm and the next residual add.
 // CHECK-LABEL: func.func @rms
 // CHECK: %[[SUM:[a-z0-9_]+]], %[[Y:[a-z0-9_]+]] = ingot.add_rms_norm %arg0, %arg1, %arg2 {epsilon = 9.99999974E-6 : f32}
 // CHECK-NOT: ingot.rms_norm
 // CHECK: ingot.add %[[SUM]], %[[Y]]
+// layer-norm=false leaves rms_norm fusion on.
+// NOLN-LABEL: func.func @rms(
+// NOLN: ingot.add_rms_norm %arg0, %arg1, %arg2
 func.func @rms(%x: tensor<?x64xf32>, %o: tensor<?x64xf32>, %w: tensor<64xf32>) -> tensor<?x64xf32> {
   %h = ingot.add %x, %o : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
   %n = ingot.rms_norm %h, %w {epsilon = 1.0e-05 : f32} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
@@ -32,6 +36,12 @@ func.func @rms_bf16_weight(%x: tensor<4x64xf32>, %o: tensor<4x64xf32>) -> tensor
 // CHECK: %{{[a-z0-9_]+}}, %[[Y:[a-z0-9_]+]] = ingot.add_layer_norm %arg0, %arg1, %arg2, %arg3
 // CHECK: return %[[Y]]
 // CHECK-NOT: ingot.layer_norm
+// layer-norm=false: the add and the layer_norm stay apart.
+// NOLN-LABEL: func.func @layer(
+// NOLN: %[[H:[a-z0-9_]+]] = ingot.add %arg0, %arg1
+// NOLN-NOT: add_layer_norm
+// NOLN: ingot.layer_norm %[[H]], %arg2, %arg3
+// NOLN-NOT: add_layer_norm
 func.func @layer(%x: tensor<?x64xf32>, %o: tensor<?x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
   %h = ingot.add %x, %o : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
   %n = ingot.layer_norm %h, %g, %b {axis = -1 : i64, epsilon = 1.0e-05 : f32} : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>

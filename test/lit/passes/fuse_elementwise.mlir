@@ -1,4 +1,7 @@
 // RUN: ingot-opt %s --ingot-fuse-elementwise --split-input-file | FileCheck %s
+// RUN: ingot-opt %s --ingot-fuse-elementwise=max-ops=2 --split-input-file | FileCheck %s --check-prefix=MAXOPS
+// RUN: ingot-opt %s --ingot-fuse-elementwise=max-inputs=2 --split-input-file | FileCheck %s --check-prefix=MAXIN
+// RUN: ingot-opt %s --ingot-fuse-elementwise=reductions=false --split-input-file | FileCheck %s --check-prefix=NORED
 
 // GELU as exporters write it: five ops, three scalar constants that become
 // program constants, one input.
@@ -7,6 +10,14 @@
 // CHECK-NOT:     ingot.constant
 // CHECK:         %[[F:.+]] = ingot.fused_elementwise %[[X]] {args = array<i64: 0, -1, 0, 1, 2, -1, 1, -1, 3, 4, 0, 5, 2, -1, 6, 7>, constants = array<f64: 1.4142135381698608, 1.000000e+00, 5.000000e-01>, ops = "const div erf const add mul const mul"} : (tensor<?x64xf32>) -> tensor<?x64xf32>
 // CHECK-NEXT:    return %[[F]]
+// max-ops=2: groups of two grow back from the result; the div is left over.
+// MAXOPS-LABEL: func.func @gelu
+// MAXOPS-SAME:    (%[[X:.+]]: tensor<?x64xf32>)
+// MAXOPS-NOT:     ops = "const div erf const add mul const mul"
+// MAXOPS:         %[[D:.+]] = ingot.div %[[X]]
+// MAXOPS:         %[[A:.+]] = ingot.fused_elementwise %[[D]] {args = array<i64: 0, -1, 0, -1, 1, 2>, constants = array<f64: 1.000000e+00>, ops = "erf const add"}
+// MAXOPS:         %[[F:.+]] = ingot.fused_elementwise %[[X]], %[[A]] {args = array<i64: 0, 1, 0, -1, 2, 3>, constants = array<f64: 5.000000e-01>, ops = "mul const mul"}
+// MAXOPS-NEXT:    return %[[F]]
 func.func @gelu(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %c = ingot.constant dense<1.41421354> : tensor<f32>
   %one = ingot.constant dense<1.0> : tensor<f32>
@@ -26,6 +37,13 @@ func.func @gelu(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // CHECK-SAME:    (%[[X:.+]]: tensor<?x64xf32>, %[[S:.+]]: tensor<64xf32>, %[[B:.+]]: tensor<64xf32>)
 // CHECK:         %[[F:.+]] = ingot.fused_elementwise %[[X]], %[[S]], %[[B]] {args = array<i64: 0, 1, 3, 2, 4, -1>, constants = array<f64>, ops = "mul add relu"} : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
 // CHECK-NEXT:    return %[[F]]
+// max-inputs=2: taking the mul would make three inputs, so it stays.
+// MAXIN-LABEL: func.func @scale_bias_relu
+// MAXIN-SAME:    (%[[X:.+]]: tensor<?x64xf32>, %[[S:.+]]: tensor<64xf32>, %[[B:.+]]: tensor<64xf32>)
+// MAXIN-NOT:     ops = "mul add relu"
+// MAXIN:         %[[M:.+]] = ingot.mul %[[X]], %[[S]]
+// MAXIN:         %[[F:.+]] = ingot.fused_elementwise %[[M]], %[[B]] {args = array<i64: 0, 1, 2, -1>, constants = array<f64>, ops = "add relu"} : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+// MAXIN-NEXT:    return %[[F]]
 func.func @scale_bias_relu(%x: tensor<?x64xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
   %0 = ingot.mul %x, %s : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
   %1 = ingot.add %0, %b : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
@@ -112,6 +130,12 @@ func.func @smaller_intermediate(%x: tensor<?x64xf32>, %v: tensor<64xf32>) -> ten
 // CHECK:         %[[V:.+]] = ingot.fused_elementwise %[[C]] {args = array<i64: 0, -1, 0, 1>, constants = array<f64: 2.000000e+00>, keepdims = 1 : i64, ops = "const pow", reduce = "mean"} : (tensor<?x64xf32>) -> tensor<?x1xf32>
 // CHECK:         %[[D:.+]] = ingot.fused_elementwise %[[V]] {args = array<i64: 0, -1, 0, 1, 2, -1>, constants = array<f64: 9.9999997473787516E-6>, ops = "const add sqrt"} : (tensor<?x1xf32>) -> tensor<?x1xf32>
 // CHECK:         ingot.div %[[C]], %[[D]]
+// reductions=false: the pow and the reduce_mean stay apart.
+// NORED-LABEL: func.func @layer_norm_parts
+// NORED-NOT:     reduce = "mean"
+// NORED:         %[[P:.+]] = ingot.pow
+// NORED:         %[[V:.+]] = ingot.reduce_mean %[[P]]
+// NORED:         ingot.fused_elementwise %[[V]] {args = array<i64: 0, -1, 0, 1, 2, -1>, constants = array<f64: 9.9999997473787516E-6>, ops = "const add sqrt"}
 func.func @layer_norm_parts(%x: tensor<?x64xf32>, %mean: tensor<?x1xf32>) -> tensor<?x64xf32> {
   %two = ingot.constant dense<2.0> : tensor<f32>
   %eps = ingot.constant dense<1.0e-5> : tensor<f32>
@@ -157,6 +181,11 @@ func.func @shared_operand_twice(%x: tensor<8xf32>) -> tensor<8xf32> {
 // CHECK-LABEL: func.func @row_sum
 // CHECK:         ingot.fused_elementwise %{{.+}}, %{{.+}} {args = array<i64: 0, 1, 2, -1>, constants = array<f64>, keepdims = 0 : i64, ops = "sub exp", reduce = "sum"} : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4xf32>
 // CHECK-NOT:     ingot.reduce
+// reductions=false: the chain fuses on the full shape, the sum stays.
+// NORED-LABEL: func.func @row_sum
+// NORED-NOT:     reduce = "sum"
+// NORED:         %[[F:.+]] = ingot.fused_elementwise %{{.+}}, %{{.+}} {args = array<i64: 0, 1, 2, -1>, constants = array<f64>, ops = "sub exp"} : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
+// NORED-NEXT:    ingot.reduce %[[F]] {axes = array<i64: -1>, keepdims = 0 : i64, kind = "sum"}
 func.func @row_sum(%x: tensor<4x16xf32>, %m: tensor<4x1xf32>) -> tensor<4xf32> {
   %0 = ingot.sub %x, %m : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
   %1 = ingot.exp %0 : tensor<4x16xf32>

@@ -1,4 +1,6 @@
 // RUN: ingot-opt %s --ingot-fuse-linear-epilogue --split-input-file | FileCheck %s
+// RUN: ingot-opt %s --ingot-fuse-linear-epilogue=residual=false --split-input-file | FileCheck %s --check-prefix=NORES
+// RUN: ingot-opt %s --ingot-fuse-linear-epilogue=activation=false --split-input-file | FileCheck %s --check-prefix=NOACT
 
 // GPT-2's MLP: gelu(tanh) into c_fc, the residual add into c_proj.
 // CHECK-LABEL: func.func @mlp
@@ -7,6 +9,21 @@
 // CHECK-NOT: ingot.gelu
 // CHECK-NOT: ingot.add
 // CHECK: return %[[Y]]
+// residual=false: the gelu still fuses, the add stays.
+// NORES-LABEL: func.func @mlp
+// NORES: %[[H:.*]] = ingot.linear %arg0, %{{.*}}, %{{.*}} {activation = "gelu_tanh", w_layout = "kn"}
+// NORES: %[[O:.*]] = ingot.linear %[[H]], %{{.*}}, %{{.*}} {w_layout = "kn"}
+// NORES-NOT: residual
+// NORES: %[[Y:.*]] = ingot.add %arg0, %[[O]]
+// NORES: return %[[Y]]
+// activation=false: the residual still fuses, the gelu stays.
+// NOACT-LABEL: func.func @mlp
+// NOACT: %[[H:.*]] = ingot.linear %arg0, %{{.*}}, %{{.*}} {w_layout = "kn"}
+// NOACT: %[[A:.*]] = ingot.gelu %[[H]] {approximate = "tanh"}
+// NOACT: %[[Y:.*]] = ingot.linear %[[A]], %{{.*}}, %{{.*}} residual %arg0 {w_layout = "kn"}
+// NOACT-NOT: ingot.add
+// NOACT-NOT: activation =
+// NOACT: return %[[Y]]
 func.func @mlp(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
   %w1 = ingot.param "fc.w" : tensor<64x256xf32>
   %b1 = ingot.param "fc.b" : tensor<256xf32>

@@ -1,4 +1,5 @@
 // RUN: ingot-opt %s --ingot-fuse-rope-attention --split-input-file | FileCheck %s
+// RUN: ingot-opt %s --ingot-fuse-rope-attention=rope=false --split-input-file | FileCheck %s --check-prefix=NOROPE
 
 // q, k: rope of column slices of one merged qkv; v: a slice. All fold into
 // one rope_paged_attention reading qkv at offsets 0, 64, 96; the score
@@ -11,6 +12,15 @@
 // CHECK-SAME: rotary_dim = 16 : i64
 // CHECK-SAME: softcap = 5.000000e+00 : f64
 // CHECK-SAME: v_offset = 96 : i64
+// rope=false: both ropes stay and the attention reads them; only v's slice
+// folds into an offset.
+// NOROPE-LABEL: func.func @merged_rope
+// NOROPE-NOT: rope_paged_attention
+// NOROPE: %[[Q:[0-9]+]] = ingot.rope
+// NOROPE: %[[K:[0-9]+]] = ingot.rope
+// NOROPE: ingot.paged_attention %[[Q]], %[[K]], %arg0, %arg1
+// NOROPE-SAME: v_offset = 96 : i64
+// NOROPE-NOT: rope_paged_attention
 func.func @merged_rope(%qkv: tensor<?x128xf32>, %pos: tensor<?xi64>, %slots: tensor<?xi64>, %tables: tensor<?x?xi32>, %ends: tensor<?xi64>) -> tensor<?x64xf32> {
   %one = ingot.constant dense<1> : tensor<1xi64>
   %c0 = ingot.constant dense<0> : tensor<1xi64>

@@ -1,4 +1,5 @@
 // RUN: ingot-opt %s --ingot-merge-linears --split-input-file | FileCheck %s
+// RUN: ingot-opt %s --ingot-merge-linears=max-merged=2 --split-input-file | FileCheck %s --check-prefix=MAX2
 
 // Q, K, V of one input: one linear over the concatenated weights, then
 // column slices in the original order.
@@ -12,6 +13,13 @@
 // CHECK: ingot.slice %[[M]]
 // CHECK-SAME: -> tensor<?x32xf32>
 // CHECK-NOT: ingot.linear
+// max-merged=2: q and k merge, v is a group of one and stays as it was.
+// MAX2-LABEL: func.func @qkv
+// MAX2-NOT: "q+k+v"
+// MAX2: %[[W:.*]] = ingot.param "q+k" {parts = ["q", "k"]} : tensor<96x64xf32>
+// MAX2: ingot.linear %arg0, %[[W]] {w_layout = "nk"} : (tensor<?x64xf32>, tensor<96x64xf32>) -> tensor<?x96xf32>
+// MAX2: ingot.linear %arg0, %2 {w_layout = "nk"} : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
+// MAX2-NOT: "q+k+v"
 func.func @qkv(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>) {
   %wq = ingot.param "q" : tensor<64x64xf32>
   %wk = ingot.param "k" : tensor<32x64xf32>
