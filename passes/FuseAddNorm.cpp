@@ -7,9 +7,10 @@
 // value in the same row sweep.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/FusePatterns.h"
 #include "passes/Passes.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace ingot {
 #define GEN_PASS_DEF_FUSEADDNORM
@@ -33,78 +34,96 @@ AddOp sameShapeAdd(Value input) {
   return add;
 }
 
-/// Makes `v` available at `at` (the fused op replaces the add there): a
-/// block argument or an earlier value already is; a weight reference made
-/// later (importers create a norm's param where they build the norm) has
-/// no operands and moves up. False if neither holds.
-bool makeAvailableAt(Value v, Operation *at) {
+/// Whether `v` is available at `at` (the fused op replaces the add there),
+/// or can be made so: a weight reference made later (importers create a
+/// norm's param where they build the norm) has no operands and may move up.
+bool availableAt(Value v, Operation *at) {
   if (!v)
     return true;
   Operation *def = v.getDefiningOp();
   if (!def || (def->getBlock() == at->getBlock() && def->isBeforeInBlock(at)))
     return true;
-  if (!isa<ParamOp, ConstantOp>(def) || def->getBlock() != at->getBlock())
-    return false;
-  def->moveBefore(at);
-  return true;
+  return isa<ParamOp, ConstantOp>(def) && def->getBlock() == at->getBlock();
+}
+
+/// Moves `v`'s weight reference above `at` if it is defined after it.
+void moveAbove(PatternRewriter &rewriter, Value v, Operation *at) {
+  Operation *def = v ? v.getDefiningOp() : nullptr;
+  if (def && !def->isBeforeInBlock(at))
+    rewriter.moveOpBefore(def, at);
 }
 
 /// Replaces `add` and `norm` by `fused`: the add's users read the sum, the
 /// norm's users the normalised value.
-void replaceBoth(AddOp add, Operation *norm, Operation *fused) {
-  norm->getResult(0).replaceAllUsesWith(fused->getResult(1));
-  norm->erase();
-  add.getResult().replaceAllUsesWith(fused->getResult(0));
-  add.erase();
+void replaceBoth(PatternRewriter &rewriter, AddOp add, Operation *norm,
+                 Operation *fused) {
+  rewriter.replaceOp(norm, fused->getResult(1));
+  rewriter.replaceOp(add, fused->getResult(0));
 }
+
+/// rms_norm(add(a, b), w) -> add_rms_norm(a, b, w).
+struct FuseAddRmsNorm : OpRewritePattern<RmsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmsNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    AddOp add = sameShapeAdd(norm.getInput());
+    if (!add || !availableAt(norm.getWeight(), add))
+      return rewriter.notifyMatchFailure(norm, "no same-shape f32 add");
+    moveAbove(rewriter, norm.getWeight(), add);
+    rewriter.setInsertionPoint(add);
+    auto fused = AddRmsNormOp::create(
+        rewriter, norm.getLoc(), TypeRange{add.getType(), norm.getType()},
+        add.getLhs(), add.getRhs(), norm.getWeight(), norm.getEpsilonAttr());
+    replaceBoth(rewriter, add, norm, fused);
+    return success();
+  }
+};
+
+/// Last-axis layer_norm(add(a, b), g, [bias]) -> add_layer_norm.
+struct FuseAddLayerNorm : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(norm.getInput().getType());
+    // The fused kernel normalises the last dim only, with 1-D params.
+    // (I64Attr getters return the bits as uint64_t.)
+    int64_t axis = static_cast<int64_t>(norm.getAxis());
+    if (axis < 0)
+      axis += type.getRank();
+    auto scale = cast<RankedTensorType>(norm.getScale().getType());
+    if (axis != type.getRank() - 1 || scale.getRank() != 1 ||
+        (norm.getBias() &&
+         norm.getBias().getType() != norm.getScale().getType()))
+      return rewriter.notifyMatchFailure(norm, "not a last-axis 1-D norm");
+    AddOp add = sameShapeAdd(norm.getInput());
+    if (!add || !availableAt(norm.getScale(), add) ||
+        !availableAt(norm.getBias(), add))
+      return rewriter.notifyMatchFailure(norm, "no same-shape f32 add");
+    moveAbove(rewriter, norm.getScale(), add);
+    moveAbove(rewriter, norm.getBias(), add);
+    rewriter.setInsertionPoint(add);
+    auto fused = AddLayerNormOp::create(
+        rewriter, norm.getLoc(), TypeRange{add.getType(), norm.getType()},
+        add.getLhs(), add.getRhs(), norm.getScale(), norm.getBias(),
+        norm.getEpsilonAttr());
+    replaceBoth(rewriter, add, norm, fused);
+    return success();
+  }
+};
 
 struct FuseAddNormPass
     : public ingot::impl::FuseAddNormBase<FuseAddNormPass> {
   using FuseAddNormBase::FuseAddNormBase;
 
   void runOnOperation() override {
-    SmallVector<Operation *> norms;
-    getOperation().walk([&](Operation *op) {
-      if (isa<RmsNormOp>(op) || (layerNorm && isa<LayerNormOp>(op)))
-        norms.push_back(op);
-    });
-    OpBuilder b(&getContext());
-    for (Operation *op : norms) {
-      if (auto norm = dyn_cast<RmsNormOp>(op)) {
-        AddOp add = sameShapeAdd(norm.getInput());
-        if (!add || !makeAvailableAt(norm.getWeight(), add))
-          continue;
-        b.setInsertionPoint(add);
-        auto fused = AddRmsNormOp::create(
-            b, norm.getLoc(), TypeRange{add.getType(), norm.getType()},
-            add.getLhs(), add.getRhs(), norm.getWeight(),
-            norm.getEpsilonAttr());
-        replaceBoth(add, norm, fused);
-        continue;
-      }
-      auto norm = cast<LayerNormOp>(op);
-      auto type = cast<RankedTensorType>(norm.getInput().getType());
-      // The fused kernel normalises the last dim only, with 1-D params.
-      // (I64Attr getters return the bits as uint64_t.)
-      int64_t axis = static_cast<int64_t>(norm.getAxis());
-      if (axis < 0)
-        axis += type.getRank();
-      auto scale = cast<RankedTensorType>(norm.getScale().getType());
-      if (axis != type.getRank() - 1 || scale.getRank() != 1 ||
-          (norm.getBias() &&
-           norm.getBias().getType() != norm.getScale().getType()))
-        continue;
-      AddOp add = sameShapeAdd(norm.getInput());
-      if (!add || !makeAvailableAt(norm.getScale(), add) ||
-          !makeAvailableAt(norm.getBias(), add))
-        continue;
-      b.setInsertionPoint(add);
-      auto fused = AddLayerNormOp::create(
-          b, norm.getLoc(), TypeRange{add.getType(), norm.getType()},
-          add.getLhs(), add.getRhs(), norm.getScale(), norm.getBias(),
-          norm.getEpsilonAttr());
-      replaceBoth(add, norm, fused);
-    }
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseAddRmsNorm>(&getContext());
+    if (layerNorm)
+      patterns.add<FuseAddLayerNorm>(&getContext());
+    // Top-down: when several norms read one sum, the first absorbs the add.
+    ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };
 

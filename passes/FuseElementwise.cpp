@@ -7,6 +7,13 @@
 // every one of its users is already in the group, so no intermediate is
 // needed outside and the fused op can replace the root alone.
 //
+// This stays a walk rather than a rewrite pattern: the groups partition
+// the block, taken from the last root backwards, and every group is
+// chosen on the unfused graph before any is rewritten (max-ops and
+// max-inputs cut a chain where this order says). A greedy driver would
+// pick roots in its own worklist order and re-match ops as their
+// neighbours are rewritten, so the cuts, and the kernels, could differ.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 

@@ -7,9 +7,10 @@
 // they get the same epilogues.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/FusePatterns.h"
 #include "passes/Passes.h"
 
-#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace ingot {
 #define GEN_PASS_DEF_FUSELINEAREPILOGUE
@@ -31,125 +32,111 @@ LinearOp soleLinear(Value v, bool needNoActivation) {
   return l;
 }
 
-/// Rebuilds `l` before `at` with a residual and/or activation, replacing
-/// `at`'s result.
-void rebuild(LinearOp l, Operation *at, Value residual, StringRef activation) {
-  OpBuilder b(at);
+/// Rebuilds `l` before `at` with `bias`, `residual` and `activation`,
+/// replacing `at`'s result; `l` goes.
+void rebuild(PatternRewriter &rewriter, LinearOp l, Operation *at, Value bias,
+             Value residual, StringAttr activation) {
+  rewriter.setInsertionPoint(at);
   auto fused = LinearOp::create(
-      b, b.getFusedLoc({l.getLoc(), at->getLoc()}), l.getType(), l.getInput(),
-      l.getWeight(), l.getBias(), residual, l.getWLayoutAttr(),
-      b.getStringAttr(activation));
-  at->getResult(0).replaceAllUsesWith(fused.getResult());
-  at->erase();
-  l.erase();
+      rewriter, rewriter.getFusedLoc({l.getLoc(), at->getLoc()}), l.getType(),
+      l.getInput(), l.getWeight(), bias, residual, l.getWLayoutAttr(),
+      activation);
+  rewriter.replaceOp(at, fused.getResult());
+  rewriter.eraseOp(l);
 }
 
 /// matmul(x, W) with W a 2-D weight param -> linear kn.
-void raiseMatMul(MatMulOp m) {
-  auto w = m.getRhs().getDefiningOp<ParamOp>();
-  auto x = cast<RankedTensorType>(m.getLhs().getType());
-  if (!w || w.getType().getRank() != 2 || x.getRank() < 2 ||
-      !x.getElementType().isF32() || m.getType() == nullptr)
-    return;
-  Type we = w.getType().getElementType();
-  if (!we.isF32() && !we.isF16() && !we.isBF16())
-    return;
-  OpBuilder b(m);
-  auto l = LinearOp::create(b, m.getLoc(), m.getType(), m.getLhs(), w,
-                            Value(), Value(), b.getStringAttr("kn"),
-                            b.getStringAttr("none"));
-  m.getResult().replaceAllUsesWith(l.getResult());
-  m.erase();
-}
+struct RaiseMatMul : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp m,
+                                PatternRewriter &rewriter) const override {
+    auto w = m.getRhs().getDefiningOp<ParamOp>();
+    auto x = cast<RankedTensorType>(m.getLhs().getType());
+    if (!w || w.getType().getRank() != 2 || x.getRank() < 2 ||
+        !x.getElementType().isF32() || m.getType() == nullptr)
+      return rewriter.notifyMatchFailure(m, "rhs is not a 2-D weight param");
+    Type we = w.getType().getElementType();
+    if (!we.isF32() && !we.isF16() && !we.isBF16())
+      return rewriter.notifyMatchFailure(m, "weight is not f32/f16/bf16");
+    rewriter.replaceOpWithNewOp<LinearOp>(
+        m, m.getType(), m.getLhs(), w, Value(), Value(),
+        rewriter.getStringAttr("kn"), rewriter.getStringAttr("none"));
+    return success();
+  }
+};
 
 /// add(linear(x), bias) with a 1-D [N] weight param -> linear with bias.
-bool fuseBias(AddOp add) {
-  for (auto [lhs, rhs] : {std::pair{add.getLhs(), add.getRhs()},
-                          std::pair{add.getRhs(), add.getLhs()}}) {
-    LinearOp l = soleLinear(lhs, /*needNoActivation=*/true);
-    auto bias = rhs.getDefiningOp<ParamOp>();
-    if (!l || l.getBias() || !bias || bias.getType().getRank() != 1 ||
-        add.getType() != l.getType() ||
-        bias.getType().getDimSize(0) !=
-            cast<RankedTensorType>(l.getType()).getShape().back())
-      continue;
-    OpBuilder b(add);
-    auto fused = LinearOp::create(
-        b, b.getFusedLoc({l.getLoc(), add.getLoc()}), l.getType(),
-        l.getInput(), l.getWeight(), bias, Value(), l.getWLayoutAttr(),
-        l.getActivationAttr());
-    add.getResult().replaceAllUsesWith(fused.getResult());
-    add.erase();
-    l.erase();
-    return true;
+struct FuseBias : OpRewritePattern<AddOp> {
+  // Ahead of FuseResidual: an add that is a bias is not a residual.
+  FuseBias(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [lhs, rhs] : {std::pair{add.getLhs(), add.getRhs()},
+                            std::pair{add.getRhs(), add.getLhs()}}) {
+      LinearOp l = soleLinear(lhs, /*needNoActivation=*/true);
+      auto bias = rhs.getDefiningOp<ParamOp>();
+      if (!l || l.getBias() || !bias || bias.getType().getRank() != 1 ||
+          add.getType() != l.getType() ||
+          bias.getType().getDimSize(0) !=
+              cast<RankedTensorType>(l.getType()).getShape().back())
+        continue;
+      rebuild(rewriter, l, add, bias, Value(), l.getActivationAttr());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "no linear + 1-D bias param");
   }
-  return false;
-}
+};
 
 /// add(linear(x), r) with r of the result's type -> linear with residual.
-void fuseResidual(AddOp add) {
-  for (auto [lhs, rhs] : {std::pair{add.getLhs(), add.getRhs()},
-                          std::pair{add.getRhs(), add.getLhs()}}) {
-    LinearOp l = soleLinear(lhs, /*needNoActivation=*/false);
-    if (!l || rhs.getType() != add.getType() || l.getType() != add.getType())
-      continue;
-    rebuild(l, add, rhs, l.getActivation());
-    return;
-  }
-}
+struct FuseResidual : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-/// The linear activation an op computes from its operand, if any.
-std::optional<StringRef> activationOf(Operation *op) {
-  if (isa<ReluOp>(op))
-    return StringRef("relu");
-  if (auto g = dyn_cast<GeluOp>(op))
-    return g.getApproximate() == "tanh" ? StringRef("gelu_tanh")
-                                        : StringRef("gelu");
-  return std::nullopt;
-}
-
-struct FuseLinearEpiloguePass
-    : public ingot::impl::FuseLinearEpilogueBase<FuseLinearEpiloguePass> {
-  using FuseLinearEpilogueBase::FuseLinearEpilogueBase;
-
-  void runOnOperation() override {
-    func::FuncOp f = getOperation();
-    SmallVector<MatMulOp> matmuls;
-    f.walk([&](MatMulOp m) { matmuls.push_back(m); });
-    for (MatMulOp m : matmuls)
-      raiseMatMul(m);
-    SmallVector<AddOp> adds;
-    f.walk([&](AddOp a) { adds.push_back(a); });
-    SmallVector<AddOp> rest;
-    for (AddOp a : adds)
-      if (!fuseBias(a))
-        rest.push_back(a);
-    if (activation)
-      fuseActivations(f);
-    if (residual)
-      for (AddOp a : rest)
-        fuseResidual(a);
-  }
-
-  void fuseActivations(func::FuncOp f) {
-    SmallVector<Operation *> ops;
-    f.walk([&](Operation *op) {
-      if (isa<ReluOp, GeluOp, MulOp>(op))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      if (auto mul = dyn_cast<MulOp>(op)) {
-        fuseSilu(mul);
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [lhs, rhs] : {std::pair{add.getLhs(), add.getRhs()},
+                            std::pair{add.getRhs(), add.getLhs()}}) {
+      LinearOp l = soleLinear(lhs, /*needNoActivation=*/false);
+      if (!l || rhs.getType() != add.getType() || l.getType() != add.getType())
         continue;
-      }
-      LinearOp l = soleLinear(op->getOperand(0), /*needNoActivation=*/true);
-      if (l && op->getResult(0).getType() == l.getType())
-        rebuild(l, op, Value(), *activationOf(op));
+      rebuild(rewriter, l, add, l.getBias(), rhs, l.getActivationAttr());
+      return success();
     }
+    return rewriter.notifyMatchFailure(add, "no linear + same-shape tensor");
+  }
+};
+
+/// relu/gelu(linear(x)) -> linear with that activation.
+template <typename ActivationOp>
+struct FuseActivation : OpRewritePattern<ActivationOp> {
+  using OpRewritePattern<ActivationOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ActivationOp op,
+                                PatternRewriter &rewriter) const override {
+    LinearOp l = soleLinear(op->getOperand(0), /*needNoActivation=*/true);
+    if (!l || op->getResult(0).getType() != l.getType())
+      return rewriter.notifyMatchFailure(op, "operand is no sole linear");
+    rebuild(rewriter, l, op, l.getBias(), Value(),
+            rewriter.getStringAttr(activationOf(op)));
+    return success();
   }
 
-  /// mul(y, sigmoid(y)) with y a linear read by nothing else: silu.
-  void fuseSilu(MulOp mul) {
+  /// The linear activation `op` computes from its operand.
+  static StringRef activationOf(ActivationOp op) {
+    if constexpr (std::is_same_v<ActivationOp, GeluOp>)
+      return op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
+    else
+      return "relu";
+  }
+};
+
+/// mul(y, sigmoid(y)) with y a linear read by nothing else: silu.
+struct FuseSilu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
     for (auto [a, s] : {std::pair{mul.getLhs(), mul.getRhs()},
                         std::pair{mul.getRhs(), mul.getLhs()}}) {
       auto sig = s.getDefiningOp<SigmoidOp>();
@@ -159,17 +146,34 @@ struct FuseLinearEpiloguePass
           mul.getType() != l.getType() ||
           std::distance(a.use_begin(), a.use_end()) != 2)
         continue;
-      OpBuilder b(mul);
+      rewriter.setInsertionPoint(mul);
       auto fused = LinearOp::create(
-          b, b.getFusedLoc({l.getLoc(), mul.getLoc()}), l.getType(),
-          l.getInput(), l.getWeight(), l.getBias(), Value(),
-          l.getWLayoutAttr(), b.getStringAttr("silu"));
-      mul.getResult().replaceAllUsesWith(fused.getResult());
-      mul.erase();
-      sig.erase();
-      l.erase();
-      return;
+          rewriter, rewriter.getFusedLoc({l.getLoc(), mul.getLoc()}),
+          l.getType(), l.getInput(), l.getWeight(), l.getBias(), Value(),
+          l.getWLayoutAttr(), rewriter.getStringAttr("silu"));
+      rewriter.replaceOp(mul, fused.getResult());
+      rewriter.eraseOp(sig);
+      rewriter.eraseOp(l);
+      return success();
     }
+    return rewriter.notifyMatchFailure(mul, "not linear * sigmoid(linear)");
+  }
+};
+
+struct FuseLinearEpiloguePass
+    : public ingot::impl::FuseLinearEpilogueBase<FuseLinearEpiloguePass> {
+  using FuseLinearEpilogueBase::FuseLinearEpilogueBase;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<RaiseMatMul, FuseBias>(ctx);
+    if (activation)
+      patterns.add<FuseActivation<ReluOp>, FuseActivation<GeluOp>, FuseSilu>(
+          ctx);
+    if (residual)
+      patterns.add<FuseResidual>(ctx);
+    ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };
 

@@ -8,7 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/ColumnSlice.h"
+#include "passes/FusePatterns.h"
 #include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
 
 namespace ingot {
 #define GEN_PASS_DEF_FUSEROPEATTENTION
@@ -37,26 +40,23 @@ struct Operand {
   int64_t offset;
 };
 
-/// `v` itself, or the tensor it is a column slice of (the slice's width is
-/// the attention's for that operand, checked by the caller's types).
-Operand throughSlice(Value v) {
+/// `v` read at `offset`, or the tensor it is a column slice of at the
+/// slice's begin plus `offset` (the slice's width is the attention's for
+/// that operand, checked by the caller's types).
+Operand throughSlice(Value v, int64_t offset) {
   if (std::optional<ColumnSlice> s = matchColumnSlice(v))
-    return {s->source, s->begin};
-  return {v, 0};
+    return {s->source, s->begin + offset};
+  return {v, offset};
 }
 
-struct FuseRopeAttentionPass
-    : public ingot::impl::FuseRopeAttentionBase<FuseRopeAttentionPass> {
-  using FuseRopeAttentionBase::FuseRopeAttentionBase;
+/// paged_attention(rope(q), rope(k), v) -> rope_paged_attention, and column
+/// slice operands -> offsets into the sliced tensor.
+struct FoldIntoAttention : OpRewritePattern<PagedAttentionOp> {
+  FoldIntoAttention(MLIRContext *ctx, bool fuseRope)
+      : OpRewritePattern(ctx), fuseRope(fuseRope) {}
 
-  void runOnOperation() override {
-    SmallVector<PagedAttentionOp> ops;
-    getOperation().walk([&](PagedAttentionOp op) { ops.push_back(op); });
-    for (PagedAttentionOp op : ops)
-      fuse(op);
-  }
-
-  void fuse(PagedAttentionOp op) {
+  LogicalResult matchAndRewrite(PagedAttentionOp op,
+                                PatternRewriter &rewriter) const override {
     Value q = op.getQuery(), k = op.getKey();
     auto qRope = q.getDefiningOp<RopeOp>(), kRope = k.getDefiningOp<RopeOp>();
     // Only when both rotations are this attention's alone (else the rope
@@ -72,18 +72,22 @@ struct FuseRopeAttentionPass
       q = qRope.getInput();
       k = kRope.getInput();
     }
-    Operand qo = throughSlice(q), ko = throughSlice(k),
-            vo = throughSlice(op.getValue());
+    // Offsets the op already has add up (a rewritten op that still reads
+    // a column slice is matched again).
+    Operand qo = throughSlice(q, static_cast<int64_t>(op.getQOffset())),
+            ko = throughSlice(k, static_cast<int64_t>(op.getKOffset())),
+            vo = throughSlice(op.getValue(),
+                              static_cast<int64_t>(op.getVOffset()));
     bool sliced = qo.tensor != q || ko.tensor != k ||
                   vo.tensor != op.getValue();
     if (!rope && !sliced)
-      return;
-    OpBuilder b(op);
-    auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+      return rewriter.notifyMatchFailure(op, "no rope or column slice");
+    rewriter.setInsertionPoint(op);
+    auto i64 = [&](int64_t v) { return rewriter.getI64IntegerAttr(v); };
     Operation *fused;
     if (rope) {
       fused = RopePagedAttentionOp::create(
-          b, op.getLoc(), op.getType(), qo.tensor, ko.tensor, vo.tensor,
+          rewriter, op.getLoc(), op.getType(), qo.tensor, ko.tensor, vo.tensor,
           op.getPositions(), op.getSlotMapping(), op.getBlockTables(),
           op.getQueryEnds(), op.getLayerAttr(), op.getNumHeadsAttr(),
           op.getNumKvHeadsAttr(), op.getHeadDimAttr(), op.getScaleAttr(),
@@ -94,19 +98,29 @@ struct FuseRopeAttentionPass
           qRope.getOriginalMaxPositionsAttr(), op.getSoftcapAttr());
     } else {
       fused = PagedAttentionOp::create(
-          b, op.getLoc(), op.getType(), qo.tensor, ko.tensor, vo.tensor,
+          rewriter, op.getLoc(), op.getType(), qo.tensor, ko.tensor, vo.tensor,
           op.getPositions(), op.getSlotMapping(), op.getBlockTables(),
           op.getQueryEnds(), op.getLayerAttr(), op.getNumHeadsAttr(),
           op.getNumKvHeadsAttr(), op.getHeadDimAttr(), op.getScaleAttr(),
           op.getSlidingWindowAttr(), i64(qo.offset), i64(ko.offset),
           i64(vo.offset), op.getSoftcapAttr());
     }
-    op.getResult().replaceAllUsesWith(fused->getResult(0));
-    op.erase();
-    // The ropes (and slices) are dead now; canonicalisation removes them.
-    for (RopeOp r : {qRope, kRope})
-      if (rope && r->use_empty())
-        r.erase();
+    rewriter.replaceOp(op, fused->getResults());
+    // The ropes are dead now; the driver erases them (and dead slices).
+    return success();
+  }
+
+  bool fuseRope;
+};
+
+struct FuseRopeAttentionPass
+    : public ingot::impl::FuseRopeAttentionBase<FuseRopeAttentionPass> {
+  using FuseRopeAttentionBase::FuseRopeAttentionBase;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldIntoAttention>(&getContext(), fuseRope);
+    ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };
 

@@ -5,9 +5,19 @@
 // and one x tile instead of three. The merged weight is still a reference:
 // an ingot.param listing its parts, concatenated by the artifact writer.
 //
+// The merge is a walk, not a rewrite pattern: a group is every mergeable
+// linear of one input anywhere in the function, formed in block order of
+// its first member and capped at max-merged, which no match rooted at one
+// op sees. The silu_mul packing that follows is a local pattern; it runs
+// in one walk (walkAndApplyPatterns) because the greedy driver would also
+// erase the params the merge left dead, which ingot-canonicalize does.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/ColumnSlice.h"
 #include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace ingot {
 #define GEN_PASS_DEF_MERGELINEARS
@@ -114,23 +124,26 @@ void merge(ArrayRef<LinearOp> group) {
 }
 
 /// silu_mul(slice [0, F), slice [F, 2F)) of one tensor with 2F columns
-/// becomes the one-operand silu_mul that reads it in place.
-void packSiluMul(SiluMulOp op) {
-  if (!op.getUp())
-    return;
-  std::optional<ColumnSlice> gate = matchColumnSlice(op.getGate()),
-                             up = matchColumnSlice(op.getUp());
-  if (!gate || !up || gate->source != up->source || gate->begin != 0 ||
-      up->begin != gate->end || up->end - up->begin != gate->end ||
-      cast<RankedTensorType>(gate->source.getType()).getShape().back() !=
-          up->end)
-    return;
-  OpBuilder b(op);
-  auto packed = SiluMulOp::create(b, op.getLoc(), op.getType(), gate->source,
-                                  Value());
-  op.getResult().replaceAllUsesWith(packed.getResult());
-  op.erase();
-}
+/// -> the one-operand silu_mul that reads it in place.
+struct PackSiluMul : OpRewritePattern<SiluMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SiluMulOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getUp())
+      return rewriter.notifyMatchFailure(op, "already one operand");
+    std::optional<ColumnSlice> gate = matchColumnSlice(op.getGate()),
+                               up = matchColumnSlice(op.getUp());
+    if (!gate || !up || gate->source != up->source || gate->begin != 0 ||
+        up->begin != gate->end || up->end - up->begin != gate->end ||
+        cast<RankedTensorType>(gate->source.getType()).getShape().back() !=
+            up->end)
+      return rewriter.notifyMatchFailure(op, "not the halves of one tensor");
+    rewriter.replaceOpWithNewOp<SiluMulOp>(op, op.getType(), gate->source,
+                                           Value());
+    return success();
+  }
+};
 
 struct MergeLinearsPass
     : public ingot::impl::MergeLinearsBase<MergeLinearsPass> {
@@ -154,10 +167,9 @@ struct MergeLinearsPass
     for (auto &[key, members] : groups)
       if (members.size() >= 2)
         merge(members);
-    SmallVector<SiluMulOp> acts;
-    getOperation().walk([&](SiluMulOp op) { acts.push_back(op); });
-    for (SiluMulOp op : acts)
-      packSiluMul(op);
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PackSiluMul>(&getContext());
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
 

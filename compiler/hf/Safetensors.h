@@ -67,6 +67,9 @@ public:
 private:
   SafetensorsFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status parseHeader(uint64_t fileSize);
+  /// Checks the 8-byte length prefix against the file and reads the JSON
+  /// header into `text`; sets the data region.
+  Status readHeaderText(uint64_t fileSize, std::string &text);
   /// The tensors cover the data region exactly: no overlaps, no gaps, no
   /// trailing bytes.
   Status checkCoverage() const;

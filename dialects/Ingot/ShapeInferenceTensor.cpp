@@ -4,11 +4,15 @@
 // operands (Slice, Expand, Tile, Pad, TopK's k, Range) use their tracked
 // values; entries not known make the dims they control dynamic. When those
 // ops act on small integer vectors with known values they also produce
-// values, so shape arithmetic written with them still folds.
+// values, so shape arithmetic written with them still folds. The data
+// movement ops' rules are here; indexing (gather/scatter, top-k, one-hot,
+// non-zero) is in ShapeInferenceIndexing.cpp, the windowed ops' geometry
+// in ShapeInferenceWindow.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/ShapeInferenceTensor.h"
 #include "dialects/Ingot/ShapeInferenceWindow.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -21,15 +25,6 @@ namespace ingot::graph {
 namespace {
 
 constexpr int64_t kDyn = shape::kDynamic;
-
-bool known(const std::optional<std::vector<int64_t>> &v) {
-  if (!v)
-    return false;
-  for (int64_t x : *v)
-    if (x == kUnknownValue)
-      return false;
-  return true;
-}
 
 int64_t mulDims(int64_t a, int64_t b) {
   return a == kDyn || b == kDyn ? kDyn : a * b;
@@ -65,7 +60,7 @@ bool inferSlice(SliceOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
       error = "starts, ends, axes and steps must be 1-D";
       return false;
     }
-  if (!known(ins[3].values)) {
+  if (!allValuesKnown(ins[3].values)) {
     out.assign(rank, kDyn); // any dim may be sliced
     return true;
   }
@@ -153,7 +148,7 @@ bool inferExpand(Operation *op, ArrayRef<ValueInfo> ins, shape::Shape &out,
       out[i] = std::max(a, t);
   }
   // Expanding a shape vector (or a scalar) with known entries.
-  if (ins[0].values && known(ins[1].values) && in.size() <= 1 &&
+  if (ins[0].values && allValuesKnown(ins[1].values) && in.size() <= 1 &&
       out.size() == 1 && out[0] != kDyn) {
     const auto &v = *ins[0].values;
     values =
@@ -162,199 +157,190 @@ bool inferExpand(Operation *op, ArrayRef<ValueInfo> ins, shape::Shape &out,
   return true;
 }
 
+bool inferFlatten(FlattenOp f, ArrayRef<ValueInfo> ins, shape::Shape &out,
+                  std::optional<std::vector<int64_t>> &values,
+                  std::string &error) {
+  const shape::Shape &in = ins[0].shape;
+  int64_t rank = in.size(), axis = f.getAxis();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank) {
+    error = "flatten axis " + std::to_string(f.getAxis()) +
+            " is out of range for rank " + std::to_string(rank);
+    return false;
+  }
+  int64_t a = 1, b = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? a : b) = mulDims(i < axis ? a : b, in[i]);
+  out = {a, b};
+  values = ins[0].values;
+  return true;
+}
+
+bool inferTile(ArrayRef<ValueInfo> ins, shape::Shape &out,
+               std::optional<std::vector<int64_t>> &values,
+               std::string &error) {
+  const shape::Shape &in = ins[0].shape;
+  if (ins[1].shape.size() != 1 || ins[1].shape[0] != int64_t(in.size())) {
+    error = "repeats must be 1-D with one entry per input dim";
+    return false;
+  }
+  out = in;
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t r = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
+    if (r != kUnknownValue && r < 0) {
+      error = "negative repeat " + std::to_string(r);
+      return false;
+    }
+    out[i] = r == kUnknownValue ? kDyn : mulDims(out[i], r);
+  }
+  if (ins[0].values && out.size() == 1 && out[0] != kDyn) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < out[0]; ++i)
+      v.push_back((*ins[0].values)[i % ins[0].values->size()]);
+    values = std::move(v);
+  }
+  return true;
+}
+
+bool inferRange(RangeOp r, ArrayRef<ValueInfo> ins, shape::Shape &out,
+                std::optional<std::vector<int64_t>> &values,
+                std::string &error) {
+  for (size_t i = 0; i < 3; ++i)
+    if (!ins[i].shape.empty()) {
+      error = "start, limit and delta must be scalars";
+      return false;
+    }
+  int64_t count = r.getCount();
+  bool ints = allValuesKnown(ins[0].values) && allValuesKnown(ins[1].values) &&
+              allValuesKnown(ins[2].values);
+  if (ints) {
+    int64_t a = (*ins[0].values)[0], b = (*ins[1].values)[0],
+            d = (*ins[2].values)[0];
+    if (d == 0) {
+      error = "range delta must not be 0";
+      return false;
+    }
+    int64_t n = (b - a + d + (d > 0 ? -1 : 1)) / d;
+    count = std::max<int64_t>(n, 0);
+    if (count <= kMaxTrackedValues) {
+      std::vector<int64_t> v;
+      for (int64_t i = 0; i < count; ++i)
+        v.push_back(a + i * d);
+      values = std::move(v);
+    }
+  }
+  out = {count >= 0 ? count : kDyn};
+  return true;
+}
+
+bool inferPad(ArrayRef<ValueInfo> ins, shape::Shape &out, std::string &error) {
+  const shape::Shape &in = ins[0].shape;
+  size_t rank = in.size();
+  if (ins[1].shape.size() != 1 || ins[1].shape[0] != int64_t(2 * rank)) {
+    error = "pads must hold 2 * rank = " + std::to_string(2 * rank) +
+            " entries";
+    return false;
+  }
+  if (!ins[2].shape.empty() && shape::numElements(ins[2].shape) != 1) {
+    error = "the pad value must be a scalar";
+    return false;
+  }
+  out = in;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t b = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
+    int64_t e = ins[1].values ? (*ins[1].values)[i + rank] : kUnknownValue;
+    if (b == kUnknownValue || e == kUnknownValue || out[i] == kDyn)
+      out[i] = kDyn;
+    else
+      out[i] += b + e;
+    if (out[i] != kDyn && out[i] < 0) {
+      error = "pads crop dim " + std::to_string(i) + " below zero";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Flatten, Slice, Expand, Tile, Range, Pad.
+std::optional<bool> inferMovementOp(Operation *op, ArrayRef<ValueInfo> ins,
+                                    shape::Shape &out,
+                                    std::optional<std::vector<int64_t>> &values,
+                                    std::string &error) {
+  using Result = std::optional<bool>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case<FlattenOp>([&](FlattenOp f) -> Result {
+        return inferFlatten(f, ins, out, values, error);
+      })
+      .Case<SliceOp>([&](SliceOp s) -> Result {
+        return inferSlice(s, ins, out, values, error);
+      })
+      .Case<ExpandOp>([&](ExpandOp e) -> Result {
+        return inferExpand(e, ins, out, values, error);
+      })
+      .Case<TileOp>(
+          [&](TileOp) -> Result { return inferTile(ins, out, values, error); })
+      .Case<RangeOp>([&](RangeOp r) -> Result {
+        return inferRange(r, ins, out, values, error);
+      })
+      .Case<PadOp>([&](PadOp) -> Result { return inferPad(ins, out, error); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+bool inferDepthToSpace(DepthToSpaceOp d, const shape::Shape &in,
+                       shape::Shape &out, std::string &error) {
+  int64_t b = d.getBlocksize();
+  if (in.size() != 4 || b < 1 || (in[1] != kDyn && in[1] % (b * b) != 0)) {
+    error = "expects [N, C, H, W] with C divisible by blocksize^2";
+    return false;
+  }
+  out = {in[0], in[1] == kDyn ? kDyn : in[1] / (b * b), mulDims(in[2], b),
+         mulDims(in[3], b)};
+  return true;
+}
+
+/// Conv, the pools, Resize, DepthToSpace: ops over spatial windows.
+std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
+                                    shape::Shape &out, std::string &error) {
+  using Result = std::optional<bool>;
+  // Only the cases read it: an op that is none of these may have no operand.
+  auto in = [&]() -> const shape::Shape & { return ins[0].shape; };
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case<ConvOp>(
+          [&](ConvOp c) -> Result { return inferConv(c, ins, out, error); })
+      .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> Result {
+        return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
+                         p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,
+                         in(), out, error);
+      })
+      .Case<GlobalAveragePoolOp>([&](GlobalAveragePoolOp) -> Result {
+        if (in().size() < 3) {
+          error = "expects a rank >= 3 input";
+          return false;
+        }
+        out = in();
+        std::fill(out.begin() + 2, out.end(), 1);
+        return true;
+      })
+      .Case<ResizeOp>(
+          [&](ResizeOp r) -> Result { return inferResize(r, in(), out, error); })
+      .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> Result {
+        return inferDepthToSpace(d, in(), out, error);
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 } // namespace
 
 std::optional<bool> inferTensorOp(Operation *op, ArrayRef<ValueInfo> ins,
                                   shape::Shape &out,
                                   std::optional<std::vector<int64_t>> &values,
                                   std::string &error) {
-  auto in = [&](size_t i) -> const shape::Shape & { return ins[i].shape; };
-  return llvm::TypeSwitch<Operation *, std::optional<bool>>(op)
-      .Case<FlattenOp>([&](FlattenOp f) -> std::optional<bool> {
-        int64_t rank = in(0).size(), axis = f.getAxis();
-        if (axis < 0)
-          axis += rank;
-        if (axis < 0 || axis > rank) {
-          error = "flatten axis " + std::to_string(f.getAxis()) +
-                  " is out of range for rank " + std::to_string(rank);
-          return false;
-        }
-        int64_t a = 1, b = 1;
-        for (int64_t i = 0; i < rank; ++i)
-          (i < axis ? a : b) = mulDims(i < axis ? a : b, in(0)[i]);
-        out = {a, b};
-        values = ins[0].values;
-        return true;
-      })
-      .Case<SliceOp>([&](SliceOp s) -> std::optional<bool> {
-        return inferSlice(s, ins, out, values, error);
-      })
-      .Case<ExpandOp>([&](ExpandOp e) -> std::optional<bool> {
-        return inferExpand(e, ins, out, values, error);
-      })
-      .Case<TileOp>([&](TileOp) -> std::optional<bool> {
-        if (in(1).size() != 1 || in(1)[0] != int64_t(in(0).size())) {
-          error = "repeats must be 1-D with one entry per input dim";
-          return false;
-        }
-        out = in(0);
-        for (size_t i = 0; i < out.size(); ++i) {
-          int64_t r = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
-          if (r != kUnknownValue && r < 0) {
-            error = "negative repeat " + std::to_string(r);
-            return false;
-          }
-          out[i] = r == kUnknownValue ? kDyn : mulDims(out[i], r);
-        }
-        if (ins[0].values && out.size() == 1 && out[0] != kDyn) {
-          std::vector<int64_t> v;
-          for (int64_t i = 0; i < out[0]; ++i)
-            v.push_back((*ins[0].values)[i % ins[0].values->size()]);
-          values = std::move(v);
-        }
-        return true;
-      })
-      .Case<RangeOp>([&](RangeOp r) -> std::optional<bool> {
-        for (size_t i = 0; i < 3; ++i)
-          if (!in(i).empty()) {
-            error = "start, limit and delta must be scalars";
-            return false;
-          }
-        int64_t count = r.getCount();
-        bool ints = known(ins[0].values) && known(ins[1].values) &&
-                    known(ins[2].values);
-        if (ints) {
-          int64_t a = (*ins[0].values)[0], b = (*ins[1].values)[0],
-                  d = (*ins[2].values)[0];
-          if (d == 0) {
-            error = "range delta must not be 0";
-            return false;
-          }
-          int64_t n = (b - a + d + (d > 0 ? -1 : 1)) / d;
-          count = std::max<int64_t>(n, 0);
-          if (count <= kMaxTrackedValues) {
-            std::vector<int64_t> v;
-            for (int64_t i = 0; i < count; ++i)
-              v.push_back(a + i * d);
-            values = std::move(v);
-          }
-        }
-        out = {count >= 0 ? count : kDyn};
-        return true;
-      })
-      .Case<PadOp>([&](PadOp p) -> std::optional<bool> {
-        size_t rank = in(0).size();
-        if (in(1).size() != 1 || in(1)[0] != int64_t(2 * rank)) {
-          error = "pads must hold 2 * rank = " + std::to_string(2 * rank) +
-                  " entries";
-          return false;
-        }
-        if (!in(2).empty() && shape::numElements(in(2)) != 1) {
-          error = "the pad value must be a scalar";
-          return false;
-        }
-        out = in(0);
-        for (size_t i = 0; i < rank; ++i) {
-          int64_t b = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
-          int64_t e =
-              ins[1].values ? (*ins[1].values)[i + rank] : kUnknownValue;
-          if (b == kUnknownValue || e == kUnknownValue || out[i] == kDyn)
-            out[i] = kDyn;
-          else
-            out[i] += b + e;
-          if (out[i] != kDyn && out[i] < 0) {
-            error = "pads crop dim " + std::to_string(i) + " below zero";
-            return false;
-          }
-        }
-        return true;
-      })
-      .Case<GatherElementsOp>([&](GatherElementsOp g) -> std::optional<bool> {
-        int64_t axis;
-        if (in(0).size() != in(1).size() ||
-            !shape::normalizeAxis(g.getAxis(), in(0).size(), &axis)) {
-          error = "data and indices must have the same rank and axis must "
-                  "be in range";
-          return false;
-        }
-        out = in(1);
-        return true;
-      })
-      .Case<ScatterNDOp>([&](ScatterNDOp) -> std::optional<bool> {
-        out = in(0);
-        return true;
-      })
-      .Case<TopKOp>([&](TopKOp t) -> std::optional<bool> {
-        int64_t axis;
-        if (!shape::normalizeAxis(t.getAxis(), in(0).size(), &axis)) {
-          error = "topk axis is out of range";
-          return false;
-        }
-        out = in(0);
-        int64_t k = known(ins[1].values) && ins[1].values->size() == 1
-                        ? (*ins[1].values)[0]
-                        : kDyn;
-        if (k != kDyn && (k < 0 || (out[axis] != kDyn && k > out[axis]))) {
-          error = "k = " + std::to_string(k) +
-                  " is out of range for axis "
-                  "size " +
-                  std::to_string(out[axis]);
-          return false;
-        }
-        out[axis] = k;
-        return true;
-      })
-      .Case<ConvOp>([&](ConvOp c) -> std::optional<bool> {
-        return inferConv(c, ins, out, error);
-      })
-      .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> std::optional<bool> {
-        return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
-                         p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,
-                         in(0), out, error);
-      })
-      .Case<GlobalAveragePoolOp>(
-          [&](GlobalAveragePoolOp) -> std::optional<bool> {
-            if (in(0).size() < 3) {
-              error = "expects a rank >= 3 input";
-              return false;
-            }
-            out = in(0);
-            std::fill(out.begin() + 2, out.end(), 1);
-            return true;
-          })
-      .Case<ResizeOp>([&](ResizeOp r) -> std::optional<bool> {
-        return inferResize(r, in(0), out, error);
-      })
-      .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> std::optional<bool> {
-        int64_t b = d.getBlocksize();
-        if (in(0).size() != 4 || b < 1 ||
-            (in(0)[1] != kDyn && in(0)[1] % (b * b) != 0)) {
-          error = "expects [N, C, H, W] with C divisible by blocksize^2";
-          return false;
-        }
-        out = {in(0)[0], in(0)[1] == kDyn ? kDyn : in(0)[1] / (b * b),
-               mulDims(in(0)[2], b), mulDims(in(0)[3], b)};
-        return true;
-      })
-      .Case<OneHotOp>([&](OneHotOp o) -> std::optional<bool> {
-        int64_t rank = in(0).size(), axis = o.getAxis(), depth = o.getDepth();
-        if (axis < 0)
-          axis += rank + 1;
-        if (axis < 0 || axis > rank || depth < 1 ||
-            shape::numElements(in(1)) != 2) {
-          error = "one_hot needs axis in [-rank-1, rank], depth >= 1 and "
-                  "two values";
-          return false;
-        }
-        out = in(0);
-        out.insert(out.begin() + axis, depth);
-        return true;
-      })
-      .Case<NonZeroOp>([&](NonZeroOp) -> std::optional<bool> {
-        out = {int64_t(in(0).size()), kDyn};
-        return true;
-      })
-      .Default([](Operation *) { return std::nullopt; });
+  if (std::optional<bool> r = inferMovementOp(op, ins, out, values, error))
+    return r;
+  if (std::optional<bool> r = inferIndexingOp(op, ins, out, error))
+    return r;
+  return inferWindowedOp(op, ins, out, error);
 }
 
 /// Upper bounds of the dims that depend on run-time data, for bound

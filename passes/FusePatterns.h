@@ -1,0 +1,36 @@
+//===- FusePatterns.h - How the fusion passes run their patterns -*- C++ -*-===//
+//
+// The greedy driver, configured so that a pattern-based fusion pass changes
+// only what its patterns match: no folding, no constant hoisting and no
+// region simplification (ingot-canonicalize does those where the pipeline
+// wants them), and top-down order so that an op's producers are rewritten
+// before the op itself is matched: the first of several norms of one sum
+// absorbs the add, and relu(linear) becomes one linear before an add of
+// its result is tried as a residual. The driver still erases ops that a
+// rewrite left dead (ingot-canonicalize would, next).
+//
+//===----------------------------------------------------------------------===//
+#ifndef INGOT_PASSES_FUSEPATTERNS_H
+#define INGOT_PASSES_FUSEPATTERNS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace ingot {
+
+inline void applyFusionPatterns(mlir::func::FuncOp f,
+                                mlir::RewritePatternSet &&patterns) {
+  mlir::GreedyRewriteConfig config;
+  config.setUseTopDownTraversal(true)
+      .enableFolding(false)
+      .enableConstantCSE(false)
+      .setRegionSimplificationLevel(mlir::GreedySimplifyRegionLevel::Disabled);
+  // Every rewrite removes the op it matched, so the driver converges; should
+  // it stop at its iteration limit, the graph is still correct, only less
+  // fused, so that is not an error.
+  (void)mlir::applyPatternsGreedily(f, std::move(patterns), config);
+}
+
+} // namespace ingot
+
+#endif // INGOT_PASSES_FUSEPATTERNS_H
