@@ -144,5 +144,7 @@ size_t safetensorsElementSize(llvm::StringRef dtype);
 
 /// "[2, 3]" for messages.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
+/// `s` in single quotes, for messages.
+std::string quote(llvm::StringRef s);
 
 } // namespace ingot::compiler::hf
