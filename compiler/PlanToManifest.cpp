@@ -8,7 +8,7 @@
 #include "compiler/PlanToManifest.h"
 #include "compiler/ParamProducer.h"
 #include "dialects/Plan/PlanDialect.h"
-#include "ingot/KvCache.h"
+#include "ingot/KvLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "compiler/WeightSource.h"
-#include "ingot/Artifact.h"
+#include "ingot/ArtifactWriter.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

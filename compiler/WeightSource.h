@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ingot/Artifact.h"
+#include "ingot/ArtifactWriter.h"
 #include "ingot/DType.h"
 #include "ingot/Status.h"
 

@@ -1,9 +1,9 @@
 //===- LowerToPlan.cpp - Graph ops to buffers and kernel steps ------------===//
 #include "passes/Passes.h"
 
+#include "ingot/KernelTable.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/StringMap.h"
 
 namespace ingot {
 #define GEN_PASS_DEF_LOWERTOPLAN
@@ -26,14 +26,25 @@ IntegerAttr quantGroupOf(graph::ParamOp p) {
                           q ? q.getGroup() : 0);
 }
 
-/// Kernels with trailing optional operands, padded with plan.none so every
-/// step of a kernel has the same arity.
-int64_t kernelArity(StringRef kernel) {
-  static const llvm::StringMap<int64_t> arity = {
-      {"gemm", 3},   {"layer_norm", 3},     {"trilu", 2},
-      {"linear", 3}, {"add_layer_norm", 4}};
-  auto it = arity.find(kernel);
-  return it == arity.end() ? -1 : it->second;
+/// Checks a step against the kernel table (ingot/KernelTable.h), so that a
+/// lowering bug is reported on the op here rather than by the artifact
+/// validator.
+LogicalResult checkAgainstTable(Operation *op, StringRef kernel, size_t ins,
+                                size_t outs) {
+  const KernelSpec *spec =
+      findKernelSpec(std::string_view(kernel.data(), kernel.size()));
+  if (!spec)
+    return op->emitOpError("lowers to kernel '")
+           << kernel << "', which the kernel table does not declare";
+  const KernelSignature &sig = spec->sig;
+  if (ins < sig.minInputs() || ins > sig.maxInputs())
+    return op->emitOpError("gives kernel '")
+           << kernel << "' " << ins << " inputs; it takes (" << sig.inputNames()
+           << ")";
+  if (outs < sig.minOutputs() || outs > sig.maxOutputs())
+    return op->emitOpError("gives kernel '")
+           << kernel << "' " << outs << " outputs; it has " << sig.maxOutputs();
+  return success();
 }
 
 MemRefType toMemRef(Type type) {
@@ -139,17 +150,9 @@ LogicalResult lowerFunction(func::FuncOp graph) {
     }
 
     StringRef kernel = op.getName().stripDialect();
-    auto noneValue = [&]() {
-      if (!none) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(body);
-        none = plan::NoneOp::create(b, planFunc.getLoc(), b.getNoneType());
-      }
-      return none;
-    };
-    // Operands keep their positions: an absent optional in the middle
-    // (operandSegmentSizes) becomes plan.none; trailing ones are padded up
-    // to the kernel's arity.
+    // Operands keep their positions: an absent optional before a present
+    // one (operandSegmentSizes) becomes plan.none; absent ones at the end
+    // are left off, as kernels read them as absent either way.
     SmallVector<Value> ins;
     auto segments =
         op.getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
@@ -157,20 +160,27 @@ LogicalResult lowerFunction(func::FuncOp graph) {
     if (segments) {
       for (int32_t size : segments.asArrayRef()) {
         if (size == 0)
-          ins.push_back(noneValue());
+          ins.push_back(Value());
         for (int32_t i = 0; i < size; ++i)
           ins.push_back(map.lookup(op.getOperand(next++)));
       }
-      int64_t arity = std::max<int64_t>(kernelArity(kernel), 0);
-      while (static_cast<int64_t>(ins.size()) > arity && !ins.empty() &&
-             ins.back() == none)
+      while (!ins.empty() && !ins.back())
         ins.pop_back();
     } else {
       for (Value v : op.getOperands())
         ins.push_back(map.lookup(v));
     }
-    for (int64_t n = kernelArity(kernel); static_cast<int64_t>(ins.size()) < n;)
-      ins.push_back(noneValue());
+    for (Value &v : ins)
+      if (!v) {
+        if (!none) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(body);
+          none = plan::NoneOp::create(b, planFunc.getLoc(), b.getNoneType());
+        }
+        v = none;
+      }
+    if (failed(checkAgainstTable(&op, kernel, ins.size(), outs.size())))
+      return failure();
     SmallVector<NamedAttribute> args;
     for (NamedAttribute a : op.getAttrs())
       if (!a.getName().getValue().starts_with("ingot.") &&

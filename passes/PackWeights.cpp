@@ -2,7 +2,7 @@
 //
 // At decode the "nk" linear kernel streams its weight rows in blocks; with
 // row-major weights each block is 16 separate row streams, with "nk16" (see
-// runtime/include/ingot/WeightLayout.h) it is one contiguous run. The pass
+// format/include/ingot/WeightLayout.h) it is one contiguous run. The pass
 // only records the layout on a new param: the artifact writer packs the
 // bytes at compile time, so loading stays a plain map.
 //

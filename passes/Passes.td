@@ -253,7 +253,7 @@ def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
     Each "nk" linear whose weight is an `ingot.param` read only by "nk"
     linears, of an element type in `element-types` (default bf16, f16:
     the types measured faster packed; f32 is not), gets a packed param
-    (`layout = "nk16"`, see runtime/include/ingot/WeightLayout.h) and
+    (`layout = "nk16"`, see format/include/ingot/WeightLayout.h) and
     `w_layout = "nk16"`; the artifact writer packs the bytes, the loader
     maps them as they are. Params also read by other ops (a tied
     embedding's gather) stay row-major rather than being stored twice.

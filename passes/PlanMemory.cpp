@@ -1,6 +1,7 @@
 //===- PlanMemory.cpp - Liveness-based arena placement --------------------===//
 #include "passes/Passes.h"
 
+#include "ingot/KernelTable.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -18,15 +19,11 @@ using namespace ingot;
 
 namespace {
 
-/// Kernels whose output may share memory with an input (docs/kernels.md).
+/// Kernels whose output may share memory with an input (the kernel table).
 bool isInPlaceKernel(StringRef kernel) {
-  static const llvm::StringSet<> kernels = {
-      "add",  "sub",     "mul",  "div",     "pow",     "sqrt",
-      "neg",  "exp",     "erf",  "tanh",    "sigmoid", "relu",
-      "where", "softmax", "reshape", "squeeze", "unsqueeze",
-      "silu_mul", "gelu", "rope", "fused_elementwise", "add_rms_norm",
-      "add_layer_norm"};
-  return kernels.contains(kernel);
+  const KernelSpec *spec =
+      findKernelSpec(std::string_view(kernel.data(), kernel.size()));
+  return spec && spec->inPlace;
 }
 
 unsigned elementBytes(Value v) {

@@ -10,7 +10,8 @@ APT_PACKAGES=(
   "llvm-${LLVM_VERSION}-dev" "libmlir-${LLVM_VERSION}-dev"
   "mlir-${LLVM_VERSION}-tools" "llvm-${LLVM_VERSION}-tools"
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
-  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
+  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
+  flatbuffers-compiler libflatbuffers-dev clang-format-22 clang-tidy-22
   python3 python3-venv
 )
 

@@ -15,7 +15,7 @@
 #pragma once
 
 #include "compiler/gguf/GgmlType.h"
-#include "ingot/Artifact.h"
+#include "ingot/ArtifactWriter.h"
 #include "ingot/Status.h"
 
 #include <cstdint>

@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/gguf/GgufImportInternal.h"
 #include "compiler/hf/TokenizerConfigImport.h"
-#include "runtime/src/tokenizer/SentencePiece.h"
+#include "ingot/TokenizerFormat.h"
 
 #include "llvm/ADT/StringRef.h"
 

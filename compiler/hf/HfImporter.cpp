@@ -12,7 +12,7 @@
 #include "compiler/hf/HfWeights.h"
 #include "compiler/hf/QuantizedCheckpoint.h"
 #include "compiler/hf/TokenizerImport.h"
-#include "ingot/KvCache.h"
+#include "ingot/KvLayout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

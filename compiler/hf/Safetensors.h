@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ingot/Artifact.h"
+#include "ingot/ArtifactWriter.h"
 #include "ingot/DType.h"
 #include "ingot/Status.h"
 

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/hf/SentencePieceImport.h"
 
-#include "runtime/src/tokenizer/SentencePiece.h"
+#include "ingot/TokenizerFormat.h"
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 #include "compiler/JsonLimits.h"
 #include "compiler/hf/HfConfig.h"
 
-#include "runtime/src/tokenizer/ByteLevel.h"
+#include "ingot/ByteLevel.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

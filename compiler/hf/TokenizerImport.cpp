@@ -11,7 +11,7 @@
 
 #include "compiler/hf/SentencePieceImport.h"
 #include "compiler/hf/TokenizerConfigImport.h"
-#include "runtime/src/tokenizer/ByteLevel.h"
+#include "ingot/ByteLevel.h"
 
 #include "llvm/Support/JSON.h"
 

@@ -17,7 +17,7 @@ def Ingot_FusedElementwiseOp : Ingot_Op<"fused_elementwise"> {
     (docs/kernels.md). No code is generated for it: the interpreter is the
     design, and every opcode computes exactly what the unfused kernel does.
 
-    The program (runtime/include/ingot/FusedProgram.h):
+    The program (format/include/ingot/FusedProgram.h):
     - `ops`: space-separated opcodes, one per instruction: `add sub mul div
       pow max min` (two values), `neg exp log sqrt tanh sigmoid erf relu abs
       reciprocal softplus mish sin cos floor ceil round sign` (one value),

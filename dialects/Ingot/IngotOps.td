@@ -39,7 +39,7 @@ def Ingot_QuantAttr : AttrDef<Ingot_Dialect, "Quant"> {
     `q8` int8 (d·q), `q4` int4 (d·(q − 8)), `q4m` int4 with an f16 minimum
     m (d·q + m), `f8e4m3` fp8 e4m3 (d·v). With group 32, q8/q4/q4m blocks
     are llama.cpp's Q8_0/Q4_0/Q4_1 byte for byte
-    (runtime/include/ingot/Quant.h has the exact layout).
+    (format/include/ingot/Quant.h has the exact layout).
 
     ```mlir
     %w = ingot.param "proj.weight@q4g32" {quant = #ingot.quant<"q4", group = 32>} : tensor<64x576xf32>

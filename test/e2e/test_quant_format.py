@@ -1,4 +1,4 @@
-"""The quantised weight formats of runtime/include/ingot/Quant.h, in numpy.
+"""The quantised weight formats of format/include/ingot/Quant.h, in numpy.
 
 This module is an independent implementation of the formats, written from
 their description (not from Quant.cpp): test_quant_models.py compares the

@@ -377,8 +377,8 @@ LLAMA3_TEMPLATE = (
                        b" trained by Hugging Face"),
     (QWEN_TEMPLATE, b"chatml:You are Qwen, created by Alibaba Cloud. You are "
                     b"a helpful assistant."),
-    ("{{'<|im_start|>' + m['role'] + '\n'}}", b"\x42\x06chatml"),
-    (LLAMA3_TEMPLATE, b"\x42\x06llama3"),
+    ("{{'<|im_start|>' + m['role'] + '\n'}}", b"\x06\x00\x00\x00chatml\x00"),
+    (LLAMA3_TEMPLATE, b"\x06\x00\x00\x00llama3\x00"),
 ])
 def test_chat_template_is_recognised(tmp_path, template, stored):
     train("gpt2", tmp_path / "t")
@@ -386,7 +386,8 @@ def test_chat_template_is_recognised(tmp_path, template, stored):
         {"chat_template": template, "eos_token": "<|im_end|>"}))
     proc = pack(tmp_path / "t", tmp_path / "t.ingot")
     assert proc.returncode == 0, proc.stderr
-    # tokenizer.chat_template (field 8) as it sits in the manifest
+    # tokenizer.chat_template as it sits in the manifest: a FlatBuffers
+    # string, 4-byte length, the bytes, a NUL
     assert stored in (tmp_path / "t.ingot").read_bytes()
 
 

@@ -8,9 +8,9 @@
 // plan validator, then one step of whatever validates.
 //
 //===----------------------------------------------------------------------===//
-#include "ArtifactFormat.h"
-#include "Checksum.h"
 #include "FuzzSupport.h"
+#include "ingot/ArtifactFormat.h"
+#include "ingot/Checksum.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -2,6 +2,10 @@
 (test/fuzz/corpus/<target>/), deterministically, from the test fixtures:
 
     .venv/bin/python test/fuzz/make_corpus.py [--ingot build/bin/ingot]
+        [--only-artifacts]
+
+--only-artifacts rewrites just the artifact and manifest corpora, which
+change whenever the artifact format does (kArtifactFormatVersion).
 
 The seeds are small valid inputs of every format and variety the fixtures
 know (ONNX graphs, HF configs and safetensors of several dtypes, tokenizers
@@ -168,12 +172,19 @@ def manifest_bytes(raw):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ingot", default=str(ROOT / "build" / "bin" / "ingot"))
+    parser.add_argument("--only-artifacts", action="store_true",
+                        help="rewrite only corpus/artifact and corpus/manifest")
     args = parser.parse_args()
     for target in (HERE / "corpus").glob("*"):
+        if args.only_artifacts and target.name not in ("artifact", "manifest"):
+            continue
         for f in target.iterdir():
             if not f.name.startswith("crash-"):
                 f.unlink()
     with tempfile.TemporaryDirectory() as work:
+        if args.only_artifacts:
+            artifact_seeds(args.ingot, work)
+            return 0
         for name, data in onnx_models():
             seed("onnx", f"{name}.onnx", data)
         hf_seeds(Path(work) / "hf")

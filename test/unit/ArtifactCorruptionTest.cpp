@@ -6,9 +6,9 @@
 // file, and never crashes. Same suite as ArtifactTest.cpp, split out of it.
 //
 //===----------------------------------------------------------------------===//
-#include "ArtifactFormat.h"
 #include "ArtifactTestFixture.h"
-#include "Checksum.h"
+#include "ingot/ArtifactFormat.h"
+#include "ingot/Checksum.h"
 
 using namespace ingot;
 using namespace ingot::testing;
@@ -26,9 +26,13 @@ TEST_F(ArtifactTest, RefusesWithClearMessages) {
                  0,   0,   0,   0,   0,   0,    0, 0, 0, 0, 0, 0},
                 "text", "not an ingot artifact");
   std::vector<uint8_t> v = good;
-  v[8] = 2;
-  expectRefused(v, "version 2",
-                "format version 2, this runtime reads 1: recompile");
+  v[8] = 1; // an artifact from before the manifest was a FlatBuffer
+  expectRefused(v, "version 1",
+                "this artifact was written by format version 1; this runtime "
+                "reads version 2: recompile it with this ingot");
+  v[8] = 3;
+  expectRefused(v, "version 3",
+                "written by format version 3; this runtime reads version 2");
   std::unique_ptr<Artifact> ok;
   ASSERT_TRUE(Artifact::open(path("a.ingot"), &ok));
   v = good;

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ArtifactFormat.h"
 #include "ArtifactTestFixture.h"
+#include "ingot/ArtifactFormat.h"
 #include "ingot/Quant.h"
 
 using namespace ingot;

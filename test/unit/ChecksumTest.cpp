@@ -1,5 +1,5 @@
-//===- ChecksumTest.cpp - Checksum64 properties and speed -----------------===//
-#include "Checksum.h"
+//===- ChecksumTest.cpp - Checksum64 known answers, properties, speed -----===//
+#include "ingot/Checksum.h"
 
 #include <chrono>
 #include <gtest/gtest.h>
@@ -17,6 +17,22 @@ std::vector<uint8_t> randomBytes(size_t n, uint64_t seed) {
   for (uint8_t &b : v)
     b = uint8_t(rng());
   return v;
+}
+
+// The function is part of the artifact format: these pin it to XXH3-64
+// (the empty input's value is the one xxHash's documentation gives), so a
+// change of function cannot happen without failing here.
+TEST(ChecksumTest, IsXxh3) {
+  EXPECT_EQ(checksum64(nullptr, 0), 0x2d06800538d394c2ull);
+  EXPECT_EQ(checksum64("ingot", 5), 0xe3e98cbc0fe98ce9ull);
+  std::vector<uint8_t> b(1000);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = uint8_t(i * 31 + 7);
+  EXPECT_EQ(checksum64(b.data(), b.size()), 0x989765d0ea7a5ecdull);
+  Checksum64 c;
+  c.update(b.data(), 333);
+  c.update(b.data() + 333, 667);
+  EXPECT_EQ(c.finish(), 0x989765d0ea7a5ecdull);
 }
 
 TEST(ChecksumTest, ChunkingDoesNotMatter) {

@@ -11,7 +11,7 @@
 
 #include "LlmTestUtil.h"
 
-#include "ArtifactFormat.h"
+#include "ingot/ArtifactFormat.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"

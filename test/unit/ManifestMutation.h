@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ArtifactFormat.h"
-#include "Checksum.h"
 #include "ingot/Artifact.h"
+#include "ingot/ArtifactFormat.h"
+#include "ingot/Checksum.h"
 
 #include <algorithm>
 #include <cstring>

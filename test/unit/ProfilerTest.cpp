@@ -9,8 +9,8 @@
 
 #include "ingot/Profiler.h"
 #include "JsonText.h"
-#include "KernelCost.h"
 #include "cpu/KernelRegistry.h"
+#include "exec/KernelCost.h"
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
 #include "ingot/ThreadPool.h"

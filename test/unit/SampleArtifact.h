@@ -1,5 +1,4 @@
-//===- SampleArtifact.h - A small manifest exercising every field -*- C++
-//-*-===//
+//===- SampleArtifact.h - A small manifest exercising every field -*- C++ -*-//
 #pragma once
 
 #include "ingot/Artifact.h"
@@ -207,6 +206,56 @@ inline void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.memory.arenaNaiveBytes, b.memory.arenaNaiveBytes);
   EXPECT_EQ(a.memory.kvCacheBytes, b.memory.kvCacheBytes);
   EXPECT_EQ(a.memory.overheadBytes, b.memory.overheadBytes);
+}
+
+/// Field-by-field equality of the LLM parts (hasLlm, llm, tokenizer,
+/// generation), floating point compared bit for bit.
+inline void expectSameLlm(const Manifest &a, const Manifest &b) {
+  EXPECT_EQ(a.hasLlm, b.hasLlm);
+  const LlmConfig &x = a.llm, &y = b.llm;
+  EXPECT_EQ(x.architecture, y.architecture);
+  EXPECT_EQ(x.numLayers, y.numLayers);
+  EXPECT_EQ(x.hiddenSize, y.hiddenSize);
+  EXPECT_EQ(x.numHeads, y.numHeads);
+  EXPECT_EQ(x.numKvHeads, y.numKvHeads);
+  EXPECT_EQ(x.headDim, y.headDim);
+  EXPECT_EQ(x.vocabSize, y.vocabSize);
+  EXPECT_EQ(x.maxPositions, y.maxPositions);
+  EXPECT_EQ(x.blockSize, y.blockSize);
+  EXPECT_EQ(x.maxTokensPerStep, y.maxTokensPerStep);
+  EXPECT_EQ(x.maxSeqs, y.maxSeqs);
+  EXPECT_EQ(x.maxBlocksPerSeq, y.maxBlocksPerSeq);
+  EXPECT_EQ(x.kvDtype, y.kvDtype);
+  EXPECT_EQ(x.kvLayout, y.kvLayout);
+  const TokenizerData &p = a.tokenizer, &q = b.tokenizer;
+  EXPECT_EQ(p.model, q.model);
+  EXPECT_EQ(p.vocab, q.vocab);
+  EXPECT_EQ(p.merges, q.merges);
+  ASSERT_EQ(p.scores.size(), q.scores.size());
+  EXPECT_EQ(std::memcmp(p.scores.data(), q.scores.data(),
+                        p.scores.size() * sizeof(float)),
+            0);
+  EXPECT_EQ(p.byteFallback, q.byteFallback);
+  EXPECT_EQ(p.unkId, q.unkId);
+  EXPECT_EQ(p.fuseUnk, q.fuseUnk);
+  ASSERT_EQ(p.addedTokens.size(), q.addedTokens.size());
+  for (size_t i = 0; i < p.addedTokens.size(); ++i) {
+    EXPECT_EQ(p.addedTokens[i].id, q.addedTokens[i].id);
+    EXPECT_EQ(p.addedTokens[i].content, q.addedTokens[i].content);
+    EXPECT_EQ(p.addedTokens[i].special, q.addedTokens[i].special);
+  }
+  EXPECT_EQ(p.pretokenizer, q.pretokenizer);
+  EXPECT_EQ(p.decoder, q.decoder);
+  EXPECT_EQ(p.bosId, q.bosId);
+  EXPECT_EQ(p.eosId, q.eosId);
+  EXPECT_EQ(p.addBos, q.addBos);
+  EXPECT_EQ(p.chatTemplate, q.chatTemplate);
+  const GenerationDefaults &g = a.generation, &h = b.generation;
+  EXPECT_TRUE(sameBits(g.temperature, h.temperature));
+  EXPECT_EQ(g.topK, h.topK);
+  EXPECT_TRUE(sameBits(g.topP, h.topP));
+  EXPECT_EQ(g.eosIds, h.eosIds);
+  EXPECT_EQ(g.maxNewTokens, h.maxNewTokens);
 }
 
 } // namespace ingot::testing

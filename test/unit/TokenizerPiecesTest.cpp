@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "TokenizerTestUtil.h"
 
-#include "tokenizer/ByteLevel.h"
+#include "ingot/ByteLevel.h"
 #include "tokenizer/PreTokenizer.h"
 #include "tokenizer/Unicode.h"
 

@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ingot/ByteLevel.h"
 #include "ingot/Tokenizer.h"
-#include "tokenizer/ByteLevel.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/hf/TokenizerImport.h"
-#include "ingot/Artifact.h"
+#include "ingot/ArtifactWriter.h"
 
 #include <cstdio>
 #include <cstring>

@@ -11,7 +11,6 @@
 #include "Bench.h"
 #include "JsonText.h"
 
-#include "engine/EngineSupport.h"
 #include "ingot/Tokenizer.h"
 
 #include <cmath>
@@ -126,7 +125,7 @@ Status buildWorkload(const BenchArgs &a, const Manifest &m,
                      std::vector<BenchRequest> *warmup,
                      std::vector<BenchRequest> *measured) {
   const int64_t vocab = m.llm.vocabSize;
-  const int64_t context = engine::contextLength(m.llm);
+  const int64_t context = m.llm.contextLength();
   int64_t total = a.numPrompts;
   std::vector<BenchRequest> all;
   if (!a.dataset.empty()) {

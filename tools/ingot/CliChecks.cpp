@@ -2,9 +2,9 @@
 #include "CliChecks.h"
 #include "CliNumbers.h"
 
-#include "ArtifactFormat.h"    // runtime-private: the artifact's magic
-#include "tokenizer/Unicode.h" // runtime-private: nextChar
+#include "ingot/ArtifactFormat.h" // the artifact's magic
 #include "ingot/KvCache.h"
+#include "ingot/Utf8.h" // nextChar
 
 #include <cerrno>
 #include <cstring>

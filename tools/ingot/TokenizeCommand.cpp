@@ -19,7 +19,7 @@
 #include "JsonText.h"
 #include "ingot/Artifact.h"
 #include "ingot/Tokenizer.h"
-#include "tokenizer/Unicode.h" // runtime-private: toValidUtf8
+#include "ingot/Utf8.h" // toValidUtf8
 
 #include <cerrno>
 #include <cstdio>

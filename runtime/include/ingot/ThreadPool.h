@@ -1,4 +1,13 @@
 //===- ThreadPool.h - Fixed-size pool for data-parallel kernels -*- C++ -*-===//
+//
+// Hand-written rather than a library pool (OpenMP, TBB): a decode step runs
+// hundreds of kernels microseconds apart, and the workers here poll briefly
+// for the next job before they sleep (ThreadPool.cpp), so back-to-back
+// kernels do not each pay a futex wake-up, which costs more than a small
+// kernel takes. Errors (a thread that cannot start) are a Status, not an
+// exception.
+//
+//===----------------------------------------------------------------------===//
 #pragma once
 
 #include "ingot/Status.h"

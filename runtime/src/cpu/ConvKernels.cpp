@@ -296,27 +296,14 @@ Status globalAveragePoolKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addConvKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"conv", convKernel, false,
-                   {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
-                    {in("y", kF32)},
-                    {"strides", "pads", "dilations", "auto_pad", "group"}}});
+void addConvKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"conv", convKernel});
 }
 
-void addPoolKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  const std::vector<std::string_view> window = {
-      "kernel_shape", "strides",   "pads",
-      "dilations",    "auto_pad",  "ceil_mode",
-      "count_include_pad", "select"};
-  // max_pool's `select` writes the argmax indices (i64) instead.
-  table.push_back({"max_pool", maxPoolKernel, false,
-                   {{in("x", kF32)}, {in("y", kF32 | kI64)}, window}});
-  table.push_back({"average_pool", averagePoolKernel, false,
-                   {{in("x", kF32)}, {in("y", kF32)}, window}});
-  table.push_back({"global_average_pool", globalAveragePoolKernel, false,
-                   {{in("x", kF32)}, {in("y", kF32)}, {}}});
+void addPoolKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"max_pool", maxPoolKernel});
+  table.push_back({"average_pool", averagePoolKernel});
+  table.push_back({"global_average_pool", globalAveragePoolKernel});
 }
 
 } // namespace ingot::cpu

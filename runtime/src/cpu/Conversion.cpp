@@ -219,19 +219,11 @@ Status triluKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addConversionKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back(
-      {"cast", castKernel, false, {{in("x", kDense)}, {in("y", kDense)}, {}}});
-  // Reads the shape only, so any dtype (a quantised weight's too).
-  table.push_back({"shape", shapeKernel, false,
-                   {{in("x", kAny)}, {in("y", kI64)}, {"start", "end"}}});
-  table.push_back({"constant_of_shape", constantOfShapeKernel, false,
-                   {{in("shape", kI64)}, {in("y", kDense)}, {"value"}}});
-  table.push_back({"trilu", triluKernel, false,
-                   {{in("x", kDense), opt("k", kIndex)},
-                    {like("y", 0)},
-                    {"upper"}}});
+void addConversionKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"cast", castKernel});
+  table.push_back({"shape", shapeKernel});
+  table.push_back({"constant_of_shape", constantOfShapeKernel});
+  table.push_back({"trilu", triluKernel});
 }
 
 } // namespace ingot::cpu

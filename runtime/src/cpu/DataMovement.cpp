@@ -248,26 +248,12 @@ Status gatherKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addDataMovementKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  const KernelSignature axes{
-      {in("x", kDense), opt("axes", kIndex)}, {like("y", 0)}, {"axes"}};
-  table.push_back({"reshape", reshapeKernel, true,
-                   {{in("x", kDense), in("shape", kIndex)},
-                    {like("y", 0)},
-                    {"allowzero"}}});
-  table.push_back({"squeeze", squeezeKernel, true, axes});
-  table.push_back({"unsqueeze", unsqueezeKernel, true, axes});
-  table.push_back({"concat", concatKernel, false,
-                   {{in("x0", kDense), optLike("x", 0)},
-                    {like("y", 0)},
-                    {"axis"},
-                    /*variadic=*/true}});
-  // A quantised table is decoded: its rows come out as f32.
-  table.push_back({"gather", gatherKernel, false,
-                   {{in("data", kAny), in("indices", kIndex)},
-                    {like("y", 0, kF32)},
-                    {"axis"}}});
+void addDataMovementKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"reshape", reshapeKernel});
+  table.push_back({"squeeze", squeezeKernel});
+  table.push_back({"unsqueeze", unsqueezeKernel});
+  table.push_back({"concat", concatKernel});
+  table.push_back({"gather", gatherKernel});
 }
 
 } // namespace ingot::cpu

@@ -258,22 +258,13 @@ Status whereKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addElementwiseKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  const KernelSignature arithmetic{
-      {in("a", kNumeric), like("b", 0)}, {like("y", 0)}, {}};
-  table.push_back({"add", arithmeticKernel<AddOp>, true, arithmetic});
-  table.push_back({"sub", arithmeticKernel<SubOp>, true, arithmetic});
-  table.push_back({"mul", arithmeticKernel<MulOp>, true, arithmetic});
-  table.push_back({"div", arithmeticKernel<DivOp>, true, arithmetic});
-  table.push_back({"pow", powKernel, true,
-                   {{in("x", kF32), in("exponent", kNumeric)},
-                    {like("y", 0)},
-                    {}}});
-  table.push_back({"where", whereKernel, true,
-                   {{in("condition", kBool), in("x", kDense), like("y", 1)},
-                    {like("out", 1)},
-                    {}}});
+void addElementwiseKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"add", arithmeticKernel<AddOp>});
+  table.push_back({"sub", arithmeticKernel<SubOp>});
+  table.push_back({"mul", arithmeticKernel<MulOp>});
+  table.push_back({"div", arithmeticKernel<DivOp>});
+  table.push_back({"pow", powKernel});
+  table.push_back({"where", whereKernel});
 }
 
 } // namespace ingot::cpu

@@ -351,13 +351,8 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addFusedElementwiseKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"fused_elementwise", fusedElementwiseKernel, true,
-                   {{in("x", kF32)},
-                    {in("y", kF32)},
-                    {"ops", "args", "constants", "reduce", "keepdims"},
-                    /*variadic=*/true}});
+void addFusedElementwiseKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"fused_elementwise", fusedElementwiseKernel});
 }
 
 } // namespace ingot::cpu

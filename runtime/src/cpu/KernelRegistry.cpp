@@ -38,23 +38,31 @@ std::string dtypeList(std::initializer_list<DType> allowed) {
 std::vector<KernelInfo> buildTable() {
   // Explicit calls rather than static registrars: a static library would
   // silently drop registrar objects nobody references.
+  std::vector<KernelImpl> impls;
+  addElementwiseKernels(impls);
+  addUnaryKernels(impls);
+  addMatMulKernels(impls);
+  addNormalizationKernels(impls);
+  addReduceKernels(impls);
+  addDataMovementKernels(impls);
+  addTransposeKernels(impls);
+  addConversionKernels(impls);
+  addLinearKernels(impls);
+  addLlmNormKernels(impls);
+  addLlmActivationKernels(impls);
+  addRopeKernels(impls);
+  addPagedAttentionKernels(impls);
+  addMathCoverageKernels(impls);
+  addTensorCoverageKernels(impls);
+  addFusedElementwiseKernels(impls);
+  // The contract of each comes from the shared table; an implementation
+  // without an entry gets none (KernelTableTest fails on it).
   std::vector<KernelInfo> table;
-  addElementwiseKernels(table);
-  addUnaryKernels(table);
-  addMatMulKernels(table);
-  addNormalizationKernels(table);
-  addReduceKernels(table);
-  addDataMovementKernels(table);
-  addTransposeKernels(table);
-  addConversionKernels(table);
-  addLinearKernels(table);
-  addLlmNormKernels(table);
-  addLlmActivationKernels(table);
-  addRopeKernels(table);
-  addPagedAttentionKernels(table);
-  addMathCoverageKernels(table);
-  addTensorCoverageKernels(table);
-  addFusedElementwiseKernels(table);
+  for (const KernelImpl &impl : impls) {
+    const KernelSpec *spec = findKernelSpec(impl.name);
+    table.push_back({impl.name, impl.fn, spec && spec->inPlace,
+                     spec ? spec->sig : KernelSignature{}});
+  }
   std::sort(table.begin(), table.end(),
             [](const KernelInfo &a, const KernelInfo &b) {
               return std::string_view(a.name) < std::string_view(b.name);

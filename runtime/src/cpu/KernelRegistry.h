@@ -4,17 +4,18 @@
 // KernelContext with the step's operands, attrs and thread pool; the kernel
 // checks dtypes and shapes, computes the output shapes with ShapeRules, calls
 // setOutputShape (which enforces the compiled bound) and writes the outputs.
-// Each table entry carries the kernel's signature (KernelSignature.h), which
-// the manifest validator checks steps against at load. Names and semantics:
+// Each kernel implements an entry of the shared kernel table
+// (ingot/KernelTable.h), whose signature the manifest validator checks
+// steps against at load. Names and semantics:
 // docs/kernels.md.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "cpu/KernelSignature.h"
 #include "ingot/DType.h"
-#include "ingot/Quant.h"
+#include "ingot/KernelTable.h"
 #include "ingot/Manifest.h"
+#include "ingot/Quant.h"
 #include "ingot/ShapeRules.h"
 #include "ingot/Status.h"
 
@@ -157,6 +158,14 @@ private:
 
 using KernelFn = Status (*)(KernelContext &);
 
+/// What a kernel family registers: an implementation of a kernel of the
+/// shared table (ingot/KernelTable.h).
+struct KernelImpl {
+  const char *name;
+  KernelFn fn;
+};
+
+/// A registered kernel with its table entry's contract.
 struct KernelInfo {
   const char *name;
   KernelFn fn;
@@ -172,24 +181,24 @@ const KernelInfo *findKernel(std::string_view name);
 const std::vector<KernelInfo> &allKernels();
 
 /// Family registration hooks, one per source file.
-void addElementwiseKernels(std::vector<KernelInfo> &table);
-void addUnaryKernels(std::vector<KernelInfo> &table);
-void addMatMulKernels(std::vector<KernelInfo> &table);
-void addNormalizationKernels(std::vector<KernelInfo> &table);
-void addReduceKernels(std::vector<KernelInfo> &table);
-void addDataMovementKernels(std::vector<KernelInfo> &table);
-void addTransposeKernels(std::vector<KernelInfo> &table);
-void addConversionKernels(std::vector<KernelInfo> &table);
+void addElementwiseKernels(std::vector<KernelImpl> &table);
+void addUnaryKernels(std::vector<KernelImpl> &table);
+void addMatMulKernels(std::vector<KernelImpl> &table);
+void addNormalizationKernels(std::vector<KernelImpl> &table);
+void addReduceKernels(std::vector<KernelImpl> &table);
+void addDataMovementKernels(std::vector<KernelImpl> &table);
+void addTransposeKernels(std::vector<KernelImpl> &table);
+void addConversionKernels(std::vector<KernelImpl> &table);
 // Decoder-LLM kernels.
-void addLinearKernels(std::vector<KernelInfo> &table);
-void addLlmNormKernels(std::vector<KernelInfo> &table);
-void addLlmActivationKernels(std::vector<KernelInfo> &table);
-void addRopeKernels(std::vector<KernelInfo> &table);
-void addPagedAttentionKernels(std::vector<KernelInfo> &table);
+void addLinearKernels(std::vector<KernelImpl> &table);
+void addLlmNormKernels(std::vector<KernelImpl> &table);
+void addLlmActivationKernels(std::vector<KernelImpl> &table);
+void addRopeKernels(std::vector<KernelImpl> &table);
+void addPagedAttentionKernels(std::vector<KernelImpl> &table);
 // Coverage kernels for the wider ONNX op set (MathKernels.cpp,
 // TensorKernels.cpp and the files beside them).
-void addMathCoverageKernels(std::vector<KernelInfo> &table);
-void addTensorCoverageKernels(std::vector<KernelInfo> &table);
-void addFusedElementwiseKernels(std::vector<KernelInfo> &table);
+void addMathCoverageKernels(std::vector<KernelImpl> &table);
+void addTensorCoverageKernels(std::vector<KernelImpl> &table);
+void addFusedElementwiseKernels(std::vector<KernelImpl> &table);
 
 } // namespace ingot::cpu

@@ -135,8 +135,8 @@ template <typename Fn> void dispatchBySize(size_t bytes, Fn &&fn) {
 }
 
 // bfloat16 / float16 <-> float, round-to-nearest-even.
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
+inline float halfToFloat(uint16_t h) { return f16BitsToFloat(h); }
+inline uint16_t floatToHalf(float f) { return floatToF16Bits(f); }
 inline float bf16ToFloat(uint16_t h) {
   uint32_t u = uint32_t(h) << 16;
   float f;

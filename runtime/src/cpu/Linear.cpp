@@ -378,13 +378,8 @@ Status linearKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addLinearKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"linear", linearKernel, false,
-                   {{in("x", kF32), in("weight", kFloatWeight | kQuant),
-                     opt("bias", kFloatWeight), opt("residual", kF32)},
-                    {in("y", kF32)},
-                    {"activation", "w_layout"}}});
+void addLinearKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"linear", linearKernel});
 }
 
 } // namespace ingot::cpu

@@ -180,12 +180,9 @@ void geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
   }
 }
 
-void addLlmActivationKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"silu_mul", siluMulKernel, true,
-                   {{in("gate", kF32), opt("up", kF32)}, {in("y", kF32)}, {}}});
-  table.push_back({"gelu", geluKernel, true,
-                   {{in("x", kF32)}, {in("y", kF32)}, {"approximate"}}});
+void addLlmActivationKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"silu_mul", siluMulKernel});
+  table.push_back({"gelu", geluKernel});
 }
 
 } // namespace ingot::cpu

@@ -126,18 +126,9 @@ Status addRmsNormKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addLlmNormKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"rms_norm", rmsNormKernel, false,
-                   {{in("x", kF32), in("weight", kFloatWeight)},
-                    {in("y", kF32)},
-                    {"epsilon"}}});
-  // In place: sum may take a's memory and y b's (see above).
-  table.push_back(
-      {"add_rms_norm", addRmsNormKernel, true,
-       {{in("a", kF32), in("b", kF32), in("weight", kFloatWeight)},
-        {in("sum", kF32), in("y", kF32)},
-        {"epsilon"}}});
+void addLlmNormKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"rms_norm", rmsNormKernel});
+  table.push_back({"add_rms_norm", addRmsNormKernel});
 }
 
 } // namespace ingot::cpu

@@ -167,14 +167,9 @@ Status gemmKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addMatMulKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"matmul", matmulKernel, false,
-                   {{in("a", kF32), in("b", kF32)}, {in("y", kF32)}, {}}});
-  table.push_back({"gemm", gemmKernel, false,
-                   {{in("a", kF32), in("b", kF32), opt("c", kF32)},
-                    {in("y", kF32)},
-                    {"alpha", "beta", "transA", "transB"}}});
+void addMatMulKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"matmul", matmulKernel});
+  table.push_back({"gemm", gemmKernel});
 }
 
 } // namespace ingot::cpu

@@ -13,7 +13,7 @@
 
 namespace ingot::cpu {
 
-void addMathReduceKernels(std::vector<KernelInfo> &table); // MathReduce.cpp
+void addMathReduceKernels(std::vector<KernelImpl> &table); // MathReduce.cpp
 
 namespace {
 
@@ -264,20 +264,10 @@ Status compareKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addMathCoverageKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"unary_math", unaryMathKernel, false,
-                   {{in("x", kLogical)},
-                    {like("y", 0)},
-                    {"kind", "alpha", "beta"}}});
-  table.push_back({"binary_math", binaryMathKernel, false,
-                   {{in("a", kLogical), like("b", 0)},
-                    {like("y", 0)},
-                    {"kind"}}});
-  table.push_back({"compare", compareKernel, false,
-                   {{in("a", kLogical), like("b", 0)},
-                    {in("y", kBool)},
-                    {"kind"}}});
+void addMathCoverageKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"unary_math", unaryMathKernel});
+  table.push_back({"binary_math", binaryMathKernel});
+  table.push_back({"compare", compareKernel});
   addMathReduceKernels(table);
 }
 

@@ -335,22 +335,11 @@ Status cumsumKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addMathReduceKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"reduce", reduceKernel, false,
-                   {{in("x", kLogical), opt("axes", kIndex)},
-                    {like("y", 0)},
-                    {"kind", "axes", "keepdims", "noop_with_empty_axes"}}});
-  table.push_back({"arg_reduce", argReduceKernel, false,
-                   {{in("x", kNumeric)},
-                    {in("y", kI64)},
-                    {"kind", "axis", "keepdims", "select_last_index"}}});
-  table.push_back({"log_softmax", logSoftmaxKernel, false,
-                   {{in("x", kF32)}, {in("y", kF32)}, {"axis"}}});
-  table.push_back({"cumsum", cumsumKernel, false,
-                   {{in("x", kNumeric), opt("axis", kIndex)},
-                    {like("y", 0)},
-                    {"axis", "exclusive", "reverse"}}});
+void addMathReduceKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"reduce", reduceKernel});
+  table.push_back({"arg_reduce", argReduceKernel});
+  table.push_back({"log_softmax", logSoftmaxKernel});
+  table.push_back({"cumsum", cumsumKernel});
 }
 
 } // namespace ingot::cpu

@@ -255,21 +255,10 @@ Status addLayerNormKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addNormalizationKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"softmax", softmaxKernel, true,
-                   {{in("x", kF32)}, {in("y", kF32)}, {"axis"}}});
-  table.push_back(
-      {"layer_norm", layerNormKernel, false,
-       {{in("x", kF32), in("scale", kF32), opt("bias", kF32)},
-        {in("y", kF32), opt("mean", kF32), opt("inv_std_dev", kF32)},
-        {"axis", "epsilon"}}});
-  // In place: sum may take a's memory and y b's (see the top).
-  table.push_back(
-      {"add_layer_norm", addLayerNormKernel, true,
-       {{in("a", kF32), in("b", kF32), in("scale", kF32), opt("bias", kF32)},
-        {in("sum", kF32), in("y", kF32)},
-        {"epsilon"}}});
+void addNormalizationKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"softmax", softmaxKernel});
+  table.push_back({"layer_norm", layerNormKernel});
+  table.push_back({"add_layer_norm", addLayerNormKernel});
 }
 
 } // namespace ingot::cpu

@@ -327,27 +327,13 @@ Status attentionKernel(KernelContext &ctx, bool rope) {
 
 } // namespace
 
-void addPagedAttentionKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  KernelSignature sig{
-      {in("q", kF32), in("k", kF32), in("v", kF32), in("positions", kIndex),
-       in("slot_mapping", kIndex), in("block_tables", kIndex),
-       in("query_ends", kIndex)},
-      {in("out", kF32)},
-      {"layer", "num_heads", "num_kv_heads", "head_dim", "scale",
-       "sliding_window", "softcap", "q_offset", "k_offset", "v_offset"}};
-  table.push_back(
-      {"paged_attention",
-       [](KernelContext &ctx) { return attentionKernel(ctx, false); }, false,
-       sig});
-  for (std::string_view a :
-       {"rotary_dim", "theta", "scaling", "factor", "low_freq_factor",
-        "high_freq_factor", "original_max_positions"})
-    sig.attrs.push_back(a);
-  table.push_back(
-      {"rope_paged_attention",
-       [](KernelContext &ctx) { return attentionKernel(ctx, true); }, false,
-       sig});
+void addPagedAttentionKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"paged_attention", [](KernelContext &ctx) {
+                     return attentionKernel(ctx, false);
+                   }});
+  table.push_back({"rope_paged_attention", [](KernelContext &ctx) {
+                     return attentionKernel(ctx, true);
+                   }});
 }
 
 } // namespace ingot::cpu

@@ -111,12 +111,8 @@ Status reduceMeanKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addReduceKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"reduce_mean", reduceMeanKernel, false,
-                   {{in("x", kF32), opt("axes", kIndex)},
-                    {in("y", kF32)},
-                    {"axes", "keepdims", "noop_with_empty_axes"}}});
+void addReduceKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"reduce_mean", reduceMeanKernel});
 }
 
 } // namespace ingot::cpu

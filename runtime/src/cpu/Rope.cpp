@@ -139,14 +139,8 @@ Status ropeKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addRopeKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"rope", ropeKernel, true,
-                   {{in("x", kF32), in("positions", kIndex)},
-                    {in("y", kF32)},
-                    {"num_heads", "head_dim", "rotary_dim", "theta",
-                     "scaling", "factor", "low_freq_factor",
-                     "high_freq_factor", "original_max_positions"}}});
+void addRopeKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"rope", ropeKernel});
 }
 
 } // namespace ingot::cpu

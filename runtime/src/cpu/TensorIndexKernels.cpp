@@ -191,22 +191,10 @@ Status topkKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addTensorIndexKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"gather_elements", gatherElementsKernel, false,
-                   {{in("data", kDense), in("indices", kIndex)},
-                    {like("y", 0)},
-                    {"axis"}}});
-  table.push_back(
-      {"scatter_nd", scatterNDKernel, false,
-       {{in("data", kDense), in("indices", kI64), in("updates", kDense)},
-        {like("y", 0)},
-        {"reduction"}}});
-  // `sorted` is always honoured (ties keep the lower index first).
-  table.push_back({"topk", topkKernel, false,
-                   {{in("x", kNumeric), in("k", kIndex)},
-                    {like("y", 0, kI64)},
-                    {"axis", "largest", "sorted", "select"}}});
+void addTensorIndexKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"gather_elements", gatherElementsKernel});
+  table.push_back({"scatter_nd", scatterNDKernel});
+  table.push_back({"topk", topkKernel});
 }
 
 } // namespace ingot::cpu

@@ -258,30 +258,14 @@ Status nonZeroKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addTensorCoverageKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"flatten", flattenKernel, true,
-                   {{in("x", kDense)}, {like("y", 0)}, {"axis"}}});
-  table.push_back(
-      {"expand", expandKernel, false,
-       {{in("x", kDense), in("shape", kIndex)}, {like("y", 0)}, {}}});
-  table.push_back(
-      {"tile", tileKernel, false,
-       {{in("x", kDense), in("repeats", kIndex)}, {like("y", 0)}, {}}});
-  // `count` is the importer's note of the length; the kernel recomputes it.
-  table.push_back(
-      {"range", rangeKernel, false,
-       {{in("start", kNumeric), like("limit", 0), like("delta", 0)},
-        {like("y", 0)},
-        {"count"}}});
-  table.push_back({"depth_to_space", depthToSpaceKernel, false,
-                   {{in("x", kDense)}, {like("y", 0)}, {"blocksize", "mode"}}});
-  table.push_back({"one_hot", oneHotKernel, false,
-                   {{in("indices", kNumeric), in("values", kDense)},
-                    {like("y", 1)},
-                    {"depth", "axis"}}});
-  table.push_back({"non_zero", nonZeroKernel, false,
-                   {{in("x", kDense)}, {in("y", kI64)}, {}}});
+void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"flatten", flattenKernel});
+  table.push_back({"expand", expandKernel});
+  table.push_back({"tile", tileKernel});
+  table.push_back({"range", rangeKernel});
+  table.push_back({"depth_to_space", depthToSpaceKernel});
+  table.push_back({"one_hot", oneHotKernel});
+  table.push_back({"non_zero", nonZeroKernel});
   addTensorSliceKernels(table);
   addTensorIndexKernels(table);
   addConvKernels(table);

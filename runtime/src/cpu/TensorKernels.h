@@ -10,11 +10,11 @@
 
 namespace ingot::cpu {
 
-void addTensorSliceKernels(std::vector<KernelInfo> &table);
-void addTensorIndexKernels(std::vector<KernelInfo> &table);
-void addConvKernels(std::vector<KernelInfo> &table);
-void addPoolKernels(std::vector<KernelInfo> &table);
-void addResizeKernels(std::vector<KernelInfo> &table);
+void addTensorSliceKernels(std::vector<KernelImpl> &table);
+void addTensorIndexKernels(std::vector<KernelImpl> &table);
+void addConvKernels(std::vector<KernelImpl> &table);
+void addPoolKernels(std::vector<KernelImpl> &table);
+void addResizeKernels(std::vector<KernelImpl> &table);
 
 /// Row-major element strides of `s`.
 inline std::vector<int64_t> stridesOf(const shape::Shape &s) {

@@ -160,13 +160,8 @@ Status resizeKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addResizeKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"resize", resizeKernel, false,
-                   {{in("x", kF32)},
-                    {in("y", kF32)},
-                    {"scales", "sizes", "mode",
-                     "coordinate_transformation_mode", "nearest_mode"}}});
+void addResizeKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"resize", resizeKernel});
 }
 
 } // namespace ingot::cpu

@@ -180,17 +180,9 @@ Status padKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addTensorSliceKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"slice", sliceKernel, false,
-                   {{in("x", kDense), in("starts", kIndex), in("ends", kIndex),
-                     opt("axes", kIndex), opt("steps", kIndex)},
-                    {like("y", 0)},
-                    {}}});
-  table.push_back({"pad", padKernel, false,
-                   {{in("x", kDense), in("pads", kIndex), optLike("value", 0)},
-                    {like("y", 0)},
-                    {"mode"}}});
+void addTensorSliceKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"slice", sliceKernel});
+  table.push_back({"pad", padKernel});
 }
 
 } // namespace ingot::cpu

@@ -160,10 +160,8 @@ Status transposeKernel(KernelContext &ctx) {
 
 } // namespace
 
-void addTransposeKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  table.push_back({"transpose", transposeKernel, false,
-                   {{in("x", kDense)}, {like("y", 0)}, {"perm"}}});
+void addTransposeKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"transpose", transposeKernel});
 }
 
 } // namespace ingot::cpu

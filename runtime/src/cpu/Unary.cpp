@@ -119,23 +119,15 @@ constexpr int64_t kTranscendentalGrain = 4096;
 
 } // namespace
 
-void addUnaryKernels(std::vector<KernelInfo> &table) {
-  using namespace dtypes;
-  const KernelSignature floats{{in("x", kF32)}, {like("y", 0)}, {}};
-  const KernelSignature numeric{{in("x", kNumeric)}, {like("y", 0)}, {}};
+void addUnaryKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"sqrt", floatUnaryKernel<SqrtOp, kElementwiseGrain>});
+  table.push_back({"neg", numericUnaryKernel<NegOp>});
+  table.push_back({"exp", floatUnaryKernel<ExpOp, kTranscendentalGrain>});
+  table.push_back({"erf", floatUnaryKernel<ErfOp, kTranscendentalGrain>});
+  table.push_back({"tanh", floatUnaryKernel<TanhOp, kTranscendentalGrain>});
   table.push_back(
-      {"sqrt", floatUnaryKernel<SqrtOp, kElementwiseGrain>, true, floats});
-  table.push_back({"neg", numericUnaryKernel<NegOp>, true, numeric});
-  table.push_back(
-      {"exp", floatUnaryKernel<ExpOp, kTranscendentalGrain>, true, floats});
-  table.push_back(
-      {"erf", floatUnaryKernel<ErfOp, kTranscendentalGrain>, true, floats});
-  table.push_back(
-      {"tanh", floatUnaryKernel<TanhOp, kTranscendentalGrain>, true, floats});
-  table.push_back({"sigmoid",
-                   floatUnaryKernel<SigmoidOp, kTranscendentalGrain>, true,
-                   floats});
-  table.push_back({"relu", numericUnaryKernel<ReluOp>, true, numeric});
+      {"sigmoid", floatUnaryKernel<SigmoidOp, kTranscendentalGrain>});
+  table.push_back({"relu", numericUnaryKernel<ReluOp>});
 }
 
 } // namespace ingot::cpu

@@ -68,7 +68,7 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
     im.eosIds = m.generation.eosIds;
     if (im.eosIds.empty() && m.tokenizer.eosId >= 0)
       im.eosIds.push_back(m.tokenizer.eosId);
-    im.context = engine::contextLength(c);
+    im.context = c.contextLength();
     im.blocks = std::make_unique<engine::KvBlockManager>(
         limits.kvBlocks, c.blockSize, options.prefixCaching);
     engine::SchedulerOptions so;

@@ -1,7 +1,7 @@
 //===- EngineSupport.cpp - The engine's model-free helpers ----------------===//
 #include "engine/EngineSupport.h"
 
-#include "PhysicalMemory.h"
+#include "exec/PhysicalMemory.h"
 #include "ingot/KvCache.h"
 
 #include <algorithm>
@@ -35,11 +35,6 @@ std::string fmt(double v) {
 }
 
 } // namespace
-
-int64_t contextLength(const LlmConfig &c) {
-  int64_t blocks = c.maxBlocksPerSeq * c.blockSize;
-  return c.maxPositions > 0 ? std::min(c.maxPositions, blocks) : blocks;
-}
 
 Status resolveLimits(const LlmConfig &c, const EngineOptions &o,
                      StepLimits *limits) {
@@ -126,7 +121,7 @@ Status validateRequest(const RequestParams &r,
       return bad("prompt token " + std::to_string(id) +
                  " is outside the vocabulary [0, " +
                  std::to_string(c.vocabSize) + ")");
-  int64_t context = contextLength(c);
+  int64_t context = c.contextLength();
   if (int64_t(prompt.size()) >= context)
     return bad("the prompt has " + std::to_string(prompt.size()) +
                " tokens; the compiled context holds " +

@@ -25,9 +25,6 @@ struct StepLimits {
   int64_t maxSeqs = 0;
 };
 
-/// Tokens one sequence may hold: the model's positions and its block table.
-int64_t contextLength(const LlmConfig &config);
-
 /// The step budgets (options capped by the compiled bounds) and the KV
 /// budget: kvBlocks, else kvCacheMb, else a quarter of MemAvailable (capped
 /// at what maxSeqs full-context sequences could use, and never fewer blocks

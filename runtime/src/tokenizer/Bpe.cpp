@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Bpe.h"
 
-#include "ByteLevel.h"
+#include "ingot/ByteLevel.h"
 
 #include <queue>
 

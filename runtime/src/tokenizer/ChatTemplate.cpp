@@ -6,8 +6,6 @@
 namespace ingot::tok {
 namespace {
 
-constexpr std::string_view kChatmlWithSystem = "chatml:";
-
 /// Jinja's `trim` filter is Python's str.strip(): White_Space plus the four
 /// information separators U+001C-U+001F, which Python also counts as space.
 bool isPythonSpace(uint32_t cp) {
@@ -87,12 +85,6 @@ Status renderMistral(std::string_view bos, std::string_view eos,
 }
 
 } // namespace
-
-bool isKnownChatTemplate(std::string_view t) {
-  return t.empty() || t == "chatml" || t == "llama3" || t == "gemma" ||
-         t == "gemma-nosystem" || t == "mistral" ||
-         t.substr(0, kChatmlWithSystem.size()) == kChatmlWithSystem;
-}
 
 Status renderChat(std::string_view chatTemplate, std::string_view bosToken,
                   std::string_view eosToken,

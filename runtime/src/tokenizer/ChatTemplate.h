@@ -23,14 +23,13 @@
 
 #include "ingot/Status.h"
 #include "ingot/Tokenizer.h"
+#include "ingot/TokenizerFormat.h"
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ingot::tok {
-
-bool isKnownChatTemplate(std::string_view chatTemplate);
 
 /// Renders `messages` as the model's template would with the given
 /// add_generation_prompt; `bosToken` and `eosToken` are the texts of those

@@ -141,53 +141,6 @@ void split(const Chars &t, std::string_view text, size_t begin, size_t end,
 
 } // namespace
 
-bool parseTokenizerOptions(std::string_view spec, TokenizerOptions *out,
-                           std::string *error) {
-  TokenizerOptions o;
-  size_t plus = spec.find('+');
-  std::string_view name = spec.substr(0, plus);
-  if (name == "gpt2")
-    o.pattern = SplitPattern::Gpt2;
-  else if (name == "llama3")
-    o.pattern = SplitPattern::Llama3;
-  else if (name == "qwen2")
-    o.pattern = SplitPattern::Qwen2;
-  else if (name == "gpt2-digits")
-    o.pattern = SplitPattern::Gpt2Digits;
-  else {
-    *error = "unknown pre-tokenizer '" + std::string(name.substr(0, 40)) +
-             "' (supported: gpt2, llama3, qwen2, gpt2-digits)";
-    return false;
-  }
-  while (plus != std::string_view::npos) {
-    size_t next = spec.find('+', plus + 1);
-    std::string_view flag = spec.substr(plus + 1, next - plus - 1);
-    bool *slot = flag == "nfc"             ? &o.nfc
-                 : flag == "ignore_merges" ? &o.ignoreMerges
-                                           : nullptr;
-    if (!slot || *slot) {
-      *error = "unknown or repeated pre-tokenizer option '" +
-               std::string(flag.substr(0, 40)) +
-               "' (supported: +nfc, +ignore_merges)";
-      return false;
-    }
-    *slot = true;
-    plus = next;
-  }
-  *out = o;
-  return true;
-}
-
-std::string formatTokenizerOptions(const TokenizerOptions &o) {
-  static const char *const names[] = {"gpt2", "llama3", "qwen2", "gpt2-digits"};
-  std::string s = names[int(o.pattern)];
-  if (o.nfc)
-    s += "+nfc";
-  if (o.ignoreMerges)
-    s += "+ignore_merges";
-  return s;
-}
-
 void preTokenize(std::string_view text, SplitPattern pattern,
                  std::vector<std::string_view> *pieces) {
   Chars t(text);

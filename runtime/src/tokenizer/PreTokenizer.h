@@ -17,27 +17,13 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ingot/TokenizerFormat.h"
+
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ingot::tok {
-
-enum class SplitPattern { Gpt2, Llama3, Qwen2, Gpt2Digits };
-
-/// What TokenizerData::pretokenizer encodes: "<pattern>" optionally followed
-/// by "+nfc" (NFC-normalise text between added tokens first) and
-/// "+ignore_merges" (a word that is itself in the vocab is one token).
-struct TokenizerOptions {
-  SplitPattern pattern = SplitPattern::Gpt2;
-  bool nfc = false;
-  bool ignoreMerges = false;
-};
-
-/// Parses the pretokenizer string; false with *error saying why.
-bool parseTokenizerOptions(std::string_view spec, TokenizerOptions *out,
-                           std::string *error);
-std::string formatTokenizerOptions(const TokenizerOptions &options);
 
 /// Appends the pieces of `text` to `pieces` (views into `text`, in order,
 /// concatenating to `text`).

@@ -28,6 +28,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ingot/TokenizerFormat.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,40 +37,12 @@
 
 namespace ingot::tok {
 
-/// U+2581 LOWER ONE EIGHTH BLOCK in UTF-8: SentencePiece's space.
-constexpr std::string_view kSpaceMark = "\xe2\x96\x81";
-
-enum class SpacePrefix { None, Prepend, First, Always };
-enum class LeadingStrip { None, Space, FirstToken };
-
-struct SentencePieceOptions {
-  SpacePrefix prefix = SpacePrefix::None;
-  bool split = false;
-  bool ignoreMerges = false;
-  bool decodeBytes = false;
-  LeadingStrip strip = LeadingStrip::None;
-};
-
-/// Parses TokenizerData::pretokenizer and ::decoder of a sentencepiece_bpe
-/// model; false with *error saying why.
-bool parseSentencePieceOptions(std::string_view pretokenizer,
-                               std::string_view decoder,
-                               SentencePieceOptions *out, std::string *error);
-std::string formatSentencePiecePretokenizer(const SentencePieceOptions &o);
-std::string formatSentencePieceDecoder(const SentencePieceOptions &o);
-
 /// Steps 1 and 2 for one non-empty stretch: *prepared holds the text with
 /// "▁" for spaces and the prefix, *pieces views into it that concatenate to
 /// it. `atTextStart`: the stretch starts the text being encoded.
 void prepareStretch(std::string_view text, bool atTextStart,
                     const SentencePieceOptions &o, std::string *prepared,
                     std::vector<std::string_view> *pieces);
-
-/// The byte a token string stands for under the ByteFallback decoder ("<0x"
-/// two hex digits ">", either case), or -1.
-int byteTokenValue(std::string_view token);
-/// "<0xXX>" for byte b, as byte fallback spells it when encoding.
-std::string byteTokenName(uint8_t b);
 
 /// How ids turn into text: per id the token's raw string (vocab or added
 /// token, "" for ids without one).

@@ -16,8 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "ingot/Tokenizer.h"
 
+#include "ingot/ByteLevel.h"
 #include "tokenizer/Bpe.h"
-#include "tokenizer/ByteLevel.h"
 #include "tokenizer/ChatTemplate.h"
 #include "tokenizer/PreTokenizer.h"
 #include "tokenizer/SentencePiece.h"

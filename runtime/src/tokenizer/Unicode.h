@@ -11,15 +11,14 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "ingot/Utf8.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ingot::tok {
-
-/// Stands for an invalid byte in decoded text; not a Unicode scalar value.
-constexpr uint32_t kInvalidByte = 0x80000000u;
 
 /// \p{L}: general category Lu, Ll, Lt, Lm or Lo.
 bool isLetter(uint32_t cp);
@@ -32,20 +31,6 @@ bool isDigitsNumeric(uint32_t cp);
 bool isWhiteSpace(uint32_t cp);
 /// Canonical combining class (0 for starters and unassigned code points).
 uint8_t combiningClass(uint32_t cp);
-
-/// Decodes the character at s[*pos] and advances *pos past it. An invalid
-/// byte decodes to kInvalidByte | byte and advances by one.
-uint32_t nextChar(std::string_view s, size_t *pos);
-/// Appends cp as UTF-8 (an kInvalidByte | b value appends the byte b).
-void appendUtf8(std::string &out, uint32_t cp);
-
-/// Whether `bytes` is well-formed UTF-8 (what Rust's String::from_utf8
-/// accepts: no overlong forms, surrogates or values above U+10FFFF).
-bool isValidUtf8(std::string_view bytes);
-
-/// Like Rust's String::from_utf8_lossy (which `tokenizers` uses to decode):
-/// each maximal ill-formed subsequence becomes one U+FFFD.
-std::string toValidUtf8(std::string_view bytes);
 
 /// Unicode Normalization Form C. Invalid bytes pass through unchanged and
 /// act as starters that compose with nothing.

@@ -62,9 +62,10 @@ func.func @mlp(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""], ingot.name = "x"}
 
 // -----
 
-// Kernels with trailing optional operands always get their full arity:
-// gemm without c, layer_norm without bias and trilu without k read one
-// shared plan.none, created first in the body.
+// Absent optional operands at the end are left off (gemm without c,
+// layer_norm without bias, trilu without k); one before a present operand
+// (linear's bias, with a residual) is one shared plan.none, created first in
+// the body.
 // CHECK-LABEL: func.func @optional_operands
 // CHECK-SAME:    (%[[X:.+]]: memref<?x64xf32> {plan.dims = ["seq", ""]}, %[[M:.+]]: memref<?x?xf32> {plan.dims = ["seq", "seq"]})
 // CHECK-NEXT:    %[[NONE:.+]] = plan.none
@@ -72,15 +73,16 @@ func.func @mlp(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""], ingot.name = "x"}
 // CHECK:         %[[W:.+]] = plan.param "fc.weight" : memref<32x64xf32>
 // CHECK:         %[[G:.+]] = plan.param "ln.weight" : memref<64xf32>
 // CHECK:         %[[K:.+]] = plan.constant dense<1> : tensor<i64> -> memref<i64>
-// CHECK:         plan.kernel "gemm" ins(%[[X]], %[[W]], %[[NONE]] : memref<?x64xf32>, memref<32x64xf32>, none) outs({{.+}}) {{.*}}origin = "fc_no_bias"
-// CHECK:         plan.kernel "layer_norm" ins(%[[X]], %[[G]], %[[NONE]] : memref<?x64xf32>, memref<64xf32>, none) outs({{.+}}) {{.*}}origin = "ln_no_bias"
+// CHECK:         plan.kernel "gemm" ins(%[[X]], %[[W]] : memref<?x64xf32>, memref<32x64xf32>) outs({{.+}}) {{.*}}origin = "fc_no_bias"
+// CHECK:         plan.kernel "layer_norm" ins(%[[X]], %[[G]] : memref<?x64xf32>, memref<64xf32>) outs({{.+}}) {{.*}}origin = "ln_no_bias"
 // CHECK:         %[[U:.+]] = plan.alloc {max_shape = array<i64: 128, 128>} : memref<?x?xf32>
-// CHECK-NEXT:    plan.kernel "trilu" ins(%[[M]], %[[NONE]] : memref<?x?xf32>, none) outs(%[[U]] : memref<?x?xf32>) {args = {upper = 1 : i64}, origin = "triu"}
+// CHECK-NEXT:    plan.kernel "trilu" ins(%[[M]] : memref<?x?xf32>) outs(%[[U]] : memref<?x?xf32>) {args = {upper = 1 : i64}, origin = "triu"}
 // CHECK:         plan.kernel "trilu" ins(%[[M]], %[[K]] : memref<?x?xf32>, memref<i64>) outs({{.+}}) {args = {upper = 0 : i64}, origin = "tril_k"}
+// CHECK:         plan.kernel "linear" ins(%[[X]], %[[L:.+]], %[[NONE]], %[[X]] : memref<?x64xf32>, memref<64x64xf32>, none, memref<?x64xf32>) outs({{.+}}) {{.*}}origin = "fc_residual"
 // CHECK-NOT:     plan.none
 // CHECK:         return
 func.func @optional_operands(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}, %m: tensor<?x?xf32> {ingot.dims = ["seq", "seq"]})
-    -> (tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>) {
+    -> (tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x64xf32>) {
   %w = ingot.param "fc.weight" : tensor<32x64xf32>
   %g = ingot.param "ln.weight" : tensor<64xf32>
   %k = ingot.constant dense<1> : tensor<i64>
@@ -90,7 +92,10 @@ func.func @optional_operands(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}, %m
       : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32> loc("ln_no_bias")
   %u = ingot.trilu %m {upper = 1 : i64} : (tensor<?x?xf32>) -> tensor<?x?xf32> loc("triu")
   %l = ingot.trilu %m, %k {upper = 0 : i64} : (tensor<?x?xf32>, tensor<i64>) -> tensor<?x?xf32> loc("tril_k")
-  return %h, %n, %u, %l : tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>
+  %lw = ingot.param "fc2.weight" : tensor<64x64xf32>
+  %r = ingot.linear %x, %lw residual %x {w_layout = "nk"}
+      : (tensor<?x64xf32>, tensor<64x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32> loc("fc_residual")
+  return %h, %n, %u, %l, %r : tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x64xf32>
 }
 
 // -----

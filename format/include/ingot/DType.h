@@ -1,0 +1,103 @@
+//===- DType.h - Element types shared by compiler and runtime ---*- C++ -*-===//
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace ingot {
+
+/// Element types an artifact can hold. The numeric values are part of the
+/// artifact format: never renumber, only append.
+enum class DType : uint8_t {
+  F32 = 1,
+  F16 = 2,
+  BF16 = 3,
+  F64 = 4,
+  I64 = 5,
+  I32 = 6,
+  I8 = 7,
+  U8 = 8,
+  Bool = 9, // one byte per element, 0 or 1
+  // Quantised block formats (ingot/Quant.h): weights of linears only; a
+  // tensor's size comes from quantTensorBytes, not from an element size.
+  Q8 = 10,
+  Q4 = 11,
+  Q4M = 12,
+  F8E4M3 = 13,
+};
+
+inline size_t dtypeSize(DType t) {
+  switch (t) {
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I8:
+  case DType::U8:
+  case DType::Bool:
+    return 1;
+  case DType::Q8:
+  case DType::Q4:
+  case DType::Q4M:
+  case DType::F8E4M3:
+    return 0; // no per-element size: see quantTensorBytes
+  }
+  return 0;
+}
+
+/// numpy-style names ("float32", "int64", "bool"), used in messages and .npy.
+inline const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "float32";
+  case DType::F16:
+    return "float16";
+  case DType::BF16:
+    return "bfloat16";
+  case DType::F64:
+    return "float64";
+  case DType::I64:
+    return "int64";
+  case DType::I32:
+    return "int32";
+  case DType::I8:
+    return "int8";
+  case DType::U8:
+    return "uint8";
+  case DType::Bool:
+    return "bool";
+  case DType::Q8:
+    return "q8";
+  case DType::Q4:
+    return "q4";
+  case DType::Q4M:
+    return "q4m";
+  case DType::F8E4M3:
+    return "f8e4m3";
+  }
+  return "unknown";
+}
+
+inline std::optional<DType> dtypeFromName(std::string_view name) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64,
+                  DType::I32, DType::I8, DType::U8, DType::Bool})
+    if (name == dtypeName(t))
+      return t;
+  return std::nullopt;
+}
+
+inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 13; }
+
+/// IEEE binary16 bits to f32 (exact) and back (round to nearest even), for
+/// code outside the kernels that reads or writes f16 fields (block scales).
+float f16BitsToFloat(uint16_t bits);
+uint16_t floatToF16Bits(float value);
+
+} // namespace ingot

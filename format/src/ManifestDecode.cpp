@@ -1,0 +1,359 @@
+//===- ManifestDecode.cpp - FlatBuffers (manifest.fbs) -> Manifest --------===//
+//
+// The generated Verifier runs first, so every offset, vector and string the
+// generated accessors then follow lies inside the input. What it does not
+// check is checked here: enum values (dtype, buffer and attribute kinds),
+// bools other than 0 or 1, the range of group sizes, and that tables and
+// strings are not referenced over and over (a DAG the encoder never makes)
+// to make decoding allocate far more than the input's size.
+//
+//===----------------------------------------------------------------------===//
+#include "ManifestSchema.h"
+
+#include "ingot/ArtifactWriter.h"
+
+#include <cstring>
+
+namespace ingot {
+namespace {
+
+using flatbuffers::Offset;
+using flatbuffers::String;
+using flatbuffers::Vector;
+
+class Decoder {
+public:
+  /// `budget`: the input's size, which bounds the bytes of all strings and
+  /// vectors of a manifest whose parts are each stored once.
+  explicit Decoder(size_t budget) : budget_(budget) {}
+
+  bool manifest(const fb::Manifest &in, Manifest *m);
+  const std::string &error() const { return error_; }
+
+private:
+  /// Extends the path of messages ("steps[3].attrs[0]") while alive.
+  class Scope {
+  public:
+    Scope(Decoder &d, const std::string &part) : d_(d), len_(d.path_.size()) {
+      if (!d.path_.empty() && part[0] != '[')
+        d.path_ += '.';
+      d.path_ += part;
+    }
+    ~Scope() { d_.path_.resize(len_); }
+
+  private:
+    Decoder &d_;
+    size_t len_;
+  };
+
+  bool fail(const std::string &why) {
+    error_ = "malformed manifest" + (path_.empty() ? "" : " at " + path_) +
+             ": " + why;
+    return false;
+  }
+
+  bool take(size_t bytes) {
+    if (bytes <= budget_) {
+      budget_ -= bytes;
+      return true;
+    }
+    return fail("its strings and vectors add up to more bytes than the "
+                "manifest holds (expected each stored once)");
+  }
+
+  /// Leaves *out (the struct's default) when the string is absent.
+  bool str(const String *s, std::string *out) {
+    if (!s)
+      return true;
+    if (!take(s->size()))
+      return false;
+    out->assign(s->data(), s->size());
+    return true;
+  }
+
+  template <typename T, typename U>
+  bool vec(const Vector<T> *v, std::vector<U> *out) {
+    if (!v)
+      return true;
+    if (!take(size_t(v->size()) * sizeof(T)))
+      return false;
+    out->assign(v->begin(), v->end());
+    return true;
+  }
+
+  bool strings(const Vector<Offset<String>> *v, std::vector<std::string> *out) {
+    if (!v)
+      return true;
+    if (!take(size_t(v->size()) * sizeof(Offset<String>)))
+      return false;
+    out->resize(v->size());
+    for (uint32_t i = 0; i < v->size(); ++i)
+      if (!str(v->Get(i), &(*out)[i]))
+        return false;
+    return true;
+  }
+
+  /// A vector of tables, each decoded by `one` under "name[i]".
+  template <typename T, typename U, typename Fn>
+  bool tables(const char *name, const Vector<Offset<T>> *v, std::vector<U> *out,
+              Fn one) {
+    if (!v)
+      return true;
+    if (!take(size_t(v->size()) * sizeof(Offset<T>)))
+      return false;
+    out->resize(v->size());
+    Scope scope(*this, name);
+    for (uint32_t i = 0; i < v->size(); ++i) {
+      // Appended piecewise: GCC 12 warns (-Wrestrict) on "[" + to_string.
+      std::string index = "[";
+      index += std::to_string(i);
+      index += ']';
+      Scope item(*this, index);
+      if (!(this->*one)(*v->Get(i), &(*out)[i]))
+        return false;
+    }
+    return true;
+  }
+
+  bool dtype(fb::DType raw, DType *out) {
+    if (!isValidDType(uint32_t(raw)))
+      return fail("invalid dtype " + std::to_string(unsigned(raw)) +
+                  " (expected 1 to 13, ingot/DType.h)");
+    *out = DType(raw);
+    return true;
+  }
+
+  /// The generated accessor reads any nonzero byte as true; the format
+  /// allows only 0 and 1.
+  template <typename T>
+  bool boolean(const T &t, flatbuffers::voffset_t field, const char *name,
+               bool *out) {
+    const uint8_t raw =
+        reinterpret_cast<const flatbuffers::Table &>(t).GetField<uint8_t>(field,
+                                                                          0);
+    if (raw > 1)
+      return fail("invalid bool " + std::to_string(raw) + " in " + name +
+                  " (expected 0 or 1)");
+    *out = raw;
+    return true;
+  }
+
+  bool tensor(const fb::TensorEntry &in, TensorEntry *t);
+  bool buffer(const fb::Buffer &in, Buffer *b);
+  bool attr(const fb::Attr &in, Attr *a);
+  bool step(const fb::Step &in, Step *s);
+  bool dim(const fb::Dim &in, Dim *d);
+  bool io(const fb::IoSpec &in, IoSpec *io);
+  bool symbol(const fb::SymbolBound &in, SymbolBound *s);
+  bool llm(const fb::LlmConfig &in, LlmConfig *l);
+  bool addedToken(const fb::AddedToken &in, TokenizerData::AddedToken *a);
+  bool tokenizer(const fb::TokenizerData &in, TokenizerData *t);
+  bool generation(const fb::GenerationDefaults &in, GenerationDefaults *g);
+
+  size_t budget_;
+  std::string path_;
+  std::string error_;
+};
+
+bool Decoder::tensor(const fb::TensorEntry &in, TensorEntry *t) {
+  if (!str(in.name(), &t->name) || !dtype(in.dtype(), &t->dtype) ||
+      !vec(in.shape(), &t->shape) || !str(in.layout(), &t->layout))
+    return false;
+  t->offset = in.offset();
+  t->bytes = in.bytes();
+  t->groupSize = in.group_size();
+  if (t->groupSize < 0 || t->groupSize > (int64_t(1) << 40))
+    return fail("group size " + std::to_string(t->groupSize) +
+                " out of range (expected 0 to 2^40)");
+  return true;
+}
+
+bool Decoder::buffer(const fb::Buffer &in, Buffer *b) {
+  b->id = in.id();
+  const unsigned kind = unsigned(in.kind());
+  if (kind < 1 || kind > 3)
+    return fail("invalid buffer kind " + std::to_string(kind) +
+                " (expected 1 input, 2 param or 3 arena)");
+  b->kind = BufferKind(kind);
+  if (!dtype(in.dtype(), &b->dtype))
+    return false;
+  b->rank = in.rank();
+  if (!vec(in.max_shape(), &b->maxShape))
+    return false;
+  b->maxBytes = in.max_bytes();
+  b->arenaOffset = in.arena_offset();
+  b->tensorIndex = in.tensor_index();
+  b->ioIndex = in.io_index();
+  return str(in.name(), &b->name);
+}
+
+bool Decoder::attr(const fb::Attr &in, Attr *a) {
+  if (!str(in.name(), &a->name))
+    return false;
+  const unsigned kind = unsigned(in.kind());
+  if (kind < 1 || kind > 5)
+    return fail("invalid attribute kind " + std::to_string(kind) +
+                " (expected 1 to 5: int, float, ints, floats, str)");
+  a->kind = Attr::Kind(kind);
+  a->i = in.i();
+  a->f = in.f();
+  return vec(in.ints(), &a->ints) && vec(in.floats(), &a->floats) &&
+         str(in.s(), &a->s);
+}
+
+bool Decoder::step(const fb::Step &in, Step *s) {
+  return str(in.kernel(), &s->kernel) && vec(in.inputs(), &s->inputs) &&
+         vec(in.outputs(), &s->outputs) &&
+         tables("attrs", in.attrs(), &s->attrs, &Decoder::attr) &&
+         str(in.origin(), &s->origin);
+}
+
+bool Decoder::dim(const fb::Dim &in, Dim *d) {
+  d->size = in.size();
+  return str(in.symbol(), &d->symbol);
+}
+
+bool Decoder::io(const fb::IoSpec &in, IoSpec *io) {
+  io->buffer = in.buffer();
+  return str(in.name(), &io->name) && dtype(in.dtype(), &io->dtype) &&
+         tables("dims", in.dims(), &io->dims, &Decoder::dim);
+}
+
+bool Decoder::symbol(const fb::SymbolBound &in, SymbolBound *s) {
+  s->max = in.max();
+  return str(in.name(), &s->name);
+}
+
+bool Decoder::llm(const fb::LlmConfig &in, LlmConfig *l) {
+  l->numLayers = in.num_layers();
+  l->hiddenSize = in.hidden_size();
+  l->numHeads = in.num_heads();
+  l->numKvHeads = in.num_kv_heads();
+  l->headDim = in.head_dim();
+  l->vocabSize = in.vocab_size();
+  l->maxPositions = in.max_positions();
+  l->blockSize = in.block_size();
+  l->maxTokensPerStep = in.max_tokens_per_step();
+  l->maxSeqs = in.max_seqs();
+  l->maxBlocksPerSeq = in.max_blocks_per_seq();
+  return str(in.architecture(), &l->architecture) &&
+         dtype(in.kv_dtype(), &l->kvDtype) && str(in.kv_layout(), &l->kvLayout);
+}
+
+bool Decoder::addedToken(const fb::AddedToken &in,
+                         TokenizerData::AddedToken *a) {
+  a->id = in.id();
+  return str(in.content(), &a->content) &&
+         boolean(in, fb::AddedToken::VT_SPECIAL, "special", &a->special);
+}
+
+bool Decoder::tokenizer(const fb::TokenizerData &in, TokenizerData *t) {
+  using T = fb::TokenizerData;
+  if (!str(in.model(), &t->model) || !strings(in.vocab(), &t->vocab))
+    return false;
+  if (const Vector<const fb::Merge *> *merges = in.merges()) {
+    if (!take(size_t(merges->size()) * sizeof(fb::Merge)))
+      return false;
+    t->merges.reserve(merges->size());
+    for (const fb::Merge *p : *merges)
+      t->merges.emplace_back(p->left(), p->right());
+  }
+  t->unkId = in.unk_id();
+  t->bosId = in.bos_id();
+  t->eosId = in.eos_id();
+  return vec(in.scores(), &t->scores) &&
+         boolean(in, T::VT_BYTE_FALLBACK, "byte_fallback", &t->byteFallback) &&
+         boolean(in, T::VT_FUSE_UNK, "fuse_unk", &t->fuseUnk) &&
+         tables("added_tokens", in.added_tokens(), &t->addedTokens,
+                &Decoder::addedToken) &&
+         str(in.pretokenizer(), &t->pretokenizer) &&
+         str(in.decoder(), &t->decoder) &&
+         boolean(in, T::VT_ADD_BOS, "add_bos", &t->addBos) &&
+         str(in.chat_template(), &t->chatTemplate);
+}
+
+bool Decoder::generation(const fb::GenerationDefaults &in,
+                         GenerationDefaults *g) {
+  g->temperature = in.temperature();
+  g->topK = in.top_k();
+  g->topP = in.top_p();
+  g->maxNewTokens = in.max_new_tokens();
+  return vec(in.eos_ids(), &g->eosIds);
+}
+
+bool Decoder::manifest(const fb::Manifest &in, Manifest *m) {
+  m->formatVersion = in.format_version();
+  if (!str(in.compiler_version(), &m->compilerVersion) ||
+      !str(in.model_name(), &m->modelName) ||
+      !strings(in.targets(), &m->targets) ||
+      !tables("tensors", in.tensors(), &m->tensors, &Decoder::tensor) ||
+      !tables("buffers", in.buffers(), &m->buffers, &Decoder::buffer) ||
+      !tables("steps", in.steps(), &m->steps, &Decoder::step) ||
+      !tables("inputs", in.inputs(), &m->inputs, &Decoder::io) ||
+      !tables("outputs", in.outputs(), &m->outputs, &Decoder::io) ||
+      !tables("symbols", in.symbols(), &m->symbols, &Decoder::symbol) ||
+      !boolean(in, fb::Manifest::VT_HAS_LLM, "has_llm", &m->hasLlm))
+    return false;
+  if (const fb::MemorySummary *x = in.memory()) {
+    MemorySummary &y = m->memory;
+    y.weightsBytes = x->weights_bytes();
+    y.arenaBytes = x->arena_bytes();
+    y.arenaLowerBoundBytes = x->arena_lower_bound_bytes();
+    y.arenaNaiveBytes = x->arena_naive_bytes();
+    y.kvCacheBytes = x->kv_cache_bytes();
+    y.overheadBytes = x->overhead_bytes();
+  }
+  if (const fb::LlmConfig *l = in.llm()) {
+    Scope scope(*this, "llm");
+    if (!llm(*l, &m->llm))
+      return false;
+  }
+  if (const fb::TokenizerData *t = in.tokenizer()) {
+    Scope scope(*this, "tokenizer");
+    if (!tokenizer(*t, &m->tokenizer))
+      return false;
+  }
+  if (const fb::GenerationDefaults *g = in.generation()) {
+    Scope scope(*this, "generation");
+    if (!generation(*g, &m->generation))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+Status decodeManifest(const uint8_t *data, size_t size, Manifest *out) {
+  const Status invalid = Status::error(
+      "manifest: not a valid ingot manifest (FlatBuffers verification "
+      "failed)");
+  if (size > fb::kMaxManifestBytes)
+    return Status::error(
+        "manifest: " + std::to_string(size) + " bytes is more than the " +
+        std::to_string(fb::kMaxManifestBytes) + " this runtime reads");
+  if (!data || size < 8) // root offset and file identifier
+    return invalid;
+  // The accessors read 8-byte scalars in place: copy misaligned input.
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t)) {
+    aligned.resize((size + 7) / 8);
+    std::memcpy(aligned.data(), data, size);
+    data = reinterpret_cast<const uint8_t *>(aligned.data());
+  }
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = fb::kMaxManifestDepth;
+  opts.max_tables =
+      flatbuffers::uoffset_t(size / fb::kManifestBytesPerTable + 1);
+  opts.check_alignment = true;
+  flatbuffers::Verifier verifier(data, size, opts);
+  if (!fb::VerifyManifestBuffer(verifier))
+    return invalid;
+  Manifest m;
+  Decoder decoder(size);
+  if (!decoder.manifest(*fb::GetManifest(data), &m))
+    return Status::error(decoder.error());
+  *out = std::move(m);
+  return Status::ok();
+}
+
+} // namespace ingot

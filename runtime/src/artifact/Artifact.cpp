@@ -1,0 +1,111 @@
+//===- Artifact.cpp - Map and validate a model.ingot file -----------------===//
+//
+// open() maps the file read-only and checks it completely before handing it
+// out: header, section table, every section's checksum, the manifest's
+// decoding and its structure. Nothing after open() needs to re-check offsets.
+//
+//===----------------------------------------------------------------------===//
+#include "ingot/Artifact.h"
+
+#include "ingot/ArtifactFormat.h"
+#include "ingot/Checksum.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ingot {
+
+using namespace format;
+
+Artifact::~Artifact() {
+  if (base_)
+    ::munmap(const_cast<uint8_t *>(base_), size_);
+}
+
+Status Artifact::open(const std::string &path, std::unique_ptr<Artifact> *out) {
+  auto fail = [&](const std::string &msg) {
+    return Status::error(path + ": " + msg);
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return fail(std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("not a regular file");
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    return fail("empty file: not an ingot artifact");
+  }
+  void *map =
+      ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapErr = errno;
+  ::close(fd); // the mapping keeps the file alive
+  if (map == MAP_FAILED)
+    return fail(std::string("cannot map the file: ") + std::strerror(mapErr));
+
+  // From here the Artifact owns the mapping; early returns unmap it.
+  std::unique_ptr<Artifact> a(new Artifact());
+  a->path_ = path;
+  a->base_ = static_cast<const uint8_t *>(map);
+  a->size_ = uint64_t(st.st_size);
+
+  std::string compilerVersion;
+  std::vector<SectionRecord> records;
+  if (Status s = parseHeader(a->base_, a->size_, &compilerVersion, &records);
+      !s)
+    return fail(s.message());
+  const SectionRecord *manifestSec = nullptr, *weightsSec = nullptr;
+  for (const SectionRecord &r : records) {
+    if (checksum64(a->base_ + r.offset, r.size) != r.checksum)
+      return fail("checksum mismatch in section '" + r.name +
+                  "': the file is corrupted");
+    if (r.name == kManifestSection)
+      manifestSec = &r;
+    else if (r.name == kWeightsSection)
+      weightsSec = &r;
+    a->sections_.push_back({r.name, r.offset, r.size});
+  }
+
+  Manifest &m = a->manifest_;
+  if (Status s =
+          decodeManifest(a->base_ + manifestSec->offset, manifestSec->size, &m);
+      !s)
+    return fail(s.message());
+  if (m.compilerVersion != compilerVersion)
+    return fail("the manifest and the header disagree on the compiler version");
+  if (Status s = validateManifest(m, weightsSec->size); !s)
+    return fail("invalid manifest: " + s.message());
+  for (const SectionRecord &r : records) {
+    if (r.name.rfind(kCodePrefix, 0) != 0)
+      continue;
+    std::string target = r.name.substr(std::strlen(kCodePrefix));
+    bool listed = false;
+    for (const std::string &t : m.targets)
+      listed |= t == target;
+    if (!listed)
+      return fail("code section for target '" + target +
+                  "', which the manifest does not list");
+  }
+  a->weightsOffset_ = weightsSec->offset;
+  *out = std::move(a);
+  return Status::ok();
+}
+
+const uint8_t *Artifact::tensorData(size_t tensorIndex) const {
+  if (tensorIndex >= manifest_.tensors.size())
+    return nullptr;
+  return base_ + weightsOffset_ + manifest_.tensors[tensorIndex].offset;
+}
+
+} // namespace ingot

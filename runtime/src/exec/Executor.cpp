@@ -1,0 +1,357 @@
+//===- Executor.cpp - Runs an artifact's plan on the CPU ------------------===//
+//
+// Buffers resolve to memory once: Param buffers point into the mapped weight
+// section, Arena buffers into one anonymous mapping (lazily committed pages,
+// 64-B aligned slices), Input buffers to the caller's tensors per run. Each
+// run validates the inputs against the manifest, then runs the steps in
+// order, tracking every buffer's runtime shape as the kernels set it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ingot/Executor.h"
+
+#include "cpu/KernelRegistry.h"
+#include "exec/ExecutorMessages.h"
+#include "exec/KernelCost.h"
+#include "exec/PhysicalMemory.h"
+#include "ingot/Profiler.h"
+#include "ingot/ShapeRules.h"
+#include "ingot/ThreadPool.h"
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <sys/mman.h>
+
+namespace ingot {
+
+struct Executor::Impl {
+  const Artifact &artifact;
+  ThreadPool &pool;
+  const KvCacheView *kvCache = nullptr; // handed to every kernel
+  StepProfiler *profiler = nullptr;     // times kernels when set
+  int64_t profiledRun = -1;             // the profiler's index of this run
+  uint8_t *arena = nullptr;
+  size_t arenaMapped = 0;
+  Status planStatus; // plan problems, reported by run()
+  std::vector<const cpu::KernelInfo *> kernels; // per step
+  std::vector<const uint8_t *> data;            // per buffer
+  std::vector<shape::Shape> shapes;             // per buffer, runtime
+  std::vector<bool> known;                      // shape set in this run
+
+  Impl(const Artifact &a, ThreadPool &p) : artifact(a), pool(p) {}
+
+  Status checkPlan();
+  Status bindInputs(const std::vector<NamedTensor> &inputs);
+  Status runStep(size_t index);
+};
+
+Status Executor::Impl::checkPlan() {
+  const Manifest &m = artifact.manifest();
+  const size_t nb = m.buffers.size();
+  data.assign(nb, nullptr);
+  for (size_t i = 0; i < nb; ++i) {
+    const Buffer &b = m.buffers[i];
+    if (b.kind == BufferKind::Arena) {
+      if (b.arenaOffset + b.maxBytes > m.memory.arenaBytes)
+        return Status::error(
+            describeBuffer(b) + " [" + std::to_string(b.arenaOffset) + ", +" +
+            std::to_string(b.maxBytes) + ") lies outside the arena of " +
+            std::to_string(m.memory.arenaBytes) + " bytes");
+      data[i] = arena + b.arenaOffset;
+    } else if (b.kind == BufferKind::Param) {
+      if (b.tensorIndex < 0 || size_t(b.tensorIndex) >= m.tensors.size())
+        return Status::error(describeBuffer(b) + " refers to tensor " +
+                             std::to_string(b.tensorIndex) + " of " +
+                             std::to_string(m.tensors.size()));
+      if (m.tensors[b.tensorIndex].dtype != b.dtype)
+        return Status::error(describeBuffer(b) + " is " + dtypeName(b.dtype) +
+                             " but its tensor '" +
+                             m.tensors[b.tensorIndex].name + "' is " +
+                             dtypeName(m.tensors[b.tensorIndex].dtype));
+      data[i] = artifact.tensorData(b.tensorIndex);
+    }
+  }
+  for (const IoSpec &io : m.inputs)
+    if (io.buffer >= nb || m.buffers[io.buffer].kind != BufferKind::Input)
+      return Status::error("model input '" + io.name +
+                           "' is not bound to an Input buffer");
+  for (const IoSpec &io : m.outputs)
+    if (io.buffer >= nb)
+      return Status::error("model output '" + io.name +
+                           "' refers to a missing buffer");
+  kernels.assign(m.steps.size(), nullptr);
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    const Step &step = m.steps[s];
+    kernels[s] = cpu::findKernel(step.kernel);
+    if (!kernels[s])
+      return Status::error(describeStep(step, s) + ": unknown kernel '" +
+                           step.kernel + "'; this runtime provides: " + [] {
+                             std::string names;
+                             for (const cpu::KernelInfo &k : cpu::allKernels())
+                               names += (names.empty() ? "" : ", ") +
+                                        std::string(k.name);
+                             return names;
+                           }());
+    for (uint32_t id : step.inputs)
+      if (id != kNoBuffer && id >= nb)
+        return Status::error(describeStep(step, s) + " reads buffer #" +
+                             std::to_string(id) + " of " + std::to_string(nb));
+    for (uint32_t out : step.outputs) {
+      if (out >= nb || m.buffers[out].kind != BufferKind::Arena)
+        return Status::error(describeStep(step, s) +
+                             " writes a buffer that is not in the arena");
+      if (kernels[s]->inPlace)
+        continue;
+      // Only in-place kernels may share memory with their inputs.
+      const Buffer &ob = m.buffers[out];
+      for (uint32_t in : step.inputs) {
+        if (in == kNoBuffer || m.buffers[in].kind != BufferKind::Arena)
+          continue;
+        const Buffer &ib = m.buffers[in];
+        if (ob.arenaOffset < ib.arenaOffset + ib.maxBytes &&
+            ib.arenaOffset < ob.arenaOffset + ob.maxBytes && ob.maxBytes &&
+            ib.maxBytes)
+          return Status::error(describeStep(step, s) + " writes " +
+                               describeBuffer(ob) + " over its input " +
+                               describeBuffer(ib) + ", but '" + step.kernel +
+                               "' is not an in-place kernel");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Status Executor::Impl::bindInputs(const std::vector<NamedTensor> &inputs) {
+  const Manifest &m = artifact.manifest();
+  std::vector<bool> seen(m.inputs.size(), false);
+  // symbol -> (value, where it was bound)
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  for (const NamedTensor &nt : inputs) {
+    size_t k = 0;
+    while (k < m.inputs.size() && m.inputs[k].name != nt.name)
+      ++k;
+    if (k == m.inputs.size())
+      return Status::error("unknown input '" + nt.name +
+                           "'; the model's inputs are:" + describeInputs(m));
+    if (seen[k])
+      return Status::error("input '" + nt.name + "' is given twice");
+    seen[k] = true;
+    const IoSpec &io = m.inputs[k];
+    const HostTensor &t = nt.tensor;
+    if (t.dtype != io.dtype)
+      return Status::error("input '" + nt.name + "' has dtype " +
+                           dtypeName(t.dtype) + "; expected " + describeIo(io));
+    if (t.shape.size() != io.dims.size())
+      return Status::error(
+          "input '" + nt.name + "' has rank " + std::to_string(t.shape.size()) +
+          " (shape " + shape::toString(t.shape) + "); expected rank " +
+          std::to_string(io.dims.size()) + ": " + describeIo(io));
+    for (size_t d = 0; d < io.dims.size(); ++d) {
+      const int64_t v = t.shape[d];
+      const Dim &dim = io.dims[d];
+      const std::string where =
+          "input '" + nt.name + "' dim " + std::to_string(d);
+      if (v < 0)
+        return Status::error(where + " is negative (" + std::to_string(v) +
+                             ")");
+      if (dim.symbol.empty()) {
+        if (dim.size < 0)
+          continue; // dynamic without a name: any size
+        if (v != dim.size)
+          return Status::error(where + " is " + std::to_string(v) +
+                               " but the model was compiled for " +
+                               std::to_string(dim.size) + ": " +
+                               describeIo(io));
+        continue;
+      }
+      auto [it, fresh] = symbols.try_emplace(dim.symbol, v, where);
+      if (!fresh && it->second.first != v)
+        return Status::error(where + " (" + dim.symbol + ") is " +
+                             std::to_string(v) + " but " + it->second.second +
+                             " already set " + dim.symbol + " = " +
+                             std::to_string(it->second.first));
+      for (const SymbolBound &sb : m.symbols)
+        if (sb.name == dim.symbol && v > sb.max)
+          return Status::error(
+              where + ": " + dim.symbol + " = " + std::to_string(v) +
+              " exceeds the compiled maximum " + std::to_string(sb.max) +
+              "; recompile with --max-dim " + dim.symbol + "=" +
+              std::to_string(v));
+    }
+    const uint64_t bytes =
+        uint64_t(shape::numElements(t.shape)) * dtypeSize(t.dtype);
+    if (t.data.size() != bytes)
+      return Status::error("input '" + nt.name + "' of shape " +
+                           shape::toString(t.shape) + " needs " +
+                           std::to_string(bytes) + " bytes of data, got " +
+                           std::to_string(t.data.size()));
+    const Buffer &b = m.buffers[io.buffer];
+    if (b.maxBytes && bytes > b.maxBytes)
+      return Status::error(
+          "input '" + nt.name + "' of shape " + shape::toString(t.shape) +
+          " (" + std::to_string(bytes) + " bytes) exceeds its compiled bound " +
+          shape::toString(b.maxShape) + "; recompile with a larger --max-dim");
+    data[io.buffer] = t.data.data();
+    shapes[io.buffer] = t.shape;
+    known[io.buffer] = true;
+  }
+  for (size_t k = 0; k < m.inputs.size(); ++k)
+    if (!seen[k])
+      return Status::error("missing input '" + m.inputs[k].name +
+                           "'; the model's inputs are:" + describeInputs(m));
+  return Status::ok();
+}
+
+Status Executor::Impl::runStep(size_t index) {
+  const Manifest &m = artifact.manifest();
+  const Step &step = m.steps[index];
+  cpu::KernelContext ctx(step.kernel, step.origin, &step.attrs, &pool);
+  ctx.setKvCache(kvCache);
+  ctx.inputs.resize(step.inputs.size());
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    uint32_t id = step.inputs[i];
+    if (id == kNoBuffer)
+      continue;
+    const Buffer &b = m.buffers[id];
+    if (!known[id])
+      return Status::error(describeStep(step, index) + " reads " +
+                           describeBuffer(b) + " before any step wrote it");
+    cpu::KernelInput &in = ctx.inputs[i];
+    in.present = true;
+    in.data = data[id];
+    in.dtype = b.dtype;
+    in.shape = shapes[id];
+    in.name = bufferLabel(b);
+    in.groupSize =
+        b.kind == BufferKind::Param ? m.tensors[b.tensorIndex].groupSize : 0;
+  }
+  ctx.outputs.resize(step.outputs.size());
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const Buffer &b = m.buffers[step.outputs[i]];
+    cpu::KernelOutput &out = ctx.outputs[i];
+    out.data = const_cast<uint8_t *>(data[b.id]);
+    out.dtype = b.dtype;
+    out.capacityBytes = b.maxBytes;
+    out.maxShape = b.maxShape;
+    out.name = bufferLabel(b);
+  }
+  const double startUs = profiler ? profiler->nowUs() : 0.0;
+  if (Status s = kernels[index]->fn(ctx); !s)
+    return s;
+  if (profiler) {
+    KernelEvent e;
+    e.durUs = profiler->nowUs() - startUs; // before the estimate below
+    e.startUs = startUs;
+    e.run = profiledRun;
+    e.stepIndex = int32_t(index);
+    e.kernel = step.kernel;
+    e.origin = step.origin;
+    const KernelCost cost = estimateKernelCost(ctx);
+    e.bytes = cost.bytes;
+    e.flops = cost.flops;
+    profiler->kernel(e);
+  }
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    if (!ctx.outputs[i].shapeSet)
+      return ctx.error("did not set the shape of output " + std::to_string(i));
+    shapes[step.outputs[i]] = std::move(ctx.outputs[i].shape);
+    known[step.outputs[i]] = true;
+  }
+  return Status::ok();
+}
+
+Executor::Executor(const Artifact &artifact, ThreadPool &pool)
+    : impl_(std::make_unique<Impl>(artifact, pool)) {
+  if (!pool.status()) {
+    impl_->planStatus = pool.status();
+    return;
+  }
+  const uint64_t bytes = artifact.manifest().memory.arenaBytes;
+  // Committed lazily: one beyond the machine would be OOM-killed mid-run.
+  if (const uint64_t ram = physicalMemoryBytes(); bytes > ram) {
+    impl_->planStatus = Status::error(
+        "the activation arena of " + std::to_string(bytes) + " bytes (" +
+        formatBytes(bytes) + ") is more than this machine's " +
+        formatBytes(ram) + " of physical memory");
+    return;
+  }
+  if (bytes) {
+    // Anonymous mapping: page aligned, zero-filled, committed on first touch.
+    void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      impl_->planStatus = Status::error(
+          "cannot allocate the activation arena of " + std::to_string(bytes) +
+          " bytes: " + std::strerror(errno));
+      return;
+    }
+    impl_->arena = static_cast<uint8_t *>(p);
+    impl_->arenaMapped = bytes;
+  }
+  impl_->planStatus = impl_->checkPlan();
+}
+
+Executor::~Executor() {
+  if (impl_->arena)
+    munmap(impl_->arena, impl_->arenaMapped);
+}
+
+void Executor::setKvCache(const KvCacheView *view) { impl_->kvCache = view; }
+
+void Executor::setProfiler(StepProfiler *profiler) {
+  impl_->profiler = profiler;
+}
+
+Status Executor::run(const std::vector<NamedTensor> &inputs,
+                     std::vector<NamedTensor> *outputs) {
+  Impl &im = *impl_;
+  if (!im.planStatus)
+    return Status::error("cannot run '" + im.artifact.path() +
+                         "': " + im.planStatus.message());
+  const Manifest &m = im.artifact.manifest();
+  im.shapes.assign(m.buffers.size(), {});
+  im.known.assign(m.buffers.size(), false);
+  for (const Buffer &b : m.buffers)
+    if (b.kind == BufferKind::Param) {
+      im.shapes[b.id] = m.tensors[b.tensorIndex].shape;
+      im.known[b.id] = true;
+    }
+  if (Status s = im.bindInputs(inputs); !s)
+    return s;
+  // The run's span covers the steps only: validation and the output copies
+  // are not engine-step work a kernel could be blamed for.
+  im.profiledRun = im.profiler ? im.profiler->beginRun() : -1;
+  for (size_t i = 0; i < m.steps.size(); ++i)
+    if (Status s = im.runStep(i); !s) {
+      if (im.profiler)
+        im.profiler->endRun(im.profiledRun);
+      return s;
+    }
+  if (im.profiler)
+    im.profiler->endRun(im.profiledRun);
+  outputs->clear();
+  for (const IoSpec &io : m.outputs) {
+    if (!im.known[io.buffer])
+      return Status::error("model output '" + io.name + "' (" +
+                           describeBuffer(m.buffers[io.buffer]) +
+                           ") was never written by the plan");
+    if (Status s = checkOutputShape(io, im.shapes[io.buffer]); !s)
+      return s;
+    NamedTensor nt;
+    nt.name = io.name;
+    nt.tensor.dtype = m.buffers[io.buffer].dtype;
+    nt.tensor.shape = im.shapes[io.buffer];
+    const size_t bytes = size_t(shape::numElements(nt.tensor.shape)) *
+                         dtypeSize(nt.tensor.dtype);
+    const uint8_t *src = im.data[io.buffer];
+    nt.tensor.data.assign(src, src + bytes);
+    outputs->push_back(std::move(nt));
+  }
+  // Input buffers point at the caller's tensors only for this run.
+  for (const IoSpec &io : m.inputs)
+    im.data[io.buffer] = nullptr;
+  return Status::ok();
+}
+
+} // namespace ingot
