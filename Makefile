@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 VENV := .venv
 
 .PHONY: all deps build build-runtime-only test test-fast demo demo-onnx clean \
-  fuzz fuzz-smoke test-asan test-asan-runtime
+  fuzz fuzz-smoke test-asan test-asan-runtime lint
 
 all: build
 
@@ -29,6 +29,12 @@ test: build build-runtime-only
 # Skips tests labelled `slow` while iterating; CI runs everything.
 test-fast: build build-runtime-only
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
+
+# clang-format and clang-tidy on what the last commit changed (LINT_BASE).
+LINT_BASE ?= HEAD~1
+lint: build
+	@scripts/check-format.sh $(LINT_BASE)
+	@scripts/check-tidy.sh $(LINT_BASE) $(BUILD)
 
 demo: build
 	@BUILD=$(BUILD) scripts/demo.sh
