@@ -19,9 +19,6 @@
 
 namespace ingot {
 
-static_assert(Manifest{}.formatVersion == kArtifactFormatVersion,
-              "a new Manifest says it is of the current format");
-
 namespace {
 
 using namespace format;

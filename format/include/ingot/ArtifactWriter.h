@@ -24,7 +24,7 @@ namespace ingot {
 
 /// 2: FlatBuffers manifest, XXH3-64 section checksums (1: protobuf wire
 /// format and a home-made hash).
-constexpr uint32_t kArtifactFormatVersion = 2;
+constexpr uint32_t kArtifactFormatVersion = kManifestFormatVersion;
 
 /// Receives the bytes of one tensor as the writer streams it.
 using ByteSink = std::function<void(const void *data, size_t size)>;

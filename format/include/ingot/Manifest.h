@@ -191,8 +191,12 @@ struct GenerationDefaults {
   int64_t maxNewTokens = 256;
 };
 
+/// The format version a new Manifest says it has; ArtifactWriter.h's
+/// kArtifactFormatVersion is this number.
+inline constexpr uint32_t kManifestFormatVersion = 2;
+
 struct Manifest {
-  uint32_t formatVersion = 2; // kArtifactFormatVersion (ArtifactWriter.h)
+  uint32_t formatVersion = kManifestFormatVersion;
   std::string compilerVersion;
   std::string modelName;
   std::vector<std::string> targets; // e.g. {"cpu"}
