@@ -23,9 +23,9 @@ std::string describeStep(const Manifest &m, size_t index);
 /// "buffer 12 'lm_head'".
 std::string describeBuffer(const Manifest &m, uint32_t id);
 
-/// Every step against its kernel's signature in the kernel table: operand
-/// counts, absent required operands, dtypes, attribute names. A kernel the
-/// table does not know is refused.
+/// Every step of a kernel this runtime registers against its signature:
+/// operand counts, absent required operands, dtypes, attribute names.
+/// Steps of other kernels are left to the executor, which names them.
 Status validateSteps(const Manifest &m);
 
 /// Model inputs and outputs: unique names, and each declared with its

@@ -302,14 +302,15 @@ TEST(Executor, InputValidationMessages) {
 
 TEST(Executor, PlanProblemsAreReported) {
   {
-    // A kernel the table does not know: refused when written (and when
-    // loaded, ManifestStructureTest.cpp), not when the step first runs.
     Mlp mlp = buildMlp();
     mlp.manifest.steps[2].kernel = "frobnicate";
-    Status st =
-        ArtifactWriter(mlp.manifest).write(tempPath("unknown-kernel.ingot"));
-    expectMessage(st, {"step 2", "unknown kernel 'frobnicate'", "mlp/relu2",
-                       "recompile"});
+    auto art = writeAndOpen(mlp, "unknown-kernel.ingot");
+    ThreadPool pool(1);
+    Executor exec(*art, pool);
+    expectMessage(
+        runWith(exec, {{"x", f32Tensor({1, 8}, std::vector<float>(8))},
+                       {"s", f32Tensor({1, 1}, {1})}}),
+        {"unknown kernel 'frobnicate'", "mlp/relu2", "matmul"});
   }
   {
     // layer_norm is not in-place: writing over its input is a plan bug,

@@ -174,16 +174,6 @@ TEST_F(ManifestStructure, StepOperandCounts) {
       {"step 4", "'softmax' writes 1 output (y), the step has 2"});
 }
 
-// A kernel no table entry names (a newer compiler's, or an edit) is refused
-// at load, naming the step, not when the step first runs.
-TEST_F(ManifestStructure, UnknownKernel) {
-  expectRefused([](Manifest &m) { m.steps[1].kernel = "relu6"; },
-                {"step 1 ('relu6' from 'n1/relu'): unknown kernel 'relu6'",
-                 "recompile the model with this ingot"});
-  expectRefused([](Manifest &m) { m.steps[4].kernel = ""; },
-                {"step 4", "has no kernel name"});
-}
-
 TEST_F(ManifestStructure, StepOutputToAWeight) {
   expectRefused([](Manifest &m) { m.steps[1].outputs = {2}; },
                 {"step 1 ('relu' from 'n1/relu'): output 0 writes to a "
