@@ -77,6 +77,12 @@ private:
       return true;
     if (!take(size_t(v->size()) * sizeof(T)))
       return false;
+    // The Verifier (flatbuffers 2.0.8) aligns a vector's length, not its
+    // 8-byte elements: a crafted buffer could make every read misaligned.
+    // The builder always aligns them, so such a buffer is not ours.
+    if (reinterpret_cast<uintptr_t>(v->data()) % alignof(T))
+      return fail("a vector of " + std::to_string(sizeof(T)) +
+                  "-byte values is misaligned");
     out->assign(v->begin(), v->end());
     return true;
   }
