@@ -5,12 +5,17 @@
 //   fused     fusion passes (--fusion=off skips them)
 //   quantized weights in quantised block formats (--quant, default none)
 //   laid-out  weight layouts for the target's kernels (--pack-weights=off)
-//   plan      bound dynamic dims, lower to plan steps, place buffers in one arena
-//   artifact  serialise the plan and stream the weights into model.ingot
+//   plan      bound dynamic dims, lower to plan steps, place buffers in one
+//   arena codegen   GPU kernels per target (--target cuda:...); nothing for cpu
+//   artifact  serialise the plan and stream the weights into model.ingot,
+//             lowering the GPU kernels to code objects
 //
 //===----------------------------------------------------------------------===//
+#include "codegen/Passes.h"
+#include "codegen/cuda/CudaSerialize.h"
 #include "compiler/Compiler.h"
 #include "compiler/PlanToManifest.h"
+#include "compiler/Targets.h"
 #include "compiler/gguf/GgufImporter.h"
 #include "compiler/hf/HfImporter.h"
 #include "compiler/onnx/OnnxImporter.h"
@@ -35,6 +40,7 @@ struct PhaseInputs {
   const CompileOptions &options;
   const std::vector<std::string> &maxDims; // --max-dim plus the importer's
   ModuleOp module;
+  const TargetList &targets;
 };
 
 /// One round: shape propagation tracks shape-vector values itself, so
@@ -112,6 +118,32 @@ void addPlanPasses(OpPassManager &pm, const PhaseInputs &in) {
   pm.nest<func::FuncOp>().addPass(createPlanMemory());
 }
 
+void addCodegenPasses(OpPassManager &pm, const PhaseInputs &in) {
+  if (in.targets.cudaArchs.empty())
+    return;
+  codegen::GenerateCudaKernelsOptions cuda;
+  cuda.chips.assign(in.targets.cudaArchs.begin(), in.targets.cudaArchs.end());
+  pm.addPass(codegen::createGenerateCudaKernels(cuda));
+}
+
+/// Until kernel templates and the runtime's CUDA backend exist, a CUDA
+/// target covers only the generated kernels: say how much.
+void reportCudaCoverage(const PhaseInputs &in) {
+  if (in.targets.cudaArchs.empty())
+    return;
+  int64_t steps = 0, covered = 0;
+  ModuleOp module = in.module;
+  module.walk([&](plan::KernelOp k) {
+    ++steps;
+    covered += k->hasAttr("ingot.cuda_kernel");
+  });
+  llvm::errs() << "warning: " << in.options.modelPath << ": CUDA kernels "
+               << "generated for " << covered << " of " << steps
+               << " steps (the elementwise ones); GEMM, attention and norm "
+                  "kernels and the runtime's CUDA backend are not built yet, "
+                  "so this artifact runs on the CPU\n";
+}
+
 /// One phase of the pipeline: --compile-to stops after it, --dump-ir
 /// writes NN-<name>.mlir after it.
 struct Phase {
@@ -128,6 +160,7 @@ const Phase kPhases[] = {
     {"quantized", "quantisation", addQuantPasses, warnIfNothingQuantised},
     {"laid-out", "weight layout", addLayoutPasses},
     {"plan", "planning", addPlanPasses},
+    {"codegen", "code generation", addCodegenPasses, reportCudaCoverage},
 };
 /// The last phase, after every IR phase: writing model.ingot.
 constexpr const char *kArtifactPhase = "artifact";
@@ -170,10 +203,6 @@ Status checkOptions(const CompileOptions &options) {
     return Status::error("unknown phase '" + options.compileTo +
                          "'; phases: " + list);
   }
-  for (const std::string &t : options.targets)
-    if (t != "cpu")
-      return Status::error("target '" + t +
-                           "' is not supported yet; supported: cpu");
   if (!options.dumpIrDir.empty())
     if (std::error_code ec =
             llvm::sys::fs::create_directories(options.dumpIrDir))
@@ -224,7 +253,7 @@ Status importModel(const CompileOptions &options, ModuleOp module,
 }
 
 Status writeModelArtifact(const CompileOptions &options, ModuleOp module,
-                          ImportedModel &model) {
+                          ImportedModel &model, const TargetList &targets) {
   if (options.compileTo == kArtifactPhase)
     return Status::error(std::string("--compile-to=") + kArtifactPhase +
                          ": the artifact is a file; use -o instead");
@@ -235,7 +264,17 @@ Status writeModelArtifact(const CompileOptions &options, ModuleOp module,
                        llvm::sys::path::remove_leading_dotslash(
                            StringRef(options.modelPath).rtrim('/')))
                        .str();
-  info.targets = options.targets;
+  info.targets = targets.names;
+  if (!targets.cudaArchs.empty()) {
+    GpuTarget &cuda = info.gpuTargets.emplace_back();
+    std::vector<uint8_t> &code = info.gpuCode.emplace_back();
+    if (Status s = codegen::serializeCudaKernels(module, &cuda, &code); !s)
+      return Status::error(options.modelPath + ": " + s.message());
+    if (cuda.objects.empty()) { // no step had a generated kernel
+      info.gpuTargets.pop_back();
+      info.gpuCode.pop_back();
+    }
+  }
   if (model.isLlm) {
     info.llm = &model.hfInfo.llm;
     info.tokenizer = &model.hfInfo.tokenizer;
@@ -260,7 +299,13 @@ const std::vector<std::string> &phaseNames() {
 Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   if (Status s = checkOptions(options); !s)
     return s;
-  MLIRContext context;
+  TargetList targets;
+  if (Status s = parseTargets(options.targets, &targets); !s)
+    return s;
+  DialectRegistry registry;
+  if (!targets.cudaArchs.empty())
+    codegen::registerCudaCodegen(registry);
+  MLIRContext context(registry);
   context.loadDialect<graph::IngotDialect, plan::PlanDialect,
                       func::FuncDialect>();
   context.printOpOnDiagnostic(false);
@@ -276,7 +321,7 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   if (Status s = importModel(options, *module, model); !s)
     return s;
 
-  const PhaseInputs inputs{options, model.maxDims, *module};
+  const PhaseInputs inputs{options, model.maxDims, *module, targets};
   for (size_t i = 0; i < std::size(kPhases); ++i) {
     const Phase &phase = kPhases[i];
     PassManager pm(&context);
@@ -295,7 +340,10 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
       return Status::ok();
     }
   }
-  return writeModelArtifact(options, *module, model);
+  Status written = writeModelArtifact(options, *module, model, targets);
+  if (!written && !diagnostics.empty()) // e.g. from lowering GPU kernels
+    return Status::error(written.message() + ": " + diagnostics);
+  return written;
 }
 
 } // namespace ingot::compiler

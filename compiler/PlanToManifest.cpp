@@ -282,13 +282,16 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
                             m.llm.blockSize * m.llm.numKvHeads *
                             kvRowBytes(m.llm.kvDtype, m.llm.headDim);
   }
+  m.gpuTargets = info.gpuTargets;
   m.memory.overheadBytes = encodeManifest(m).size();
 
   ArtifactWriter writer(std::move(m));
   for (size_t i = 0; i < producers.size(); ++i)
     writer.setTensorProducer(i, producers[i]);
-  for (const std::string &target : info.targets)
-    writer.addCodeSection(target, {});
+  // The CPU plan selects runtime kernels: its section holds no code.
+  writer.addCodeSection("cpu", {});
+  for (size_t i = 0; i < info.gpuTargets.size(); ++i)
+    writer.addCodeSection(info.gpuTargets[i].name, info.gpuCode[i]);
   return writer.write(path);
 }
 

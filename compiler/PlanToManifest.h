@@ -13,7 +13,10 @@ namespace ingot::compiler {
 
 struct ArtifactInfo {
   std::string modelName;
-  std::vector<std::string> targets;
+  std::vector<std::string> targets; // "cpu", "cuda:sm_90", ...
+  /// GPU target families ("cuda") and the bytes of each one's code section.
+  std::vector<GpuTarget> gpuTargets;
+  std::vector<std::vector<uint8_t>> gpuCode;
   /// LLM artifacts: KV-cache geometry, tokenizer and sampling defaults.
   const LlmConfig *llm = nullptr;
   const TokenizerData *tokenizer = nullptr;

@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz}
 TARGETS=(onnx gguf safetensors hf_config tokenizer_json tokenizer_encode
-         artifact manifest batch_json openai_request cli_values)
+         artifact manifest batch_json openai_request cli_values elf_object)
 
 build() {
   if ! command -v clang++-22 >/dev/null ||

@@ -180,15 +180,13 @@ Status format::writeArtifactFile(const std::string &path, Manifest m,
   std::vector<SectionRecord> sections(2);
   sections[0].name = kManifestSection;
   sections[1].name = kWeightsSection;
-  std::set<std::string> targets(m.targets.begin(), m.targets.end());
+  std::vector<std::pair<std::string, uint64_t>> codeSizes;
   for (const auto &[target, bytes] : code) {
     SectionRecord s;
     s.name = kCodePrefix + target;
     if (Status st = checkSectionName(s.name); !st)
       return fail("code section for target '" + target + "': " + st.message());
-    if (!targets.count(target))
-      return fail("code section for target '" + target +
-                  "', which is not in the manifest's targets");
+    codeSizes.emplace_back(target, bytes.size());
     for (const SectionRecord &other : sections)
       if (other.name == s.name)
         return fail("two code sections for target '" + target + "'");
@@ -197,6 +195,8 @@ Status format::writeArtifactFile(const std::string &path, Manifest m,
   }
   if (sections.size() > kMaxSections)
     return fail("too many code sections");
+  if (Status st = validateCodeSections(m, codeSizes); !st)
+    return fail(st.message());
   if (validate)
     if (Status st = validateManifest(m, weightsSize); !st)
       return fail("invalid manifest: " + st.message());

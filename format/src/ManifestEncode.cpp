@@ -167,6 +167,30 @@ Offset<fb::MemorySummary> memory(FlatBufferBuilder &b, const MemorySummary &m) {
                                  m.kvCacheBytes, m.overheadBytes);
 }
 
+Offset<fb::GpuKernel> gpuKernel(FlatBufferBuilder &b, const GpuKernel &k) {
+  auto symbol = str(b, k.symbol);
+  std::vector<fb::GpuArg> args;
+  args.reserve(k.args.size());
+  for (const GpuArg &a : k.args)
+    args.emplace_back(uint8_t(a.kind), a.operand, a.axis);
+  auto argv = args.empty() ? 0 : b.CreateVectorOfStructs(args);
+  return fb::CreateGpuKernel(b, k.step, symbol, k.blockX, k.gridOperand,
+                             k.sharedBytes, argv);
+}
+
+Offset<fb::CodeObject> codeObject(FlatBufferBuilder &b, const CodeObject &c) {
+  auto arch = str(b, c.arch);
+  return fb::CreateCodeObject(b, arch, fb::CodeFormat(uint8_t(c.format)),
+                              c.offset, c.bytes);
+}
+
+Offset<fb::GpuTarget> gpuTarget(FlatBufferBuilder &b, const GpuTarget &t) {
+  auto name = str(b, t.name);
+  auto objects = tables(b, t.objects, codeObject);
+  auto kernels = tables(b, t.kernels, gpuKernel);
+  return fb::CreateGpuTarget(b, name, objects, kernels);
+}
+
 } // namespace
 
 std::vector<uint8_t> encodeManifest(const Manifest &m) {
@@ -187,9 +211,10 @@ std::vector<uint8_t> encodeManifest(const Manifest &m) {
   auto l = llm(b, m.llm);
   auto t = tokenizer(b, m.tokenizer);
   auto g = generation(b, m.generation);
+  auto gpu = tables(b, m.gpuTargets, gpuTarget);
   b.Finish(fb::CreateManifest(b, m.formatVersion, compiler, model, targets,
                               tensors, buffers, steps, inputs, outputs, symbols,
-                              mem, m.hasLlm, l, t, g),
+                              mem, m.hasLlm, l, t, g, gpu),
            fb::ManifestIdentifier());
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }

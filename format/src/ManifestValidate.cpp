@@ -320,8 +320,8 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                       " (must be >= 0, or -1 when dynamic)");
     }
   }
-  for (auto check :
-       {validateTensorLayout, validateIo, validateSteps, validateArenaLiveness})
+  for (auto check : {validateTensorLayout, validateIo, validateSteps,
+                     validateArenaLiveness, validateGpuTargets})
     if (Status s = check(m); !s)
       return s;
   if (!m.hasLlm)

@@ -45,4 +45,9 @@ Status validateTensorLayout(const Manifest &m);
 /// kernel's output taking over the slice of an input that dies there.
 Status validateArenaLiveness(const Manifest &m);
 
+/// Each GPU target's kernels: steps that exist, in ascending order, each
+/// once; launch sizes a GPU accepts; arguments naming operands and axes
+/// the step has. Code object ranges need the sections: validateCodeSections.
+Status validateGpuTargets(const Manifest &m);
+
 } // namespace ingot::format

@@ -1,5 +1,6 @@
-"""Dependencies run one way: format <- dialects <- passes <- compiler, and
-format <- runtime; tools use the compiler and the runtime's public headers.
+"""Dependencies run one way: format <- dialects <- passes, codegen <-
+compiler, and format <- runtime; tools use the compiler and the runtime's
+public headers.
 
 Checks every #include of the C++ sources against that, and the CMake link
 lines of the libraries, so a shortcut (the dialect including a runtime
@@ -18,7 +19,7 @@ RUNTIME_HEADERS = {p.name for p in (ROOT / "runtime/include/ingot").glob("*.h")}
 # folder -> what it must not include: runtime headers (public or private)
 # for everything below the runtime, and anything of ours but format's
 # own headers for format.
-LOWER = ["dialects", "passes", "compiler", "tools/ingot-opt",
+LOWER = ["dialects", "passes", "codegen", "compiler", "tools/ingot-opt",
          "tools/ingot-pack-tokenizer"]
 
 
@@ -55,7 +56,8 @@ def problems():
                     yield f"{src.relative_to(ROOT)}: includes \"{inc}\", " \
                           "a private runtime header"
     for cmake in ["dialects/Ingot/CMakeLists.txt", "dialects/Plan/CMakeLists.txt",
-                  "passes/CMakeLists.txt", "compiler/CMakeLists.txt",
+                  "passes/CMakeLists.txt", "codegen/CMakeLists.txt",
+                  "compiler/CMakeLists.txt",
                   "format/CMakeLists.txt"]:
         if not (ROOT / cmake).exists():
             yield f"{cmake}: missing"

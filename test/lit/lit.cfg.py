@@ -10,3 +10,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ingot_obj_root, "test", "lit")
 config.environment["PATH"] = os.pathsep.join(
     [config.ingot_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+
+# The CUDA lowering links libdevice from the toolkit MLIR is pointed at.
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+config.environment["CUDA_HOME"] = cuda_home
+if os.path.exists(os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("cuda-toolkit")

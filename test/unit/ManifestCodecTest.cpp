@@ -30,7 +30,9 @@ static_assert(sizeof(TensorEntry) == 120 && sizeof(Dim) == 40 &&
                   sizeof(SymbolBound) == 40 && sizeof(MemorySummary) == 48 &&
                   sizeof(LlmConfig) == 160 && sizeof(TokenizerData) == 256 &&
                   sizeof(TokenizerData::AddedToken) == 48 &&
-                  sizeof(GenerationDefaults) == 56 && sizeof(Manifest) == 768,
+                  sizeof(GenerationDefaults) == 56 && sizeof(GpuArg) == 12 &&
+                  sizeof(GpuKernel) == 80 && sizeof(CodeObject) == 56 &&
+                  sizeof(GpuTarget) == 80 && sizeof(Manifest) == 792,
               "a Manifest struct changed: update format/schema/manifest.fbs, "
               "ManifestEncode.cpp, ManifestDecode.cpp, randomManifest() and "
               "expectSameManifest/expectSameLlm, then these sizes");
@@ -137,6 +139,29 @@ void randomLlm(Random &r, Manifest &m) {
   g.maxNewTokens = r.num<int64_t>(dg.maxNewTokens);
 }
 
+void randomGpuTargets(Random &r, Manifest &m) {
+  const GpuKernel dk;
+  m.gpuTargets = r.list<GpuTarget>([&] {
+    GpuTarget t;
+    t.name = r.str();
+    t.objects = r.list<CodeObject>([&] {
+      return CodeObject{r.str(), CodeObject::Format(2), r.num<uint64_t>(0),
+                        r.num<uint64_t>(0)};
+    });
+    t.kernels = r.list<GpuKernel>([&] {
+      GpuKernel k{r.num<uint32_t>(0),         r.str(),
+                  r.num<uint32_t>(dk.blockX), r.num<uint32_t>(0),
+                  r.num<uint32_t>(0),         {}};
+      k.args = r.list<GpuArg>([&] {
+        return GpuArg{GpuArg::Kind(r.in(2, 4)), r.num<uint32_t>(0),
+                      r.num<uint32_t>(0)};
+      });
+      return k;
+    });
+    return t;
+  });
+}
+
 Manifest randomManifest(uint64_t seed) {
   Random r(seed);
   Manifest m;
@@ -193,6 +218,7 @@ Manifest randomManifest(uint64_t seed) {
   m.memory = {r.num<uint64_t>(0), r.num<uint64_t>(0), r.num<uint64_t>(0),
               r.num<uint64_t>(0), r.num<uint64_t>(0), r.num<uint64_t>(0)};
   randomLlm(r, m);
+  randomGpuTargets(r, m);
   return m;
 }
 

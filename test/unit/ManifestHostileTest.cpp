@@ -129,12 +129,12 @@ TEST(ManifestHostileTest, AcceptsMisalignedInput) {
 }
 
 TEST(ManifestHostileTest, IgnoresFieldsOfALaterSchema) {
-  // Slot 34 is the field after `generation`, the last of table Manifest.
+  // Slot 36 is the field after `gpu_targets`, the last of table Manifest.
   flatbuffers::FlatBufferBuilder b;
   auto name = b.CreateString("later");
   fb::ManifestBuilder mb(b);
   mb.add_model_name(name);
-  b.AddElement<uint64_t>(34, 12345);
+  b.AddElement<uint64_t>(36, 12345);
   Manifest got;
   std::vector<uint8_t> bytes = finish(b, mb.Finish());
   Status st = decodeManifest(bytes.data(), bytes.size(), &got);

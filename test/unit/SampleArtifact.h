@@ -129,6 +129,37 @@ inline bool sameBits(double a, double b) {
 }
 
 /// Field-by-field equality, doubles compared bit for bit.
+/// Field-by-field equality of the GPU targets' code objects and kernels.
+inline void expectSameGpuTargets(const Manifest &a, const Manifest &b) {
+  ASSERT_EQ(a.gpuTargets.size(), b.gpuTargets.size());
+  for (size_t i = 0; i < a.gpuTargets.size(); ++i) {
+    const GpuTarget &x = a.gpuTargets[i], &y = b.gpuTargets[i];
+    EXPECT_EQ(x.name, y.name);
+    ASSERT_EQ(x.objects.size(), y.objects.size());
+    for (size_t k = 0; k < x.objects.size(); ++k) {
+      EXPECT_EQ(x.objects[k].arch, y.objects[k].arch);
+      EXPECT_EQ(x.objects[k].format, y.objects[k].format);
+      EXPECT_EQ(x.objects[k].offset, y.objects[k].offset);
+      EXPECT_EQ(x.objects[k].bytes, y.objects[k].bytes);
+    }
+    ASSERT_EQ(x.kernels.size(), y.kernels.size());
+    for (size_t k = 0; k < x.kernels.size(); ++k) {
+      const GpuKernel &p = x.kernels[k], &q = y.kernels[k];
+      EXPECT_EQ(p.step, q.step);
+      EXPECT_EQ(p.symbol, q.symbol);
+      EXPECT_EQ(p.blockX, q.blockX);
+      EXPECT_EQ(p.gridOperand, q.gridOperand);
+      EXPECT_EQ(p.sharedBytes, q.sharedBytes);
+      ASSERT_EQ(p.args.size(), q.args.size());
+      for (size_t j = 0; j < p.args.size(); ++j) {
+        EXPECT_EQ(p.args[j].kind, q.args[j].kind);
+        EXPECT_EQ(p.args[j].operand, q.args[j].operand);
+        EXPECT_EQ(p.args[j].axis, q.args[j].axis);
+      }
+    }
+  }
+}
+
 inline void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.formatVersion, b.formatVersion);
   EXPECT_EQ(a.compilerVersion, b.compilerVersion);
@@ -206,6 +237,7 @@ inline void expectSameManifest(const Manifest &a, const Manifest &b) {
   EXPECT_EQ(a.memory.arenaNaiveBytes, b.memory.arenaNaiveBytes);
   EXPECT_EQ(a.memory.kvCacheBytes, b.memory.kvCacheBytes);
   EXPECT_EQ(a.memory.overheadBytes, b.memory.overheadBytes);
+  expectSameGpuTargets(a, b);
 }
 
 /// Field-by-field equality of the LLM parts (hasLlm, llm, tokenizer,

@@ -96,7 +96,10 @@ void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
 void declareGraphFlags(CommandLine &cl, compiler::CompileOptions *o) {
   cl.value(
       "--target", [o](const std::string &v) { o->targets.push_back(v); },
-      "target to build for (repeatable)", "cpu", "TARGET");
+      "targets to build for: cpu, cuda (= cuda:sm_80,cuda:sm_90) or "
+      "cuda:sm_XX (sm_80 sm_86 sm_89 sm_90 sm_100 sm_120); comma-separated "
+      "or repeated; the CPU plan is always included",
+      "cpu", "TARGET,..");
   const std::string dimRange = std::to_string(kInt32Max);
   cl.value(
       "--shape",

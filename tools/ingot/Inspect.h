@@ -1,6 +1,7 @@
 //===- Inspect.h - Shared parts of `ingot inspect` --------------*- C++ -*-===//
 #pragma once
 
+#include "JsonText.h"
 #include "ingot/Artifact.h"
 #include "ingot/MemoryFootprint.h"
 
@@ -15,6 +16,16 @@ std::string dimSymbol(const Dim &d);
 uint64_t totalBytes(const MemorySummary &m);
 /// The artifact and its memory footprint as one JSON object (--json).
 std::string inspectJson(const Artifact &art, const MemoryFootprint &fp);
+/// Prints rows with each column padded to its widest cell.
+void printTable(const std::vector<std::vector<std::string>> &rows);
+
+// InspectCode.cpp: the GPU targets' code objects.
+void printGpuTargets(const Artifact &art);
+/// "cuda.sm_90.cubin": the file --extract-code writes for one object.
+std::string codeObjectFileName(const GpuTarget &t, const CodeObject &c);
+Status extractCode(const Artifact &art, const std::string &dir);
+/// Per GPU target: its code objects (with what their ELF says) and kernels.
+OrderedJson jsonGpuTargets(const Artifact &art);
 
 } // namespace ingot::cli
 

@@ -27,6 +27,26 @@
 #include <vector>
 
 namespace ingot::cli {
+
+/// Prints rows with each column padded to its widest cell.
+void printTable(const std::vector<std::vector<std::string>> &rows) {
+  std::vector<size_t> width;
+  for (const auto &row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto &row : rows) {
+    std::string line = "  ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      line.append("  ").append(row[c]);
+      line.append(width[c] - row[c].size(), ' ');
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    std::printf("%s\n", line.c_str());
+  }
+}
+
 namespace {
 
 //===--- Text -------------------------------------------------------------===//
@@ -113,25 +133,6 @@ std::string attrText(const Attr &a) {
   return s;
 }
 
-/// Prints rows with each column padded to its widest cell.
-void printTable(const std::vector<std::vector<std::string>> &rows) {
-  std::vector<size_t> width;
-  for (const auto &row : rows) {
-    width.resize(std::max(width.size(), row.size()));
-    for (size_t c = 0; c < row.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
-  }
-  for (const auto &row : rows) {
-    std::string line = "  ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      line.append("  ").append(row[c]);
-      line.append(width[c] - row[c].size(), ' ');
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    std::printf("%s\n", line.c_str());
-  }
-}
-
 void printText(const Artifact &art) {
   const Manifest &m = art.manifest();
   std::printf("artifact  %s (%s, format %u, compiler %s)\n",
@@ -154,6 +155,7 @@ void printText(const Artifact &art) {
   for (const Artifact::SectionInfo &s : art.sections())
     rows.push_back({s.name, std::to_string(s.offset), std::to_string(s.size)});
   printTable(rows);
+  printGpuTargets(art);
 
   for (int out = 0; out < 2; ++out) {
     std::printf("\n%s\n", out ? "outputs" : "inputs");
@@ -277,7 +279,7 @@ void printFootprint(const Artifact &art, const MemoryFootprint &f) {
 } // namespace
 
 int inspectMain(int argc, char **argv) {
-  std::string path;
+  std::string path, extractDir;
   bool asJson = false, memoryOnly = false;
   int64_t kvBlocks = 0, kvCacheMb = 0, threads = 0;
   CommandLine cl("inspect", "Describes a compiled artifact.");
@@ -287,6 +289,10 @@ int inspectMain(int argc, char **argv) {
           "print only what serving it takes: weights, the KV cache at the "
           "budget the engine would use (or the one given), the activation "
           "arena and the runtime's overhead for --threads threads");
+  cl.value("--extract-code", &extractDir,
+           "write each GPU code object (cubin, PTX) into DIR as "
+           "<target>.<arch>.<format>, for cuobjdump or nvdisasm",
+           "DIR");
   cl.integer("--kv-blocks", &kvBlocks, 1, kMaxKvBlocks,
              "KV-cache blocks (auto: the engine's budget)", "auto");
   cl.integer("--kv-cache-mb", &kvCacheMb, 1, kMaxKvCacheMb,
@@ -303,6 +309,13 @@ int inspectMain(int argc, char **argv) {
   if (Status st = Artifact::open(path, &art); !st) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 1;
+  }
+  if (!extractDir.empty()) {
+    if (Status st = extractCode(*art, extractDir); !st) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return 1;
+    }
+    return std::fflush(stdout) == 0 ? 0 : 1;
   }
   if (std::string e = kvCacheMbError(art->manifest().llm, kvCacheMb);
       art->manifest().hasLlm && !e.empty()) {

@@ -209,6 +209,7 @@ std::string inspectJson(const Artifact &art, const MemoryFootprint &fp) {
   o["buffers"] = jsonBuffers(m);
   o["steps"] = jsonSteps(m);
   o["memory"] = jsonMemory(m.memory, fp);
+  o["gpu_targets"] = jsonGpuTargets(art);
   return jsonText(o, 2) + '\n';
 }
 

@@ -68,6 +68,13 @@ Status layOutTensors(Manifest *m, uint64_t *weightsSize);
 /// bytes: ids, indices and offsets in range, sizes consistent, no overflow.
 Status validateManifest(const Manifest &m, uint64_t weightsSize);
 
+/// The code sections (name without "code.", size) against the manifest:
+/// one section per GPU target and each of its code objects inside it, and
+/// no section for a target the manifest neither lists nor describes.
+Status validateCodeSections(
+    const Manifest &m,
+    const std::vector<std::pair<std::string, uint64_t>> &sections);
+
 /// Writes an artifact. ArtifactWriter::write calls this with validate=true;
 /// tests pass false to produce files the loader must refuse.
 Status writeArtifactFile(const std::string &path, Manifest manifest,

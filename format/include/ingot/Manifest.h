@@ -191,6 +191,50 @@ struct GenerationDefaults {
   int64_t maxNewTokens = 256;
 };
 
+/// How the runtime computes one argument of a generated GPU kernel when it
+/// launches it (codegen/gpu/ElementwiseKernel.h lays the arguments out).
+struct GpuArg {
+  enum class Kind : uint8_t {
+    Pointer = 1,         // device address of the operand's buffer
+    Numel = 2,           // element count of the operand (i64)
+    Dim = 3,             // size of the operand's `axis` (i64)
+    BroadcastStride = 4, // element stride of input `operand` along the
+                         // first output's `axis`, 0 where broadcast (i64)
+  };
+  Kind kind = Kind::Pointer;
+  uint32_t operand = 0; // the step's inputs, then its outputs
+  uint32_t axis = 0;
+};
+
+/// The GPU kernel that computes one step, and its launch. grid.x =
+/// ceil(numel(operand gridOperand) / blockX); grid and block y, z are 1.
+struct GpuKernel {
+  uint32_t step = 0;
+  std::string symbol;
+  uint32_t blockX = 256;
+  uint32_t gridOperand = 0;
+  uint32_t sharedBytes = 0;
+  std::vector<GpuArg> args;
+};
+
+/// One code object in a target's code section ("code.<target>").
+struct CodeObject {
+  enum class Format : uint8_t { Cubin = 1, Ptx = 2 };
+  std::string arch; // "sm_90"
+  Format format = Format::Cubin;
+  uint64_t offset = 0; // from the start of the code section
+  uint64_t bytes = 0;
+};
+
+/// A GPU target family ("cuda"): its code objects, one per architecture
+/// (plus PTX of the newest, for JIT on newer GPUs), and the kernel of each
+/// step it covers, launched the same way on every architecture.
+struct GpuTarget {
+  std::string name;
+  std::vector<CodeObject> objects;
+  std::vector<GpuKernel> kernels; // by ascending step
+};
+
 /// The format version a new Manifest says it has; ArtifactWriter.h's
 /// kArtifactFormatVersion is this number.
 inline constexpr uint32_t kManifestFormatVersion = 2;
@@ -212,6 +256,7 @@ struct Manifest {
   LlmConfig llm;
   TokenizerData tokenizer;
   GenerationDefaults generation;
+  std::vector<GpuTarget> gpuTargets;
 };
 
 } // namespace ingot

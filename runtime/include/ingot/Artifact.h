@@ -39,6 +39,10 @@ public:
     uint64_t size = 0;
   };
   const std::vector<SectionInfo> &sections() const { return sections_; }
+  /// A GPU code object's bytes inside its mapped code section (in range:
+  /// open() checked it); nullptr when `target` has no code section here.
+  const uint8_t *codeObjectData(const GpuTarget &target,
+                                const CodeObject &object) const;
 
 private:
   Artifact() = default;

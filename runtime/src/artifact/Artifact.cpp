@@ -86,20 +86,25 @@ Status Artifact::open(const std::string &path, std::unique_ptr<Artifact> *out) {
     return fail("the manifest and the header disagree on the compiler version");
   if (Status s = validateManifest(m, weightsSec->size); !s)
     return fail("invalid manifest: " + s.message());
-  for (const SectionRecord &r : records) {
-    if (r.name.rfind(kCodePrefix, 0) != 0)
-      continue;
-    std::string target = r.name.substr(std::strlen(kCodePrefix));
-    bool listed = false;
-    for (const std::string &t : m.targets)
-      listed |= t == target;
-    if (!listed)
-      return fail("code section for target '" + target +
-                  "', which the manifest does not list");
-  }
+  std::vector<std::pair<std::string, uint64_t>> code;
+  for (const SectionRecord &r : records)
+    if (r.name.rfind(kCodePrefix, 0) == 0)
+      code.emplace_back(r.name.substr(std::strlen(kCodePrefix)), r.size);
+  if (Status s = validateCodeSections(m, code); !s)
+    return fail(s.message());
   a->weightsOffset_ = weightsSec->offset;
   *out = std::move(a);
   return Status::ok();
+}
+
+const uint8_t *Artifact::codeObjectData(const GpuTarget &target,
+                                        const CodeObject &object) const {
+  const std::string name = kCodePrefix + target.name;
+  for (const SectionInfo &s : sections_)
+    if (s.name == name && object.offset <= s.size &&
+        object.bytes <= s.size - object.offset)
+      return base_ + s.offset + object.offset;
+  return nullptr;
 }
 
 const uint8_t *Artifact::tensorData(size_t tensorIndex) const {

@@ -1,0 +1,245 @@
+"""--target cuda: generated kernels in the artifact, checked without a GPU.
+
+What a GPU-less machine can check of a CUDA build: the artifact holds a
+cubin per architecture and the PTX of the newest; each cubin is an ELF for
+EM_CUDA (190) of the architecture it claims, defining exactly the kernels
+the manifest's table names (read here with a small ELF reader of this
+file's own, independent of ingot's); the build is byte-identical across
+compiles and flag orders; the CPU results do not change; a damaged code
+section is refused like any other. ptxas, when installed, must accept the
+PTX. The GPU numerics need a GPU (scripts/gpu-check.sh)."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ingot_testlib import (SOURCE_DIR, compile_model, describe, ingot,
+                           ingot_bin, make_model, node, rand, run_model,
+                           save_model, seed_for)
+
+sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
+import hf_models  # noqa: E402
+import transformer_block  # noqa: E402
+
+F32 = np.float32
+TARGETS = "cpu,cuda:sm_80,cuda:sm_90"
+EM_CUDA = 190
+CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+# A CUDA build needs the toolkit's libdevice and nvJitLink (not a GPU).
+needs_toolkit = pytest.mark.skipif(
+    not (CUDA_HOME / "nvvm/libdevice/libdevice.10.bc").exists()
+    or not list((CUDA_HOME / "lib64").glob("libnvJitLink.so*")),
+    reason=f"no CUDA toolkit at {CUDA_HOME}")
+
+
+def gelu_bias_model():
+    """Bias add (broadcast over rows), then GELU as exporters spell it."""
+    rng = np.random.default_rng(11)
+    inits = {"bias": rng.uniform(-1, 1, 48).astype(F32),
+             "sqrt2": np.array(2 ** 0.5, F32), "one": np.array(1, F32),
+             "half": np.array(0.5, F32)}
+    nodes = [node("Add", ["x", "bias"], ["b"]),
+             node("Div", ["b", "sqrt2"], ["d"]), node("Erf", ["d"], ["e"]),
+             node("Add", ["e", "one"], ["a"]), node("Mul", ["b", "a"], ["m"]),
+             node("Mul", ["m", "half"], ["y"])]
+    return make_model(nodes, [("x", F32, ["batch", 48])], ["y"], inits)
+
+
+def elf_kernels(data):
+    """(e_machine, sm number, global function names) of a 64-bit ELF."""
+    assert data[:4] == b"\x7fELF" and data[4] == 2, "not a 64-bit ELF"
+    abi_version = data[8]
+    machine, = struct.unpack_from("<H", data, 18)
+    flags, = struct.unpack_from("<I", data, 48)
+    shoff, = struct.unpack_from("<Q", data, 40)
+    shentsize, shnum = struct.unpack_from("<HH", data, 58)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+                for i in range(shnum)]
+    names = set()
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 24):
+            name, info, _, shndx = struct.unpack_from("<IBBH", data, off)
+            if info >> 4 == 1 and info & 0xF == 2 and shndx != 0:
+                end = data.index(b"\0", strtab[4] + name)
+                names.add(data[strtab[4] + name:end].decode())
+    # CUDA 12.8+ writes ELF ABI version 8 with the SM number in bits 8-15.
+    sm = (flags >> 8) & 0xFF if abi_version >= 8 else flags & 0xFF
+    return machine, sm, names
+
+
+@pytest.fixture(scope="module")
+def gelu_onnx(tmp_path_factory):
+    path = tmp_path_factory.mktemp("gelu") / "gelu.onnx"
+    save_model(gelu_bias_model(), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    if needs_toolkit.args[0]:
+        pytest.skip(needs_toolkit.kwargs["reason"])
+    work = tmp_path_factory.mktemp("cuda")
+    models = {"gelu": gelu_bias_model(),
+              "block": transformer_block.build(seed=5)}
+    out = {}
+    for name, model in models.items():
+        path = work / f"{name}.onnx"
+        save_model(model, path)
+        cpu = work / f"{name}.cpu.ingot"
+        cuda = work / f"{name}.cuda.ingot"
+        compile_model(path, cpu)
+        proc = compile_model(path, cuda, "--target", TARGETS)
+        out[name] = (path, cpu, cuda, proc)
+    return work, out
+
+
+def inspect_json(art):
+    proc = ingot("inspect", art, "--json")
+    assert proc.returncode == 0, describe(proc)
+    return json.loads(proc.stdout)
+
+
+def test_code_objects_per_architecture(built):
+    _, out = built
+    for name, (_, _, cuda, proc) in out.items():
+        info = inspect_json(cuda)
+        assert info["targets"] == ["cpu", "cuda:sm_80", "cuda:sm_90"]
+        (target,) = info["gpu_targets"]
+        assert target["name"] == "cuda"
+        objects = [(o["arch"], o["format"]) for o in target["objects"]]
+        assert objects == [("sm_80", "cubin"), ("sm_90", "cubin"),
+                           ("sm_90", "ptx")], name
+        assert target["kernels"], f"{name}: no step got a CUDA kernel"
+        assert "CUDA kernels generated for" in proc.stderr
+
+
+def test_cubins_define_the_manifest_kernels(built, tmp_path):
+    _, out = built
+    for name, (_, _, cuda, _) in out.items():
+        info = inspect_json(cuda)
+        symbols = {k["symbol"] for k in info["gpu_targets"][0]["kernels"]}
+        code = tmp_path / name
+        proc = ingot("inspect", cuda, "--extract-code", code)
+        assert proc.returncode == 0, describe(proc)
+        for sm in (80, 90):
+            data = (code / f"cuda.sm_{sm}.cubin").read_bytes()
+            machine, got_sm, names = elf_kernels(data)
+            assert (machine, got_sm) == (EM_CUDA, sm), name
+            assert names == symbols, f"{name} sm_{sm}"
+        ptx = (code / "cuda.sm_90.ptx").read_text()
+        assert ".target sm_90" in ptx
+        for s in symbols:
+            assert f".entry {s}(" in ptx
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None and
+                    not Path("/usr/local/cuda/bin/ptxas").exists(),
+                    reason="ptxas is not installed")
+def test_ptxas_accepts_the_ptx(built, tmp_path):
+    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    _, out = built
+    for name, (_, _, cuda, _) in out.items():
+        code = tmp_path / name
+        assert ingot("inspect", cuda, "--extract-code", code).returncode == 0
+        proc = subprocess.run([ptxas, "-arch=sm_90", str(code / "cuda.sm_90.ptx"),
+                               "-o", str(tmp_path / f"{name}.cubin")],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_byte_identical_whatever_the_flag_order(built):
+    work, out = built
+    path, _, cuda, _ = out["gelu"]
+    again = work / "gelu.again.ingot"
+    compile_model(path, again, "--target", "cuda:sm_90", "--target",
+                  "cuda:sm_80,cpu")
+    assert again.read_bytes() == cuda.read_bytes()
+
+
+def test_cpu_results_unchanged(built, tmp_path, request):
+    _, out = built
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    for name, (_, cpu, cuda, _) in out.items():
+        info = inspect_json(cpu)
+        inputs = {}
+        for io in info["inputs"]:
+            shape = [d if isinstance(d, int) else 3 for d in io["shape"]]
+            inputs[io["name"]] = rand(rng, shape)
+        a = run_model(cpu, inputs, tmp_path)
+        b = run_model(cuda, inputs, tmp_path)
+        assert a.keys() == b.keys()
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=name)
+
+
+def test_damaged_code_section_is_refused(built, tmp_path):
+    _, out = built
+    _, _, cuda, _ = out["gelu"]
+    info = inspect_json(cuda)
+    (section,) = [s for s in info["sections"] if s["name"] == "code.cuda"]
+    data = bytearray(cuda.read_bytes())
+    data[section["offset"] + section["size"] // 2] ^= 0x40
+    bad = tmp_path / "bad.ingot"
+    bad.write_bytes(bytes(data))
+    proc = ingot("inspect", bad)
+    assert proc.returncode == 1
+    assert "checksum mismatch in section 'code.cuda'" in proc.stderr
+
+
+def test_cpu_only_artifact_has_no_code_to_extract(built, tmp_path):
+    _, out = built
+    _, cpu, _, _ = out["gelu"]
+    proc = ingot("inspect", cpu, "--extract-code", tmp_path / "code")
+    assert proc.returncode == 1
+    assert "holds no GPU code objects" in proc.stderr
+
+
+@pytest.mark.parametrize("target, message", [
+    ("cuda:sm_75", "unknown CUDA architecture 'sm_75'; known: sm_80"),
+    ("rocm", "target 'rocm' is not supported"),
+    ("cpu,,cuda", "empty target name"),
+])
+def test_bad_targets_are_refused(gelu_onnx, tmp_path, target, message):
+    path = gelu_onnx
+    art = tmp_path / "x.ingot"
+    proc = compile_model(path, art, "--target", target, check=False)
+    assert proc.returncode == 1, describe(proc)
+    assert message in proc.stderr
+    assert not art.exists()
+
+
+def test_missing_toolkit_is_named(gelu_onnx, tmp_path):
+    env = dict(os.environ, CUDA_HOME=str(tmp_path / "no-cuda"))
+    env.pop("LD_LIBRARY_PATH", None)
+    art = tmp_path / "x.ingot"
+    proc = subprocess.run([str(ingot_bin()), "compile", str(gelu_onnx), "-o",
+                           str(art), "--target", "cpu,cuda"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "needs the CUDA toolkit's libdevice" in proc.stderr
+    assert "set CUDA_HOME" in proc.stderr
+    assert not art.exists()
+
+
+@needs_toolkit
+def test_llm_elementwise_steps_get_kernels(tmp_path):
+    """A Llama-shaped HF model: its elementwise steps (if any survive
+    fusion) get kernels; the rest of the plan is reported as uncovered."""
+    model = hf_models.make_model("llama", tmp_path)
+    art = tmp_path / "llama.ingot"
+    proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda",
+                 timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    info = inspect_json(art)
+    assert info["targets"] == ["cpu", "cuda:sm_80", "cuda:sm_90"]
+    steps = len(info["steps"])
+    assert f"of {steps} steps" in proc.stderr
