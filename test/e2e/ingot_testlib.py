@@ -200,16 +200,17 @@ _run_counter = [0]
 
 
 def run_model(artifact, inputs, workdir, threads=None, runtime_only=False,
-              check=True):
-    """`ingot run` on name -> array inputs; returns name -> array outputs
-    (every .npy the run wrote), or the CompletedProcess when check=False."""
+              check=True, extra=()):
+    """`ingot run` on name -> array inputs (and `extra` flags); returns
+    name -> array outputs (every .npy the run wrote), or the
+    CompletedProcess when check=False."""
     _run_counter[0] += 1
     work = Path(workdir) / f"run{_run_counter[0]}"
     out_dir = work / "out"
     args = write_inputs(inputs, work / "in")
     if threads is not None:
         args += ["--threads", threads]
-    proc = ingot("run", artifact, *args, "--output-dir", out_dir,
+    proc = ingot("run", artifact, *args, "--output-dir", out_dir, *extra,
                  runtime_only=runtime_only)
     if not check:
         return proc

@@ -243,3 +243,44 @@ def test_llm_elementwise_steps_get_kernels(tmp_path):
     assert info["targets"] == ["cpu", "cuda:sm_80", "cuda:sm_90"]
     steps = len(info["steps"])
     assert f"of {steps} steps" in proc.stderr
+
+
+def _have_cuda_driver():
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
+def test_device_cuda_without_a_driver_is_a_clear_error(built, tmp_path):
+    _, out = built
+    _, cpu, cuda, _ = out["gelu"]
+    for art in (cpu, cuda):
+        proc = run_model(art, {"x": np.ones((2, 48), F32)}, tmp_path,
+                         check=False, extra=("--device", "cuda"))
+        assert proc.returncode == 1, describe(proc)
+        assert "no CUDA driver: libcuda.so.1 not found" in proc.stderr
+
+
+@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
+def test_device_auto_falls_back_to_the_cpu_and_says_so(built, tmp_path):
+    _, out = built
+    _, cpu, cuda, _ = out["gelu"]
+    x = {"x": rand(np.random.default_rng(7), (5, 48))}
+    proc = run_model(cuda, x, tmp_path, check=False, extra=("--device", "auto"))
+    assert proc.returncode == 0, describe(proc)
+    assert ("ingot: running on the CPU: no CUDA driver: libcuda.so.1 not found"
+            in proc.stderr)
+    quiet = run_model(cpu, x, tmp_path, check=False)
+    assert quiet.returncode == 0 and "running on" not in quiet.stderr
+
+
+def test_device_flag_is_checked(built, tmp_path):
+    _, out = built
+    proc = run_model(out["gelu"][1], {"x": np.ones((2, 48), F32)}, tmp_path,
+                     check=False, extra=("--device", "gpu"))
+    assert proc.returncode == 2, describe(proc)
+    assert "--device gpu: expected cpu, cuda, cuda:N or auto" in proc.stderr

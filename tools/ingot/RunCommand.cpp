@@ -8,14 +8,17 @@
 
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
+#include "ingot/GpuExecutor.h"
 #include "ingot/ThreadPool.h"
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -52,6 +55,8 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
   std::string outputDir;
   unsigned threads = 0;
+  DeviceRequest device;
+  int64_t repeat = 0;
 };
 
 /// Parses argv; returns -1 on success or the exit code to return.
@@ -73,6 +78,20 @@ int parseArgs(int argc, char **argv, RunOptions *o) {
   int64_t threads = 0;
   cl.integer("--threads", &threads, 0, kMaxThreads,
              "worker threads; 0: all cores");
+  cl.value(
+      "--device",
+      [o](const std::string &v) {
+        if (Status s = parseDeviceRequest(v, &o->device); !s)
+          throw FlagError(s.message());
+      },
+      "where to run: cpu, cuda, cuda:N, or auto (CUDA when the artifact's "
+      "CUDA code covers its plan and a GPU is there, else the CPU; an "
+      "artifact with GPU code says which on stderr)",
+      "auto", "DEVICE");
+  cl.integer("--repeat", &o->repeat, 0, 1000000,
+             "run the plan this many more times and print the median and "
+             "minimum wall time per run (with a GPU: input and output "
+             "copies included) on stderr");
   if (int rc = cl.parse(argc, argv); rc >= 0)
     return rc;
   if (o->artifact.empty())
@@ -82,6 +101,52 @@ int parseArgs(int argc, char **argv, RunOptions *o) {
   o->threads = threads > 0 ? unsigned(threads)
                            : std::max(1u, std::thread::hardware_concurrency());
   return -1;
+}
+
+/// The GPU executor for --device cuda[:N] or a usable auto; nullptr with
+/// *note saying why when auto falls back to the CPU.
+Status openGpu(const Artifact &art, const DeviceRequest &req,
+               std::unique_ptr<GpuExecutor> *gpu, std::string *note) {
+  const bool wanted = req.kind == DeviceRequest::Kind::Cuda;
+  if (req.kind == DeviceRequest::Kind::Cpu ||
+      (!wanted && art.manifest().gpuTargets.empty()))
+    return Status::ok();
+  std::unique_ptr<Device> device;
+  Status s = openCudaDevice(req.ordinal, &device);
+  std::string why;
+  if (s && !wanted && !gpuCoversPlan(art.manifest(), "cuda", &why)) {
+    *note = "running on the CPU: " + why;
+    return Status::ok();
+  }
+  if (s)
+    s = GpuExecutor::create(art, std::move(device), gpu);
+  if (!s && !wanted) {
+    *note = "running on the CPU: " + s.message();
+    return Status::ok();
+  }
+  if (s && !wanted)
+    *note = "running on " + (*gpu)->device().description();
+  return s;
+}
+
+/// Runs `once` `times` more times; prints the median and minimum.
+Status timeRuns(int64_t times, const std::string &where,
+                const std::function<Status()> &once) {
+  std::vector<double> ms;
+  for (int64_t i = 0; i < times; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = once(); !s)
+      return s;
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  if (ms.empty())
+    return Status::ok();
+  std::sort(ms.begin(), ms.end());
+  std::fprintf(stderr, "ingot: %lld runs on %s: median %.4f ms, min %.4f ms\n",
+               (long long)times, where.c_str(), ms[ms.size() / 2], ms[0]);
+  return Status::ok();
 }
 
 } // namespace
@@ -109,10 +174,27 @@ int runMain(int argc, char **argv) {
     inputs.push_back(std::move(nt));
   }
 
-  ThreadPool pool(opts.threads);
-  Executor executor(*artifact, pool);
+  std::unique_ptr<GpuExecutor> gpu;
+  std::string note;
+  if (Status s = openGpu(*artifact, opts.device, &gpu, &note); !s)
+    return fail(s.message());
+  if (!note.empty())
+    std::fprintf(stderr, "ingot: %s\n", note.c_str());
   std::vector<NamedTensor> outputs;
-  if (Status s = executor.run(inputs, &outputs); !s)
+  std::unique_ptr<ThreadPool> pool;
+  std::unique_ptr<Executor> cpu;
+  if (!gpu) {
+    pool = std::make_unique<ThreadPool>(opts.threads);
+    cpu = std::make_unique<Executor>(*artifact, *pool);
+  }
+  auto once = [&] {
+    return gpu ? gpu->run(inputs, &outputs) : cpu->run(inputs, &outputs);
+  };
+  if (Status s = once(); !s)
+    return fail(s.message());
+  if (Status s = timeRuns(opts.repeat,
+                          gpu ? gpu->device().description() : "the CPU", once);
+      !s)
     return fail(s.message());
 
   std::error_code ec;

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The GPU check: one prepared command for a machine lent a GPU.
+#
+#   scripts/gpu-check.sh prepare     here (the compiler, no GPU): compiles the
+#                                    check's models for cpu,cuda:sm_80,sm_90,
+#                                    sm_100 into build/gpu-check/models and
+#                                    copies the header-only dependencies the
+#                                    GPU machine lacks into build/gpu-check/deps
+#   scripts/gpu-check.sh [--out DIR] there (no MLIR, no network): builds the
+#                                    runtime-only ingot, checks every artifact
+#                                    on the GPU against the CPU and times both
+#                                    beside PyTorch; writes gpu-check.json and
+#                                    gpu-check.md to DIR (default $OUT, else
+#                                    build/gpu-check/out)
+#
+# Without a GPU the second form says so and exits 0. Carry build/gpu-check
+# (a few MB) with the tree: the device tool's `carry: ["build/gpu-check"]`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PREPARED=build/gpu-check
+
+prepare() {
+  local ingot=build/bin/ingot py=.venv/bin/python
+  [ -x "$ingot" ] || { echo "gpu-check: build first (make build)" >&2; exit 1; }
+  rm -rf "$PREPARED" && mkdir -p "$PREPARED"/{models,onnx,deps/include,deps/generated}
+  "$py" scripts/gpu_check_models.py "$PREPARED/onnx" >/dev/null
+  for m in "$PREPARED"/onnx/*.onnx; do
+    "$ingot" compile "$m" -o "$PREPARED/models/$(basename "${m%.onnx}").ingot" \
+      --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100 2>/dev/null
+  done
+  cp -r /usr/include/flatbuffers /usr/include/nlohmann /usr/include/CLI \
+    /usr/include/xxhash.h "$PREPARED/deps/include/"
+  cp build/format/generated/manifest_generated.h "$PREPARED/deps/generated/"
+  du -sh "$PREPARED" | sed 's/^/gpu-check: prepared /'
+}
+
+have_gpu() {
+  python3 - <<'EOF' 2>/dev/null
+import ctypes, sys
+try:
+    cuda = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    sys.exit(1)
+n = ctypes.c_int(0)
+sys.exit(0 if cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value > 0 else 1)
+EOF
+}
+
+check() {
+  local out="${OUT:-$PREPARED/out}"
+  if [ "${1:-}" = "--out" ]; then out="$2"; fi
+  if ! have_gpu; then
+    echo "gpu-check: no GPU here (no libcuda.so.1 or no device): nothing to check"
+    exit 0
+  fi
+  [ -d "$PREPARED/models" ] || {
+    echo "gpu-check: $PREPARED/models missing: run 'scripts/gpu-check.sh prepare'" \
+         "on a machine with the compiler and carry $PREPARED" >&2; exit 1; }
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_TESTS=OFF \
+    -DINGOT_ENABLE_PYTHON=OFF -DINGOT_VENDORED_DEPS="$PWD/$PREPARED/deps" >/dev/null
+  cmake --build build-gpu --target ingot -j "$(nproc)" | tail -1
+  mkdir -p "$out"
+  python3 scripts/gpu_check_run.py build-gpu/bin/ingot "$PREPARED" "$out"
+}
+
+case "${1:-}" in
+  prepare) prepare ;;
+  *) check "$@" ;;
+esac
