@@ -164,11 +164,12 @@ public:
     if (gridX > 0x7fffffffu)
       return Status::error("launch of " + std::to_string(gridX) +
                            " blocks exceeds the grid limit");
-    std::vector<void *> args(params.size());
+    // Reused across launches: no allocation per kernel once it has grown.
+    argPointers_.resize(params.size());
     for (size_t i = 0; i < params.size(); ++i)
-      args[i] = &params[i];
+      argPointers_[i] = &params[i];
     return check(d_.launch(kernel, unsigned(gridX), 1, 1, blockX, 1, 1,
-                           sharedBytes, nullptr, args.data(), nullptr),
+                           sharedBytes, nullptr, argPointers_.data(), nullptr),
                  "kernel launch");
   }
   Status synchronize() override {
@@ -190,6 +191,7 @@ private:
   CuHandle context_ = nullptr;
   CuHandle module_ = nullptr;
   std::vector<CuPointer> allocations_;
+  std::vector<void *> argPointers_;
   int major_ = 0, minor_ = 0;
   std::string description_ = "cuda", product_, target_ = "cuda";
 };
