@@ -27,6 +27,13 @@ bool Decoder::gpuKernel(const fb::GpuKernel &in, GpuKernel *k) {
   k->sharedBytes = in.shared_bytes();
   if (!str(in.symbol(), &k->symbol))
     return false;
+  if (const Vector<const fb::GpuGridDim *> *grid = in.grid()) {
+    if (grid->size() > 3)
+      return fail("a kernel grid has " + std::to_string(grid->size()) +
+                  " dimensions (at most 3)");
+    for (const fb::GpuGridDim *d : *grid)
+      k->grid.push_back({d->operand(), d->divisor(), d->extent()});
+  }
   const Vector<const fb::GpuArg *> *args = in.args();
   if (!args)
     return true;
@@ -35,9 +42,10 @@ bool Decoder::gpuKernel(const fb::GpuKernel &in, GpuKernel *k) {
   k->args.reserve(args->size());
   for (const fb::GpuArg *a : *args) {
     const unsigned kind = unsigned(a->kind());
-    if (kind < 1 || kind > 4)
+    if (kind < 1 || kind > 6)
       return fail("invalid kernel argument kind " + std::to_string(kind) +
-                  " (expected 1 pointer, 2 numel, 3 dim or 4 stride)");
+                  " (expected 1 pointer, 2 numel, 3 dim, 4 stride, 5 KV "
+                  "keys or 6 KV values)");
     k->args.push_back({GpuArg::Kind(kind), a->operand(), a->axis()});
   }
   return true;

@@ -174,8 +174,12 @@ Offset<fb::GpuKernel> gpuKernel(FlatBufferBuilder &b, const GpuKernel &k) {
   for (const GpuArg &a : k.args)
     args.emplace_back(uint8_t(a.kind), a.operand, a.axis);
   auto argv = args.empty() ? 0 : b.CreateVectorOfStructs(args);
+  std::vector<fb::GpuGridDim> grid;
+  for (const GpuGridDim &d : k.grid)
+    grid.emplace_back(d.operand, d.extent, d.divisor);
+  auto gridv = grid.empty() ? 0 : b.CreateVectorOfStructs(grid);
   return fb::CreateGpuKernel(b, k.step, symbol, k.blockX, k.gridOperand,
-                             k.sharedBytes, argv);
+                             k.sharedBytes, argv, gridv);
 }
 
 Offset<fb::CodeObject> codeObject(FlatBufferBuilder &b, const CodeObject &c) {

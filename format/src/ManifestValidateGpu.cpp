@@ -37,6 +37,12 @@ uint32_t operandBuffer(const Step &s, uint32_t k) {
 
 Status checkArg(const Manifest &m, const Step &s, const GpuArg &a,
                 const std::string &what) {
+  if (a.kind == GpuArg::Kind::KvKeys || a.kind == GpuArg::Kind::KvValues) {
+    if (!m.hasLlm || int64_t(a.axis) >= m.llm.numLayers)
+      return Status::error(what + " names the KV cache of layer " +
+                           std::to_string(a.axis) + ", which the model lacks");
+    return Status::ok();
+  }
   const size_t operands = s.inputs.size() + s.outputs.size();
   if (a.operand >= operands)
     return Status::error(what + " names operand " + std::to_string(a.operand) +
@@ -68,8 +74,8 @@ Status checkKernel(const Manifest &m, const GpuTarget &t, size_t i,
   if (k.step >= m.steps.size())
     return Status::error(what + " is for step " + std::to_string(k.step) +
                          " of " + std::to_string(m.steps.size()));
-  if (i > 0 && k.step <= previousStep)
-    return Status::error(what + ": steps must ascend, each once");
+  if (i > 0 && k.step < previousStep)
+    return Status::error(what + ": steps must not descend");
   if (k.blockX == 0 || k.blockX > kMaxBlockThreads)
     return Status::error(what + " has " + std::to_string(k.blockX) +
                          " threads per block (expected 1 to 1024)");
@@ -78,9 +84,19 @@ Status checkKernel(const Manifest &m, const GpuTarget &t, size_t i,
                          " bytes of shared memory");
   const Step &s = m.steps[k.step];
   const std::string where = what + " (" + describeStep(m, k.step) + ")";
-  if (k.gridOperand >= s.inputs.size() + s.outputs.size() ||
-      operandBuffer(s, k.gridOperand) == kNoBuffer)
+  const size_t operands = s.inputs.size() + s.outputs.size();
+  if (k.gridOperand >= operands || operandBuffer(s, k.gridOperand) == kNoBuffer)
     return Status::error(where + " sizes its grid by a missing operand");
+  if (k.grid.size() > 3)
+    return Status::error(where + " has a grid of more than 3 dimensions");
+  for (const GpuGridDim &d : k.grid) {
+    const bool constant = d.operand == GpuGridDim::kGridConstant;
+    if (constant ? d.extent == 0
+                 : d.operand >= operands || d.divisor == 0 ||
+                       operandBuffer(s, d.operand) == kNoBuffer)
+      return Status::error(where + " has a grid dimension of no blocks, "
+                                   "or sized by a missing operand");
+  }
   for (size_t a = 0; a < k.args.size(); ++a)
     if (Status st =
             checkArg(m, s, k.args[a], where + " argument " + std::to_string(a));

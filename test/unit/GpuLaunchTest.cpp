@@ -57,33 +57,69 @@ TEST(GpuLaunchTest, ParametersComeFromTheRunsShapes) {
   BiasAdd b;
   Launch l;
   Status s = evaluateLaunch(b.kernel, b.step, {{300, 48}, {48}, {300, 48}},
-                            {0x1000, 0x2000, 0x3000}, &l);
+                            {0x1000, 0x2000, 0x3000}, {}, &l);
   ASSERT_TRUE(s) << s.message();
   EXPECT_EQ(l.params, (std::vector<uint64_t>{0x1000, 0x2000, 0x3000, 14400, 300,
                                              48, 48, 1, 0, 1}));
-  EXPECT_EQ(l.gridX, (14400u + 255) / 256); // 57 blocks
+  EXPECT_EQ(l.grid[0], (14400u + 255) / 256); // 57 blocks
+  EXPECT_EQ(l.grid[1], 1u);
+  EXPECT_EQ(l.grid[2], 1u);
 }
 
 TEST(GpuLaunchTest, EmptyOutputsLaunchNothing) {
   BiasAdd b;
   Launch l;
   ASSERT_TRUE(evaluateLaunch(b.kernel, b.step, {{0, 48}, {48}, {0, 48}},
-                             {1, 2, 3}, &l));
-  EXPECT_EQ(l.gridX, 0u);
+                             {1, 2, 3}, {}, &l));
+  EXPECT_TRUE(l.empty());
 }
 
 TEST(GpuLaunchTest, RefusesShapesThatDoNotMatchTheTable) {
   BiasAdd b;
   Launch l;
-  Status s = evaluateLaunch(b.kernel, b.step, {{300, 48}, {48}}, {1, 2}, &l);
+  Status s =
+      evaluateLaunch(b.kernel, b.step, {{300, 48}, {48}}, {1, 2}, {}, &l);
   ASSERT_FALSE(s);
   EXPECT_NE(s.message().find("3 operands expected"), std::string::npos);
   s = evaluateLaunch(b.kernel, b.step, {{2, 300, 48}, {48}, {300, 48}},
-                     {1, 2, 3}, &l);
+                     {1, 2, 3}, {}, &l);
   ASSERT_FALSE(s);
   EXPECT_NE(s.message().find("does not broadcast to [300,48]"),
             std::string::npos)
       << s.message();
+}
+
+TEST(GpuLaunchTest, GridsAndCacheAddressesFollowTheTable) {
+  // A linear step's shape: x [m, 64] -> y [m, 96], one warp per column (4
+  // per block), 4 rows per block along y; then the layer-1 caches.
+  Step step;
+  step.kernel = "linear", step.inputs = {0, 1}, step.outputs = {2};
+  GpuKernel k;
+  using K = GpuArg::Kind;
+  k.symbol = "lin", k.blockX = 128;
+  k.grid = {{GpuGridDim::kGridConstant, 1, 24}, {0, 64 * 4, 1}};
+  k.args = {{K::Pointer, 0, 0},
+            {K::KvKeys, 0, 1},
+            {K::KvValues, 0, 1},
+            {K::Dim, 0, 0}};
+  KvAddresses kv{{0x10, 0x20}, {0x30, 0x40}};
+  Launch l;
+  Status s =
+      evaluateLaunch(k, step, {{7, 64}, {96, 64}, {7, 96}}, {1, 2, 3}, kv, &l);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(l.params, (std::vector<uint64_t>{1, 0x20, 0x40, 7}));
+  EXPECT_EQ(l.grid[0], 24u);
+  EXPECT_EQ(l.grid[1], 2u); // ceil(7 rows / 4)
+  EXPECT_EQ(l.grid[2], 1u);
+  // No rows: nothing to launch.
+  ASSERT_TRUE(
+      evaluateLaunch(k, step, {{0, 64}, {96, 64}, {0, 96}}, {1, 2, 3}, kv, &l));
+  EXPECT_TRUE(l.empty());
+  // A cache layer the device does not hold is an error, not a null pointer.
+  s = evaluateLaunch(k, step, {{7, 64}, {96, 64}, {7, 96}}, {1, 2, 3},
+                     KvAddresses{{0x10}, {0x30}}, &l);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("KV cache of layer 1"), std::string::npos);
 }
 
 GpuTarget builtFor(std::vector<std::string> cubins, std::string ptx) {
@@ -97,19 +133,23 @@ GpuTarget builtFor(std::vector<std::string> cubins, std::string ptx) {
 }
 
 TEST(GpuLaunchTest, DevicesLoadTheirCubinElseThePtx) {
-  const GpuTarget t = builtFor({"sm_80", "sm_90"}, "sm_90");
-  size_t i = 99;
-  ASSERT_TRUE(chooseCodeObject(t, 9, 0, "H200", &i));
-  EXPECT_EQ(i, 1u); // sm_90 cubin
-  ASSERT_TRUE(chooseCodeObject(t, 8, 6, "A10", &i));
-  EXPECT_EQ(i, 0u); // sm_80 cubin runs on sm_86
-  ASSERT_TRUE(chooseCodeObject(t, 10, 0, "B200", &i));
-  EXPECT_EQ(i, 2u); // no sm_100 cubin: JIT the sm_90 PTX
-  Status s = chooseCodeObject(t, 7, 5, "Tesla T4", &i);
+  GpuTarget t = builtFor({"sm_80", "sm_90"}, "sm_90");
+  std::vector<size_t> i;
+  ASSERT_TRUE(chooseCodeObjects(t, 9, 0, "H200", &i));
+  EXPECT_EQ(i, std::vector<size_t>{1}); // sm_90 cubin
+  ASSERT_TRUE(chooseCodeObjects(t, 8, 6, "A10", &i));
+  EXPECT_EQ(i, std::vector<size_t>{0}); // sm_80 cubin runs on sm_86
+  ASSERT_TRUE(chooseCodeObjects(t, 10, 0, "B200", &i));
+  EXPECT_EQ(i, std::vector<size_t>{2}); // no sm_100 cubin: JIT the PTX
+  // Generated and template kernels come as two PTX objects: both load.
+  t.objects.push_back({"sm_90", CodeObject::Format::Ptx, 0, 1});
+  ASSERT_TRUE(chooseCodeObjects(t, 10, 0, "B200", &i));
+  EXPECT_EQ(i, (std::vector<size_t>{2, 3}));
+  Status s = chooseCodeObjects(t, 7, 5, "Tesla T4", &i);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.message(), "built for sm_80, sm_90; this device is sm_75 "
                          "(Tesla T4): recompile with --target cuda:sm_75");
-  s = chooseCodeObject(builtFor({"sm_90"}, ""), 8, 9, "L4", &i);
+  s = chooseCodeObjects(builtFor({"sm_90"}, ""), 8, 9, "L4", &i);
   ASSERT_FALSE(s);
   EXPECT_NE(s.message().find("this device is sm_89 (L4)"), std::string::npos);
 }

@@ -82,12 +82,46 @@ TEST(GpuTargetTest, KernelsMustNameRealSteps) {
                 "is for step 2 of 2");
   expectRefused(
       [](Manifest &m) {
-        GpuKernel again = m.gpuTargets[0].kernels[0];
-        m.gpuTargets[0].kernels.push_back(again);
+        GpuKernel earlier = m.gpuTargets[0].kernels[0];
+        earlier.step = 0;
+        m.gpuTargets[0].kernels.push_back(earlier);
       },
-      "steps must ascend, each once");
+      "steps must not descend");
   expectRefused([](Manifest &m) { m.gpuTargets[0].kernels[0].symbol = ""; },
                 "has no symbol");
+}
+
+TEST(GpuTargetTest, AStepMayTakeSeveralKernelsInOrder) {
+  // Paged attention writes the cache with one kernel, then reads it.
+  Manifest m = gpuManifest();
+  GpuKernel second = m.gpuTargets[0].kernels[0];
+  second.symbol = "ingot_s1_add_part2";
+  second.grid = {{3, 64, 1}, {GpuGridDim::kGridConstant, 1, 5}};
+  m.gpuTargets[0].kernels.push_back(second);
+  Status s = validate(m);
+  EXPECT_TRUE(s) << s.message();
+}
+
+TEST(GpuTargetTest, GridDimensionsMustNameOperandsOrBlocks) {
+  auto grid = [](std::vector<GpuGridDim> g) {
+    return [g](Manifest &m) { m.gpuTargets[0].kernels[0].grid = g; };
+  };
+  const uint32_t kConst = GpuGridDim::kGridConstant;
+  expectRefused(grid({{kConst, 1, 0}}), "a grid dimension of no blocks");
+  expectRefused(grid({{3, 0, 1}}), "a grid dimension of no blocks");
+  expectRefused(grid({{2, 4, 1}}), "sized by a missing operand");
+  expectRefused(grid({{9, 4, 1}}), "sized by a missing operand");
+  expectRefused(grid({{3, 1, 1}, {3, 1, 1}, {3, 1, 1}, {3, 1, 1}}),
+                "more than 3 dimensions");
+}
+
+TEST(GpuTargetTest, KvCacheArgumentsNeedAModelLayer) {
+  // The sample plan is not a language model: it has no KV cache at all.
+  expectRefused(
+      [](Manifest &m) {
+        m.gpuTargets[0].kernels[0].args[0] = {GpuArg::Kind::KvKeys, 0, 0};
+      },
+      "names the KV cache of layer 0, which the model lacks");
 }
 
 TEST(GpuTargetTest, LaunchesMustFitAGpu) {

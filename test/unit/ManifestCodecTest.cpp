@@ -31,7 +31,7 @@ static_assert(sizeof(TensorEntry) == 120 && sizeof(Dim) == 40 &&
                   sizeof(LlmConfig) == 160 && sizeof(TokenizerData) == 256 &&
                   sizeof(TokenizerData::AddedToken) == 48 &&
                   sizeof(GenerationDefaults) == 56 && sizeof(GpuArg) == 12 &&
-                  sizeof(GpuKernel) == 80 && sizeof(CodeObject) == 56 &&
+                  sizeof(GpuKernel) == 104 && sizeof(CodeObject) == 56 &&
                   sizeof(GpuTarget) == 80 && sizeof(Manifest) == 792,
               "a Manifest struct changed: update format/schema/manifest.fbs, "
               "ManifestEncode.cpp, ManifestDecode.cpp, randomManifest() and "

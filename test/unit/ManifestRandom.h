@@ -106,9 +106,13 @@ inline void randomGpuTargets(Random &r, Manifest &m) {
                   r.num<uint32_t>(dk.blockX), r.num<uint32_t>(0),
                   r.num<uint32_t>(0),         {}};
       k.args = r.list<GpuArg>([&] {
-        return GpuArg{GpuArg::Kind(r.in(2, 4)), r.num<uint32_t>(0),
+        return GpuArg{GpuArg::Kind(r.in(2, 6)), r.num<uint32_t>(0),
                       r.num<uint32_t>(0)};
       });
+      if (r.in(0, 1))
+        for (int d = r.in(1, 3); d > 0; --d)
+          k.grid.push_back({r.num<uint32_t>(GpuGridDim::kGridConstant),
+                            r.num<uint64_t>(1), r.num<uint32_t>(1)});
       return k;
     });
     return t;

@@ -156,6 +156,7 @@ inline void expectSameGpuTargets(const Manifest &a, const Manifest &b) {
         EXPECT_EQ(p.args[j].operand, q.args[j].operand);
         EXPECT_EQ(p.args[j].axis, q.args[j].axis);
       }
+      EXPECT_EQ(p.grid, q.grid);
     }
   }
 }

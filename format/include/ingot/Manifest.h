@@ -200,14 +200,29 @@ struct GpuArg {
     Dim = 3,             // size of the operand's `axis` (i64)
     BroadcastStride = 4, // element stride of input `operand` along the
                          // first output's `axis`, 0 where broadcast (i64)
+    KvKeys = 5,          // device address of layer `axis`'s key cache
+    KvValues = 6,        // device address of layer `axis`'s value cache
   };
   Kind kind = Kind::Pointer;
   uint32_t operand = 0; // the step's inputs, then its outputs
   uint32_t axis = 0;
 };
 
-/// The GPU kernel that computes one step, and its launch. grid.x =
-/// ceil(numel(operand gridOperand) / blockX); grid and block y, z are 1.
+/// One dimension of a launch grid: `extent` blocks when `operand` is
+/// kGridConstant, else ceil(numel(operand) / divisor) blocks.
+struct GpuGridDim {
+  static constexpr uint32_t kGridConstant = 0xffffffffu;
+  uint32_t operand = kGridConstant; // the step's inputs, then its outputs
+  uint64_t divisor = 1;
+  uint32_t extent = 1;
+  bool operator==(const GpuGridDim &) const = default;
+};
+
+/// A GPU kernel that computes (part of) one step, and its launch. Without
+/// `grid`, grid.x = ceil(numel(operand gridOperand) / blockX); with it,
+/// `grid` gives x, then y, then z (1 to 3 dims, missing ones are 1). Block
+/// y, z are 1. A step computed by several kernels (paged attention writes
+/// the cache, then reads it) has consecutive entries, launched in order.
 struct GpuKernel {
   uint32_t step = 0;
   std::string symbol;
@@ -215,6 +230,7 @@ struct GpuKernel {
   uint32_t gridOperand = 0;
   uint32_t sharedBytes = 0;
   std::vector<GpuArg> args;
+  std::vector<GpuGridDim> grid;
 };
 
 /// One code object in a target's code section ("code.<target>").
@@ -226,9 +242,10 @@ struct CodeObject {
   uint64_t bytes = 0;
 };
 
-/// A GPU target family ("cuda"): its code objects, one per architecture
-/// (plus PTX of the newest, for JIT on newer GPUs), and the kernel of each
-/// step it covers, launched the same way on every architecture.
+/// A GPU target family ("cuda"): its code objects, one cubin per
+/// architecture (plus PTX of the newest, for JIT on newer GPUs: one object
+/// per source the kernels came from, all loaded together), and the kernels
+/// of each step it covers, launched the same way on every architecture.
 struct GpuTarget {
   std::string name;
   std::vector<CodeObject> objects;

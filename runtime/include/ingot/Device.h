@@ -41,13 +41,14 @@ public:
   virtual Status allocate(uint64_t bytes, uint64_t *address) = 0;
   virtual Status upload(uint64_t dst, const void *src, uint64_t bytes) = 0;
   virtual Status download(void *dst, uint64_t src, uint64_t bytes) = 0;
-  /// Loads one code object (cubin or PTX) as the device's kernel module.
+  /// Loads one code object (cubin or PTX) as a kernel module; a target's
+  /// PTX may come as several objects, each loaded in turn.
   virtual Status loadModule(const CodeObject &object, const uint8_t *bytes) = 0;
-  /// A kernel of the loaded module, by symbol.
+  /// A kernel of the loaded modules, by symbol.
   virtual Status kernel(const std::string &symbol, void **handle) = 0;
-  /// Launches with grid (gridX, 1, 1) and block (blockX, 1, 1); each
-  /// parameter is 8 bytes.
-  virtual Status launch(void *kernel, uint64_t gridX, uint32_t blockX,
+  /// Launches with grid (grid[0], grid[1], grid[2]) and block (blockX, 1,
+  /// 1); each parameter is 8 bytes.
+  virtual Status launch(void *kernel, const uint64_t grid[3], uint32_t blockX,
                         uint32_t sharedBytes,
                         std::vector<uint64_t> &params) = 0;
   virtual Status synchronize() = 0;

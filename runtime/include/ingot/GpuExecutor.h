@@ -1,11 +1,11 @@
 //===- GpuExecutor.h - Runs an artifact's plan on a GPU ---------*- C++ -*-===//
 //
 // The GPU counterpart of Executor for plans whose every step has a kernel
-// in the device's GPU target table: weights are uploaded once, the arena
-// and the inputs live in device memory, each step is one launch exactly as
-// the table describes it, and the outputs come back to the host. Plans with
-// steps the GPU target does not cover (today: any GEMM, attention or norm)
-// are refused with how much is covered, so callers fall back to the CPU.
+// in the device's GPU target table: weights are uploaded once, the arena,
+// the inputs and the paged KV cache live in device memory, each step is the
+// launches the table describes, and the outputs come back to the host.
+// Plans with steps the GPU target does not cover are refused with how much
+// is covered, so callers fall back to the CPU.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -32,6 +32,13 @@ public:
   Status run(const std::vector<NamedTensor> &inputs,
              std::vector<NamedTensor> *outputs);
   const Device &device() const;
+
+  /// Allocates the paged KV cache in device memory: `numBlocks` blocks of
+  /// the manifest's geometry per layer, K and V apart (f32 caches only for
+  /// now). The attention steps read and write it.
+  Status allocateKvCache(int64_t numBlocks);
+  /// Bytes of device memory one cache block takes over all layers.
+  static uint64_t kvBytesPerBlock(const Manifest &m);
 
 private:
   GpuExecutor();

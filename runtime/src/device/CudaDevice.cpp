@@ -96,8 +96,8 @@ public:
   CudaDevice(const Driver &d, CuDevice dev) : d_(d), dev_(dev) {}
   ~CudaDevice() override {
     d_.setCurrent(context_);
-    if (module_)
-      d_.moduleUnload(module_);
+    for (CuHandle m : modules_)
+      d_.moduleUnload(m);
     for (CuPointer p : allocations_)
       d_.memFree(p);
     if (context_)
@@ -152,24 +152,37 @@ public:
       ptx.assign(reinterpret_cast<const char *>(bytes), object.bytes);
       image = ptx.c_str();
     }
-    return check(d_.moduleLoad(&module_, image),
-                 "loading the " + object.arch + " code object");
+    CuHandle module = nullptr;
+    if (Status s = check(d_.moduleLoad(&module, image),
+                         "loading the " + object.arch + " code object");
+        !s)
+      return s;
+    modules_.push_back(module);
+    return Status::ok();
   }
   Status kernel(const std::string &symbol, void **handle) override {
-    return check(d_.moduleFunction(handle, module_, symbol.c_str()),
-                 "kernel " + symbol);
+    // Each kernel lives in exactly one of the modules; ask them in turn.
+    for (CuHandle m : modules_)
+      if (d_.moduleFunction(handle, m, symbol.c_str()) == kCudaSuccess)
+        return Status::ok();
+    return Status::error(description_ + ": no kernel " + symbol +
+                         " in the loaded code objects");
   }
-  Status launch(void *kernel, uint64_t gridX, uint32_t blockX,
+  Status launch(void *kernel, const uint64_t grid[3], uint32_t blockX,
                 uint32_t sharedBytes, std::vector<uint64_t> &params) override {
-    if (gridX > 0x7fffffffu)
-      return Status::error("launch of " + std::to_string(gridX) +
-                           " blocks exceeds the grid limit");
+    // CUDA's limits: 2^31-1 blocks along x, 65535 along y and z.
+    if (grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535)
+      return Status::error("launch of " + std::to_string(grid[0]) + "x" +
+                           std::to_string(grid[1]) + "x" +
+                           std::to_string(grid[2]) +
+                           " blocks exceeds the grid limits");
     // Reused across launches: no allocation per kernel once it has grown.
     argPointers_.resize(params.size());
     for (size_t i = 0; i < params.size(); ++i)
       argPointers_[i] = &params[i];
-    return check(d_.launch(kernel, unsigned(gridX), 1, 1, blockX, 1, 1,
-                           sharedBytes, nullptr, argPointers_.data(), nullptr),
+    return check(d_.launch(kernel, unsigned(grid[0]), unsigned(grid[1]),
+                           unsigned(grid[2]), blockX, 1, 1, sharedBytes,
+                           nullptr, argPointers_.data(), nullptr),
                  "kernel launch");
   }
   Status synchronize() override {
@@ -189,7 +202,7 @@ private:
   const Driver &d_;
   CuDevice dev_;
   CuHandle context_ = nullptr;
-  CuHandle module_ = nullptr;
+  std::vector<CuHandle> modules_;
   std::vector<CuPointer> allocations_;
   std::vector<void *> argPointers_;
   int major_ = 0, minor_ = 0;

@@ -2,19 +2,16 @@
 //
 // Buffers map to device memory as the manifest places them on the CPU: one
 // weight region laid out like the weight section, one arena at the
-// planner's offsets, one region per model input. Output shapes follow the
-// kernels' shape rules (format/include/ingot/ShapeRules.h): every kernel a
-// GPU target holds today is elementwise, its output the broadcast of its
-// inputs; a step of another kernel is refused until its family brings its
-// rule here.
+// planner's offsets, one region per model input, and one K and one V array
+// per layer for the paged cache. Output shapes come from GpuShapes.h before
+// each step's launches, since a kernel cannot report them.
 //
 //===----------------------------------------------------------------------===//
 #include "ingot/GpuExecutor.h"
 #include "device/GpuLaunch.h"
+#include "device/GpuShapes.h"
 
 #include "ingot/ShapeRules.h"
-
-#include <set>
 
 namespace ingot {
 namespace {
@@ -24,25 +21,6 @@ const GpuTarget *findTarget(const Manifest &m, const std::string &name) {
     if (t.name == name)
       return &t;
   return nullptr;
-}
-
-bool isElementwiseKernel(const std::string &k) {
-  static const std::set<std::string> names = {"fused_elementwise",
-                                              "add",
-                                              "sub",
-                                              "mul",
-                                              "div",
-                                              "pow",
-                                              "sqrt",
-                                              "neg",
-                                              "exp",
-                                              "erf",
-                                              "tanh",
-                                              "sigmoid",
-                                              "relu",
-                                              "unary_math",
-                                              "binary_math"};
-  return names.count(k) != 0;
 }
 
 uint64_t byteSize(const shape::Shape &s, DType t) {
@@ -57,26 +35,48 @@ uint64_t byteSize(const shape::Shape &s, DType t) {
 bool gpuCoversPlan(const Manifest &m, const std::string &target,
                    std::string *why) {
   const GpuTarget *t = findTarget(m, target);
-  const size_t covered = t ? t->kernels.size() : 0;
-  if (covered == m.steps.size() && t)
+  std::vector<bool> has(m.steps.size(), false);
+  if (t)
+    for (const GpuKernel &k : t->kernels)
+      if (k.step < has.size())
+        has[k.step] = true;
+  size_t covered = 0;
+  std::string firstMissing;
+  for (size_t i = 0; i < has.size(); ++i) {
+    if (has[i] && gpu::hasGpuShapeRule(m.steps[i].kernel))
+      ++covered;
+    else if (firstMissing.empty())
+      firstMissing =
+          "'" + m.steps[i].kernel + "' from '" + m.steps[i].origin + "'";
+  }
+  if (t && covered == m.steps.size())
     return true;
-  *why = "its " + target + " code covers " + std::to_string(covered) + " of " +
-         std::to_string(m.steps.size()) +
-         " steps (GEMM, attention and norm kernels for GPUs are not built "
-         "yet)";
+  *why =
+      "its " + target + " code covers " + std::to_string(covered) + " of " +
+      std::to_string(m.steps.size()) + " steps" +
+      (firstMissing.empty() ? ""
+                            : " (the first without one: " + firstMissing + ")");
   return false;
+}
+
+uint64_t GpuExecutor::kvBytesPerBlock(const Manifest &m) {
+  const LlmConfig &c = m.llm;
+  return uint64_t(2 * c.numLayers * c.blockSize * c.numKvHeads * c.headDim) *
+         sizeof(float);
 }
 
 struct GpuExecutor::Impl {
   const Artifact *art = nullptr;
   std::unique_ptr<Device> dev;
   const GpuTarget *target = nullptr;
-  std::vector<void *> kernels; // per table entry, which is per step
+  std::vector<void *> kernels;                  // per table entry
+  std::vector<std::vector<size_t>> stepKernels; // table entries per step
   uint64_t weights = 0, arena = 0;
   std::vector<uint64_t> inputs; // per model input
+  gpu::KvAddresses kv;
 
   Status upload();
-  uint64_t address(const Buffer &b) const;
+  uint64_t address(uint32_t id) const;
   Status bindInputs(const std::vector<NamedTensor> &given,
                     std::vector<shape::Shape> *shapes);
   Status runStep(size_t i, std::vector<shape::Shape> *shapes);
@@ -105,8 +105,11 @@ Status GpuExecutor::Impl::upload() {
   return Status::ok();
 }
 
-uint64_t GpuExecutor::Impl::address(const Buffer &b) const {
+uint64_t GpuExecutor::Impl::address(uint32_t id) const {
+  if (id == kNoBuffer)
+    return 0;
   const Manifest &m = art->manifest();
+  const Buffer &b = m.buffers[id];
   switch (b.kind) {
   case BufferKind::Input:
     return inputs[static_cast<size_t>(b.ioIndex)];
@@ -150,38 +153,37 @@ Status GpuExecutor::Impl::bindInputs(const std::vector<NamedTensor> &given,
 Status GpuExecutor::Impl::runStep(size_t i, std::vector<shape::Shape> *shapes) {
   const Manifest &m = art->manifest();
   const Step &step = m.steps[i];
-  const GpuKernel &k = target->kernels[i];
   const std::string where = "step " + std::to_string(i) + " ('" + step.kernel +
                             "' from '" + step.origin + "')";
-  if (!isElementwiseKernel(step.kernel) || step.outputs.size() != 1)
-    return Status::error(where + ": no GPU shape rule for this kernel");
-  std::vector<shape::Shape> operands, ins;
+  std::vector<shape::Shape> ins, outs, operands;
   std::vector<uint64_t> addresses;
   for (uint32_t id : step.inputs) {
-    operands.push_back(id == kNoBuffer ? shape::Shape() : (*shapes)[id]);
-    addresses.push_back(id == kNoBuffer ? 0 : address(m.buffers[id]));
-    if (id != kNoBuffer)
-      ins.push_back((*shapes)[id]);
+    ins.push_back(id == kNoBuffer ? shape::Shape() : (*shapes)[id]);
+    addresses.push_back(address(id));
   }
-  shape::Shape out;
-  std::string error;
-  if (!shape::broadcast(ins, &out, &error))
-    return Status::error(where + ": " + error);
-  const Buffer &ob = m.buffers[step.outputs[0]];
-  if (out.size() != ob.rank || byteSize(out, ob.dtype) > ob.maxBytes)
-    return Status::error(where + ": output " + shape::toString(out) +
-                         " exceeds its compiled bound " +
-                         shape::toString(ob.maxShape));
-  (*shapes)[step.outputs[0]] = out;
-  operands.push_back(out);
-  addresses.push_back(address(ob));
-  gpu::Launch launch;
-  if (Status s = gpu::evaluateLaunch(k, step, operands, addresses, &launch); !s)
+  if (Status s = gpu::gpuOutputShapes(m, step, ins, &outs); !s)
     return Status::error(where + ": " + s.message());
-  if (launch.gridX == 0)
-    return Status::ok();
-  return dev->launch(kernels[i], launch.gridX, k.blockX, k.sharedBytes,
-                     launch.params);
+  operands = ins;
+  for (size_t o = 0; o < step.outputs.size(); ++o) {
+    (*shapes)[step.outputs[o]] = outs[o];
+    operands.push_back(outs[o]);
+    addresses.push_back(address(step.outputs[o]));
+  }
+  for (size_t entry : stepKernels[i]) {
+    const GpuKernel &k = target->kernels[entry];
+    gpu::Launch launch;
+    if (Status s =
+            gpu::evaluateLaunch(k, step, operands, addresses, kv, &launch);
+        !s)
+      return Status::error(where + ": " + s.message());
+    if (launch.empty())
+      continue;
+    if (Status s = dev->launch(kernels[entry], launch.grid, k.blockX,
+                               k.sharedBytes, launch.params);
+        !s)
+      return Status::error(where + ": " + s.message());
+  }
+  return Status::ok();
 }
 
 GpuExecutor::GpuExecutor() : impl_(std::make_unique<Impl>()) {}
@@ -203,23 +205,53 @@ Status GpuExecutor::create(const Artifact &artifact,
                          ":sm_" + std::to_string(major * 10 + minor));
   if (!gpuCoversPlan(m, name, &why))
     return Status::error(artifact.path() + ": " + why);
-  size_t object = 0;
-  if (Status s = gpu::chooseCodeObject(*target, major, minor,
-                                       device->productName(), &object);
+  std::vector<size_t> objects;
+  if (Status s = gpu::chooseCodeObjects(*target, major, minor,
+                                        device->productName(), &objects);
       !s)
     return Status::error(artifact.path() + ": " + s.message());
   std::unique_ptr<GpuExecutor> e(new GpuExecutor());
   Impl &x = *e->impl_;
   x.art = &artifact, x.dev = std::move(device), x.target = target;
-  const CodeObject &c = target->objects[object];
-  if (Status s = x.dev->loadModule(c, artifact.codeObjectData(*target, c)); !s)
-    return s;
-  for (const GpuKernel &k : target->kernels)
+  for (size_t object : objects) {
+    const CodeObject &c = target->objects[object];
+    if (Status s = x.dev->loadModule(c, artifact.codeObjectData(*target, c));
+        !s)
+      return s;
+  }
+  x.stepKernels.resize(m.steps.size());
+  for (size_t i = 0; i < target->kernels.size(); ++i) {
+    const GpuKernel &k = target->kernels[i];
+    x.stepKernels[k.step].push_back(i);
     if (Status s = x.dev->kernel(k.symbol, &x.kernels.emplace_back()); !s)
       return s;
+  }
   if (Status s = x.upload(); !s)
     return s;
   *out = std::move(e);
+  return Status::ok();
+}
+
+Status GpuExecutor::allocateKvCache(int64_t numBlocks) {
+  Impl &x = *impl_;
+  const Manifest &m = x.art->manifest();
+  if (!m.hasLlm)
+    return Status::error(x.art->path() + " is not a language model: no KV "
+                                         "cache to allocate");
+  if (m.llm.kvDtype != DType::F32)
+    return Status::error(std::string("the GPU executor keeps an f32 KV "
+                                     "cache only; this artifact's is ") +
+                         dtypeName(m.llm.kvDtype) + " (use --device cpu)");
+  if (numBlocks <= 0)
+    return Status::error("a KV cache needs at least one block");
+  const uint64_t layerBytes =
+      kvBytesPerBlock(m) / uint64_t(2 * m.llm.numLayers) * uint64_t(numBlocks);
+  x.kv = {};
+  for (int64_t l = 0; l < m.llm.numLayers; ++l)
+    for (std::vector<uint64_t> *side : {&x.kv.keys, &x.kv.values})
+      if (Status s = x.dev->allocate(layerBytes, &side->emplace_back()); !s)
+        return Status::error("KV cache of " + std::to_string(numBlocks) +
+                             " blocks: " + s.message());
   return Status::ok();
 }
 
@@ -246,7 +278,7 @@ Status GpuExecutor::run(const std::vector<NamedTensor> &inputs,
     t.tensor.dtype = b.dtype;
     t.tensor.shape = shapes[io.buffer];
     t.tensor.data.resize(byteSize(t.tensor.shape, b.dtype));
-    if (Status s = x.dev->download(t.tensor.data.data(), x.address(b),
+    if (Status s = x.dev->download(t.tensor.data.data(), x.address(io.buffer),
                                    t.tensor.data.size());
         !s)
       return s;
