@@ -56,4 +56,48 @@ def GenerateCudaKernels : Pass<"ingot-generate-cuda-kernels", "mlir::ModuleOp"> 
                            "mlir::math::MathDialect", "mlir::cf::ControlFlowDialect"];
 }
 
+def InstantiateCudaTemplates
+    : Pass<"ingot-instantiate-cuda-templates", "mlir::ModuleOp"> {
+  let summary = "Compute the plan's LLM steps with CUDA kernel templates";
+  let description = [{
+    Every `plan.kernel` that ingot-generate-cuda-kernels left without a
+    kernel and that a template of codegen/kernels/cuda computes (rms_norm,
+    add_rms_norm, silu_mul, gelu, gather of embedding rows, linear with
+    f32/f16/bf16 weights in any layout, rope, paged_attention and
+    rope_paged_attention) gets `ingot.cuda_source`: CUDA C++ wrappers that
+    call the template with the step's static shapes, dtypes and constants,
+    and `ingot.cuda_kernel`: one launch description per wrapper, in launch
+    order. The artifact writer compiles all sources with NVRTC per
+    architecture and links them with the generated kernels into one cubin.
+
+    Before:
+    ```mlir
+    plan.kernel "rms_norm" ins(%x, %w : memref<?x64xf32>, memref<64xbf16>)
+        outs(%y : memref<?x64xf32>) {args = {epsilon = 1.0e-05 : f64}, origin = "norm"}
+    ```
+    After:
+    ```mlir
+    plan.kernel "rms_norm" ins(%x, %w : memref<?x64xf32>, memref<64xbf16>)
+        outs(%y : memref<?x64xf32>) {args = {epsilon = 1.0e-05 : f64},
+        ingot.cuda_kernel = [{args = array<i64: 1, 0, 0, 1, 1, 0, 1, 2, 0>,
+          block = 64 : i64, grid = array<i64: 0, 64, 1>, grid_operand = 0 : i64,
+          symbol = @ingot_cuda::@ingot_s0_rms_norm}
+        ],
+        ingot.cuda_source = "extern \"C\" __global__ void __launch_bounds__(64)
+          ingot_s0_rms_norm(const float *p0, const ingot_k::Bf16 *p1, float *p2)
+          { ingot_k::rmsNorm<64, 64, ingot_k::Bf16>(p0, nullptr, p1, nullptr, p2,
+          0x1.4f8b58p-17f); }", origin = "norm"}
+    ```
+  }];
+  let options = [
+    Option<"kvLayout", "kv-layout", "std::string",
+           /*default=*/"\"block,token,head,dim\"",
+           "The KV cache layout the attention kernels address">,
+    Option<"kvBlockSize", "kv-block-size", "int64_t", /*default=*/"16",
+           "Tokens per KV-cache block">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark on each step left without a kernel, saying why">,
+  ];
+}
+
 #endif // INGOT_CODEGEN_PASSES

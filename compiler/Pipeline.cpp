@@ -41,6 +41,7 @@ struct PhaseInputs {
   const std::vector<std::string> &maxDims; // --max-dim plus the importer's
   ModuleOp module;
   const TargetList &targets;
+  const LlmConfig *llm; // LLMs only: the KV cache the kernels address
 };
 
 /// One round: shape propagation tracks shape-vector values itself, so
@@ -124,24 +125,36 @@ void addCodegenPasses(OpPassManager &pm, const PhaseInputs &in) {
   codegen::GenerateCudaKernelsOptions cuda;
   cuda.chips.assign(in.targets.cudaArchs.begin(), in.targets.cudaArchs.end());
   pm.addPass(codegen::createGenerateCudaKernels(cuda));
+  codegen::InstantiateCudaTemplatesOptions templates;
+  if (in.llm) {
+    templates.kvLayout = in.llm->kvLayout;
+    templates.kvBlockSize = in.llm->blockSize;
+  }
+  pm.addPass(codegen::createInstantiateCudaTemplates(templates));
 }
 
-/// Until kernel templates and the runtime's CUDA backend exist, a CUDA
-/// target covers only the generated kernels: say how much.
+/// A step without a CUDA kernel sends the whole plan to the CPU at run
+/// time: say how much is covered, and the first step that is not.
 void reportCudaCoverage(const PhaseInputs &in) {
   if (in.targets.cudaArchs.empty())
     return;
   int64_t steps = 0, covered = 0;
+  std::string first;
   ModuleOp module = in.module;
   module.walk([&](plan::KernelOp k) {
     ++steps;
-    covered += k->hasAttr("ingot.cuda_kernel");
+    const bool has = k->hasAttr("ingot.cuda_kernel");
+    covered += has;
+    if (!has && first.empty())
+      first =
+          "'" + k.getKernel().str() + "' from '" + k.getOrigin().str() + "'";
   });
+  if (covered == steps)
+    return;
   llvm::errs() << "warning: " << in.options.modelPath << ": CUDA kernels "
-               << "generated for " << covered << " of " << steps
-               << " steps (the elementwise ones); GEMM, attention and norm "
-                  "kernels and the runtime's CUDA backend are not built yet, "
-                  "so this artifact runs on the CPU\n";
+               << "for " << covered << " of " << steps << " steps (the first "
+               << "without one: " << first << "); the runtime runs this "
+               << "artifact on the CPU\n";
 }
 
 /// One phase of the pipeline: --compile-to stops after it, --dump-ir
@@ -268,7 +281,9 @@ Status writeModelArtifact(const CompileOptions &options, ModuleOp module,
   if (!targets.cudaArchs.empty()) {
     GpuTarget &cuda = info.gpuTargets.emplace_back();
     std::vector<uint8_t> &code = info.gpuCode.emplace_back();
-    if (Status s = codegen::serializeCudaKernels(module, &cuda, &code); !s)
+    if (Status s = codegen::serializeCudaKernels(module, targets.cudaArchs,
+                                                 &cuda, &code);
+        !s)
       return Status::error(options.modelPath + ": " + s.message());
     if (cuda.objects.empty()) { // no step had a generated kernel
       info.gpuTargets.pop_back();
@@ -321,7 +336,8 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   if (Status s = importModel(options, *module, model); !s)
     return s;
 
-  const PhaseInputs inputs{options, model.maxDims, *module, targets};
+  const PhaseInputs inputs{options, model.maxDims, *module, targets,
+                           model.isLlm ? &model.hfInfo.llm : nullptr};
   for (size_t i = 0; i < std::size(kPhases); ++i) {
     const Phase &phase = kPhases[i];
     PassManager pm(&context);

@@ -10,6 +10,8 @@ namespace ingot::codegen {
 /// each plan step that one of them computes.
 inline constexpr const char *kCudaModuleName = "ingot_cuda";
 inline constexpr const char *kCudaKernelAttr = "ingot.cuda_kernel";
+/// CUDA C++ of a step's template instances (ingot-instantiate-cuda-templates).
+inline constexpr const char *kCudaSourceAttr = "ingot.cuda_source";
 
 /// The NVPTX features (PTX ISA version) to build `chip` with: the oldest
 /// PTX that supports it, so the PTX kept for JIT loads on the most drivers.

@@ -99,6 +99,11 @@ std::string errorLog(const NvJitLinkApi &a, Handle h) {
 
 Status linkPtxToCubin(const std::string &ptx, const std::string &arch,
                       std::vector<uint8_t> *cubin) {
+  return linkPtxsToCubin({ptx}, arch, cubin);
+}
+
+Status linkPtxsToCubin(const std::vector<std::string> &ptxs,
+                       const std::string &arch, std::vector<uint8_t> *cubin) {
   const NvJitLinkApi &a = api();
   if (!a.loadError.empty())
     return Status::error(a.loadError);
@@ -107,12 +112,17 @@ Status linkPtxToCubin(const std::string &ptx, const std::string &arch,
   Handle h = nullptr;
   if (a.create(&h, 2, options) != kSuccess)
     return Status::error("nvJitLink cannot link for " + arch);
+  bool added = true;
+  for (size_t i = 0; i < ptxs.size() && added; ++i) {
+    const std::string name = "ingot" + std::to_string(i) + ".ptx";
+    // nvJitLink reads the PTX as a C string: pass the terminating NUL too.
+    added = a.addData(h, kInputPtx, ptxs[i].c_str(), ptxs[i].size() + 1,
+                      name.c_str()) == kSuccess;
+  }
   Status result = Status::ok();
   size_t size = 0;
-  // nvJitLink reads the PTX as a C string: pass the terminating NUL too.
-  if (a.addData(h, kInputPtx, ptx.c_str(), ptx.size() + 1, "ingot.ptx") !=
-          kSuccess ||
-      a.complete(h) != kSuccess || a.cubinSize(h, &size) != kSuccess) {
+  if (!added || a.complete(h) != kSuccess ||
+      a.cubinSize(h, &size) != kSuccess) {
     result = Status::error("nvJitLink failed on the PTX for " + arch + ": " +
                            errorLog(a, h));
   } else {

@@ -20,5 +20,9 @@ namespace ingot::codegen {
 /// library when it cannot be found, and carry nvJitLink's log otherwise.
 Status linkPtxToCubin(const std::string &ptx, const std::string &arch,
                       std::vector<uint8_t> *cubin);
+/// Assembles several PTX modules (generated kernels and template
+/// instances) into one cubin for `arch`.
+Status linkPtxsToCubin(const std::vector<std::string> &ptxs,
+                       const std::string &arch, std::vector<uint8_t> *cubin);
 
 } // namespace ingot::codegen

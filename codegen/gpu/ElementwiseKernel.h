@@ -40,6 +40,8 @@ enum class GpuArgKind : int64_t {
   Numel = 2,           // element count of operand
   Dim = 3,             // size of operand's `axis`
   BroadcastStride = 4, // element stride of input operand along output `axis`
+  KvKeys = 5,          // device address of layer `axis`'s key cache
+  KvValues = 6,        // device address of layer `axis`'s value cache
 };
 
 struct GpuArgSpec {

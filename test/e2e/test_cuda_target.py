@@ -116,10 +116,11 @@ def test_code_objects_per_architecture(built):
         (target,) = info["gpu_targets"]
         assert target["name"] == "cuda"
         objects = [(o["arch"], o["format"]) for o in target["objects"]]
-        assert objects == [("sm_80", "cubin"), ("sm_90", "cubin"),
-                           ("sm_90", "ptx")], name
+        # One cubin per architecture; the newest's PTX once per source
+        # (generated kernels, template instances).
+        assert objects[:2] == [("sm_80", "cubin"), ("sm_90", "cubin")], name
+        assert objects[2:] in ([("sm_90", "ptx")], [("sm_90", "ptx")] * 2)
         assert target["kernels"], f"{name}: no step got a CUDA kernel"
-        assert "CUDA kernels generated for" in proc.stderr
 
 
 def test_cubins_define_the_manifest_kernels(built, tmp_path):
@@ -135,7 +136,7 @@ def test_cubins_define_the_manifest_kernels(built, tmp_path):
             machine, got_sm, names = elf_kernels(data)
             assert (machine, got_sm) == (EM_CUDA, sm), name
             assert names == symbols, f"{name} sm_{sm}"
-        ptx = (code / "cuda.sm_90.ptx").read_text()
+        ptx = "".join(p.read_text() for p in code.glob("cuda.sm_90*.ptx"))
         assert ".target sm_90" in ptx
         for s in symbols:
             assert f".entry {s}(" in ptx
@@ -150,10 +151,11 @@ def test_ptxas_accepts_the_ptx(built, tmp_path):
     for name, (_, _, cuda, _) in out.items():
         code = tmp_path / name
         assert ingot("inspect", cuda, "--extract-code", code).returncode == 0
-        proc = subprocess.run([ptxas, "-arch=sm_90", str(code / "cuda.sm_90.ptx"),
-                               "-o", str(tmp_path / f"{name}.cubin")],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
+        for ptx in code.glob("cuda.sm_90*.ptx"):
+            proc = subprocess.run([ptxas, "-arch=sm_90", str(ptx), "-o",
+                                   str(tmp_path / f"{name}.cubin")],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr
 
 
 def test_byte_identical_whatever_the_flag_order(built):
@@ -231,18 +233,61 @@ def test_missing_toolkit_is_named(gelu_onnx, tmp_path):
 
 
 @needs_toolkit
-def test_llm_elementwise_steps_get_kernels(tmp_path):
-    """A Llama-shaped HF model: its elementwise steps (if any survive
-    fusion) get kernels; the rest of the plan is reported as uncovered."""
-    model = hf_models.make_model("llama", tmp_path)
-    art = tmp_path / "llama.ingot"
-    proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda",
-                 timeout=300)
+@pytest.mark.parametrize("arch", ["llama", "mistral", "phi3"])
+def test_every_llm_step_gets_a_kernel(arch, tmp_path):
+    """Llama-, Mistral- (sliding window) and Phi3-shaped (fused qkv) HF
+    models in f32: every step of the plan has CUDA launches (paged attention
+    two: write the cache, then attend), and each cubin defines exactly the
+    table's kernels."""
+    model = hf_models.make_model(arch, tmp_path)
+    art = tmp_path / "llm.ingot"
+    proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda:sm_80,"
+                 "cuda:sm_90,cuda:sm_100", timeout=600)
     assert proc.returncode == 0, describe(proc)
+    assert "CUDA kernels for" not in proc.stderr, proc.stderr  # all covered
     info = inspect_json(art)
-    assert info["targets"] == ["cpu", "cuda:sm_80", "cuda:sm_90"]
-    steps = len(info["steps"])
-    assert f"of {steps} steps" in proc.stderr
+    (target,) = info["gpu_targets"]
+    kernels = target["kernels"]
+    steps = info["steps"]
+    assert sorted({k["step"] for k in kernels}) == list(range(len(steps)))
+    for i, step in enumerate(steps):
+        launches = [k for k in kernels if k["step"] == i]
+        want = 2 if step["kernel"].endswith("paged_attention") else 1
+        assert len(launches) == want, (i, step["kernel"])
+    symbols = {k["symbol"] for k in kernels}
+    code = tmp_path / "code"
+    assert ingot("inspect", art, "--extract-code", code).returncode == 0
+    for sm in (80, 90, 100):
+        machine, got_sm, names = elf_kernels(
+            (code / f"cuda.sm_{sm}.cubin").read_bytes())
+        assert (machine, got_sm) == (EM_CUDA, sm)
+        assert names == symbols, f"sm_{sm}"
+
+
+@needs_toolkit
+def test_16_bit_embeddings_are_not_covered_yet_and_the_compile_says_so(
+        tmp_path):
+    """An f16 checkpoint's embedding gather keeps f16 rows on the CPU (a
+    cast follows); the gather template writes f32 only, so the compile names
+    that step and the artifact runs on the CPU."""
+    model = hf_models.make_model("qwen2", tmp_path)
+    art = tmp_path / "qwen2.ingot"
+    proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda:sm_90",
+                 timeout=600)
+    assert proc.returncode == 0, describe(proc)
+    assert ("the first without one: 'gather' from 'embed_tokens'"
+            in proc.stderr), proc.stderr
+
+
+@needs_toolkit
+def test_llm_cuda_build_is_byte_identical(tmp_path):
+    model = hf_models.make_model("llama", tmp_path)
+    arts = [tmp_path / "a.ingot", tmp_path / "b.ingot"]
+    for art in arts:
+        proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda:sm_90",
+                     timeout=600)
+        assert proc.returncode == 0, describe(proc)
+    assert arts[0].read_bytes() == arts[1].read_bytes()
 
 
 def _have_cuda_driver():

@@ -22,7 +22,7 @@ void printTable(const std::vector<std::vector<std::string>> &rows);
 // InspectCode.cpp: the GPU targets' code objects.
 void printGpuTargets(const Artifact &art);
 /// "cuda.sm_90.cubin": the file --extract-code writes for one object.
-std::string codeObjectFileName(const GpuTarget &t, const CodeObject &c);
+std::string codeObjectFileName(const GpuTarget &t, size_t index);
 Status extractCode(const Artifact &art, const std::string &dir);
 /// Per GPU target: its code objects (with what their ELF says) and kernels.
 OrderedJson jsonGpuTargets(const Artifact &art);

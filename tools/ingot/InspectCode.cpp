@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string_view>
 #include <sys/stat.h>
 
@@ -75,15 +76,30 @@ OrderedJson jsonGpuTargets(const Artifact &art) {
   return targets;
 }
 
-std::string codeObjectFileName(const GpuTarget &t, const CodeObject &c) {
-  return t.name + "." + c.arch + "." + formatName(c.format);
+/// "cuda.sm_90.cubin"; a second object of the same architecture and
+/// format (the PTX of generated and of template kernels) gets ".1", etc.
+std::string codeObjectFileName(const GpuTarget &t, size_t index) {
+  const CodeObject &c = t.objects[index];
+  size_t earlier = 0;
+  for (size_t i = 0; i < index; ++i)
+    earlier += t.objects[i].arch == c.arch && t.objects[i].format == c.format;
+  return t.name + "." + c.arch + "." +
+         (earlier ? std::to_string(earlier) + "." : "") + formatName(c.format);
+}
+
+size_t coveredSteps(const GpuTarget &t) {
+  std::set<uint32_t> steps;
+  for (const GpuKernel &k : t.kernels)
+    steps.insert(k.step);
+  return steps.size();
 }
 
 void printGpuTargets(const Artifact &art) {
   const Manifest &m = art.manifest();
   for (const GpuTarget &t : m.gpuTargets) {
-    std::printf("\ngpu target %s: kernels for %zu of %zu steps\n",
-                t.name.c_str(), t.kernels.size(), m.steps.size());
+    std::printf("\ngpu target %s: %zu kernels for %zu of %zu steps\n",
+                t.name.c_str(), t.kernels.size(), coveredSteps(t),
+                m.steps.size());
     std::vector<std::vector<std::string>> rows = {
         {"arch", "format", "bytes", "contents"}};
     for (const CodeObject &c : t.objects)
@@ -102,9 +118,10 @@ Status extractCode(const Artifact &art, const std::string &dir) {
   if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
     return Status::error("cannot create " + dir + ": " + std::strerror(errno));
   for (const GpuTarget &t : m.gpuTargets)
-    for (const CodeObject &c : t.objects) {
+    for (size_t i = 0; i < t.objects.size(); ++i) {
+      const CodeObject &c = t.objects[i];
       const uint8_t *data = art.codeObjectData(t, c);
-      const std::string path = dir + "/" + codeObjectFileName(t, c);
+      const std::string path = dir + "/" + codeObjectFileName(t, i);
       if (Status s = writeFileAtomically(
               path,
               std::string_view(reinterpret_cast<const char *>(data), c.bytes));

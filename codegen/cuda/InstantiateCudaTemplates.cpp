@@ -1,0 +1,89 @@
+//===- InstantiateCudaTemplates.cpp - LLM steps as CUDA template instances ===//
+//
+// Runs after ingot-generate-cuda-kernels: a step it already covered keeps
+// its generated kernel. Steps are numbered in walk order, as the artifact
+// writer numbers them, so the symbols (ingot_s<step>_<kernel>) are unique
+// and stable.
+//
+//===----------------------------------------------------------------------===//
+#include "codegen/Passes.h"
+#include "codegen/cuda/CudaTargets.h"
+#include "codegen/cuda/CudaTemplates.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ingot::codegen {
+#define GEN_PASS_DEF_INSTANTIATECUDATEMPLATES
+#include "codegen/Passes.h.inc"
+} // namespace ingot::codegen
+
+using namespace mlir;
+using namespace ingot;
+using namespace ingot::codegen;
+
+namespace {
+
+/// One launch as the dictionary CudaSerialize.cpp reads.
+DictionaryAttr launchAttr(OpBuilder &b, const TemplateLaunch &launch) {
+  std::vector<int64_t> args, grid;
+  for (const GpuArgSpec &a : launch.args)
+    args.insert(args.end(), {static_cast<int64_t>(a.kind), a.operand, a.axis});
+  for (const GridDimSpec &d : launch.grid)
+    grid.insert(grid.end(), {d.operand, d.divisor, d.extent});
+  auto symbol = SymbolRefAttr::get(
+      b.getStringAttr(kCudaModuleName),
+      {FlatSymbolRefAttr::get(b.getStringAttr(launch.symbol))});
+  return b.getDictionaryAttr({
+      b.getNamedAttr("symbol", symbol),
+      b.getNamedAttr("block", b.getI64IntegerAttr(launch.blockSize)),
+      b.getNamedAttr("grid_operand", b.getI64IntegerAttr(launch.gridOperand)),
+      b.getNamedAttr("grid", b.getDenseI64ArrayAttr(grid)),
+      b.getNamedAttr("args", b.getDenseI64ArrayAttr(args)),
+  });
+}
+
+struct InstantiateCudaTemplatesPass
+    : public ingot::codegen::impl::InstantiateCudaTemplatesBase<
+          InstantiateCudaTemplatesPass> {
+  using InstantiateCudaTemplatesBase::InstantiateCudaTemplatesBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (kvLayout != "block,token,head,dim" &&
+        kvLayout != "block,head,token,dim") {
+      module.emitError("kv-layout must be block,token,head,dim or "
+                       "block,head,token,dim, got '")
+          << kvLayout << "'";
+      return signalPassFailure();
+    }
+    if (kvBlockSize < 1) {
+      module.emitError("kv-block-size must be at least 1");
+      return signalPassFailure();
+    }
+    TemplateOptions options{kvLayout, kvBlockSize};
+    OpBuilder b(&getContext());
+    int64_t index = 0;
+    module.walk([&](plan::KernelOp kernel) {
+      const int64_t step = index++;
+      if (kernel->hasAttr(kCudaKernelAttr))
+        return;
+      std::string whyNot;
+      const std::string symbol =
+          "ingot_s" + std::to_string(step) + "_" + kernel.getKernel().str();
+      std::optional<TemplateInstance> inst =
+          instantiateCudaTemplate(kernel, symbol, options, &whyNot);
+      if (!inst) {
+        if (explain)
+          kernel.emitRemark("no CUDA kernel: ") << whyNot;
+        return;
+      }
+      SmallVector<Attribute> launches;
+      for (const TemplateLaunch &l : inst->launches)
+        launches.push_back(launchAttr(b, l));
+      kernel->setAttr(kCudaKernelAttr, b.getArrayAttr(launches));
+      kernel->setAttr(kCudaSourceAttr, b.getStringAttr(inst->source));
+    });
+  }
+};
+
+} // namespace
