@@ -38,6 +38,11 @@ std::string TemplateStep::elementType(size_t i) const {
   MemRefType t = type(i);
   if (!t)
     return "";
+  // A quantised weight (q8/q4/q4m/f8 blocks) has the logical f32 memref
+  // type of the tensor it decodes to; its bytes are not floats.
+  if (Operation *def = operands_[i].getDefiningOp())
+    if (isa<plan::ParamOp>(def) && def->hasAttr("quant"))
+      return "";
   Type e = t.getElementType();
   if (e.isF32())
     return "float";

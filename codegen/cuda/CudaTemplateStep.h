@@ -31,7 +31,8 @@ public:
   /// Static dim `axis` of operand `i`, or -1 when dynamic or not a memref.
   int64_t dim(size_t i, size_t axis) const;
   /// "float", "ingot_k::Bf16", "ingot_k::F16", "ingot_k::i64",
-  /// "ingot_k::i32"; empty for any other element type.
+  /// "ingot_k::i32"; empty for any other element type, and for quantised
+  /// weights (a plan.param with `quant`), which no template reads yet.
   std::string elementType(size_t i) const;
 
   /// Whether operands `i` and `j` are arena slices the memory plan let

@@ -280,6 +280,24 @@ def test_16_bit_embeddings_are_not_covered_yet_and_the_compile_says_so(
 
 
 @needs_toolkit
+def test_quantised_linears_are_not_covered_and_the_compile_says_so(tmp_path):
+    """q8 weights keep an f32 memref type in the plan; no template reads
+    their blocks yet, so the linear must be left to the CPU (a float
+    template on those bytes would be a silent wrong answer)."""
+    model = hf_models.make_model("llama", tmp_path)
+    art = tmp_path / "q8.ingot"
+    proc = ingot("compile", model, "-o", art, "--quant", "int8", "--target",
+                 "cpu,cuda:sm_90", timeout=600)
+    assert proc.returncode == 0, describe(proc)
+    assert "the first without one: 'linear'" in proc.stderr, proc.stderr
+    info = inspect_json(art)
+    quantised = {i for i, s in enumerate(info["steps"])
+                 if s["kernel"] == "linear"}
+    covered = {k["step"] for k in info["gpu_targets"][0]["kernels"]}
+    assert not quantised & covered
+
+
+@needs_toolkit
 def test_llm_cuda_build_is_byte_identical(tmp_path):
     model = hf_models.make_model("llama", tmp_path)
     arts = [tmp_path / "a.ingot", tmp_path / "b.ingot"]

@@ -70,11 +70,15 @@ func.func @attention(%qkv: memref<?x128xf32> {plan.dims = ["tokens", ""], plan.n
 
 // -----
 
-// Must not fire: a linear on q4 blocks (no CUDA template yet), a gather
-// along axis 1, and a step the elementwise generator already covered.
+// Must not fire: a gather along axis 1, a linear on q4 blocks and a
+// gather of q4m embedding rows (no CUDA template reads quantised weights
+// yet: their memref type is the f32 they decode to), and a step the
+// elementwise generator already covered.
 // CHECK-LABEL: func.func @untouched
 // CHECK-NOT:     ingot.cuda_source
 // CHECK:         return
+// EXPLAIN:       remark: no CUDA kernel: the gather template takes rows of a 2-D f32, f16 or bf16 table along axis 0
+// EXPLAIN:       remark: no CUDA kernel: the linear template takes f32 activations and a 2-D f32, f16 or bf16 weight (quantised weights have no CUDA kernel yet)
 // EXPLAIN:       remark: no CUDA kernel: the gather template takes rows of a 2-D f32, f16 or bf16 table along axis 0
 // BADLAYOUT:     error: kv-layout must be block,token,head,dim or block,head,token,dim, got 'token,block'
 func.func @untouched(%x: memref<?x64xf32> {plan.dims = ["tokens", ""], plan.name = "x"},
@@ -83,6 +87,14 @@ func.func @untouched(%x: memref<?x64xf32> {plan.dims = ["tokens", ""], plan.name
   %g = plan.alloc {max_shape = array<i64: 64, 8>, offset = 0 : i64} : memref<64x?xf32>
   plan.kernel "gather" ins(%t, %ids : memref<64x100xf32>, memref<?xi64>) outs(%g : memref<64x?xf32>)
       {args = {axis = 1 : i64}, origin = "g"}
+  %q = plan.param "w@q4g32" {group = 32 : i64, quant = "q4"} : memref<64x64xf32>
+  %l = plan.alloc {max_shape = array<i64: 8, 64>, offset = 8192 : i64} : memref<?x64xf32>
+  plan.kernel "linear" ins(%x, %q : memref<?x64xf32>, memref<64x64xf32>) outs(%l : memref<?x64xf32>)
+      {args = {activation = "none", w_layout = "nk"}, origin = "q4_linear"}
+  %qt = plan.param "emb@q4mg32" {group = 32 : i64, quant = "q4m"} : memref<100x64xf32>
+  %e = plan.alloc {max_shape = array<i64: 8, 64>, offset = 12288 : i64} : memref<?x64xf32>
+  plan.kernel "gather" ins(%qt, %ids : memref<100x64xf32>, memref<?xi64>) outs(%e : memref<?x64xf32>)
+      {args = {axis = 0 : i64}, origin = "q4m_embedding"}
   %y = plan.alloc {max_shape = array<i64: 8, 64>, offset = 4096 : i64} : memref<?x64xf32>
   plan.kernel "add" ins(%x, %x : memref<?x64xf32>, memref<?x64xf32>) outs(%y : memref<?x64xf32>)
       {args = {}, origin = "add", ingot.cuda_kernel = {args = array<i64>, block = 256 : i64, grid_operand = 2 : i64, symbol = @ingot_cuda::@ingot_s1_add}}
