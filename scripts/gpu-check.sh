@@ -3,7 +3,10 @@
 #
 #   scripts/gpu-check.sh prepare     here (the compiler, no GPU): compiles the
 #                                    check's models for cpu,cuda:sm_80,sm_90,
-#                                    sm_100 into build/gpu-check/models and
+#                                    sm_100 into build/gpu-check/models (ONNX
+#                                    elementwise) and .../llm (tiny f32
+#                                    Llama/Mistral/Phi3, every step on CUDA)
+#                                    and
 #                                    copies the header-only dependencies the
 #                                    GPU machine lacks into build/gpu-check/deps
 #   scripts/gpu-check.sh [--out DIR] there (no MLIR, no network): builds the
@@ -28,6 +31,14 @@ prepare() {
     "$ingot" compile "$m" -o "$PREPARED/models/$(basename "${m%.onnx}").ingot" \
       --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100 2>/dev/null
   done
+  mkdir -p "$PREPARED/llm"
+  for m in llama mistral phi3; do
+    "$py" -c "import sys; sys.path.insert(0, 'test/fixtures'); import hf_models; \
+hf_models.make_model('$m', '$PREPARED/hf')" >/dev/null
+    "$ingot" compile "$PREPARED/hf/$m" -o "$PREPARED/llm/$m.ingot" \
+      --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100
+  done
+  rm -rf "$PREPARED/hf"
   cp -r /usr/include/flatbuffers /usr/include/nlohmann /usr/include/CLI \
     /usr/include/xxhash.h "$PREPARED/deps/include/"
   cp build/format/generated/manifest_generated.h "$PREPARED/deps/generated/"
@@ -62,7 +73,10 @@ check() {
     -DINGOT_ENABLE_PYTHON=OFF -DINGOT_VENDORED_DEPS="$PWD/$PREPARED/deps" >/dev/null
   cmake --build build-gpu --target ingot -j "$(nproc)" | tail -1
   mkdir -p "$out"
-  python3 scripts/gpu_check_run.py build-gpu/bin/ingot "$PREPARED" "$out"
+  local rc=0
+  python3 scripts/gpu_check_run.py build-gpu/bin/ingot "$PREPARED" "$out" || rc=1
+  python3 scripts/gpu_check_llm.py build-gpu/bin/ingot "$PREPARED" "$out" || rc=1
+  return $rc
 }
 
 case "${1:-}" in

@@ -31,6 +31,7 @@ FLAGS = {
         "--json": None, "--logits-out": None, "--profile": None,
         "--kv-cache-dtype": "auto", "--batch-file": None, "--output": None,
         "--stats-json": None, "--no-prefix-caching": None,
+        "--device": "auto", "--gpu-memory-fraction": "0.9",
     },
     "run": {"--input": None, "--output-dir": None, "--threads": "0",
             "--device": "auto", "--repeat": "0"},
@@ -55,7 +56,7 @@ FLAGS = {
         "--kv-cache-mb": "auto", "--kv-cache-dtype": "auto",
         "--endpoint": None, "--api-key": None, "--json": None,
         "--plot": None, "--profile": None, "--progress": None,
-        "--no-probe": None,
+        "--no-probe": None, "--device": "auto", "--gpu-memory-fraction": "0.9",
     },
     "serve": {
         "--host": "127.0.0.1", "--api-key": "$INGOT_API_KEY",
@@ -64,7 +65,8 @@ FLAGS = {
         "--threads": "0", "--kv-blocks": "auto", "--kv-cache-mb": "auto",
         "--max-tokens-per-step": "compiled", "--max-seqs": "compiled",
         "--kv-cache-dtype": "auto", "--no-kv-prefault": None,
-        "--no-prefix-caching": None,
+        "--no-prefix-caching": None, "--device": "auto",
+        "--gpu-memory-fraction": "0.9",
     },
 }
 

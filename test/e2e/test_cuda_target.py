@@ -347,3 +347,59 @@ def test_device_flag_is_checked(built, tmp_path):
                      check=False, extra=("--device", "gpu"))
     assert proc.returncode == 2, describe(proc)
     assert "--device gpu: expected cpu, cuda, cuda:N or auto" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def llm_cuda(tmp_path_factory):
+    if needs_toolkit.args[0]:
+        pytest.skip(needs_toolkit.kwargs["reason"])
+    work = tmp_path_factory.mktemp("llm_cuda")
+    model = hf_models.make_model("llama", work)
+    cpu, cuda = work / "cpu.ingot", work / "cuda.ingot"
+    for art, target in ((cpu, "cpu"), (cuda, "cpu,cuda:sm_90")):
+        proc = ingot("compile", model, "-o", art, "--target", target,
+                     timeout=600)
+        assert proc.returncode == 0, describe(proc)
+    return work, cpu, cuda
+
+
+@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
+@pytest.mark.parametrize("extra", [(), ("--batch-file",)])
+def test_generate_on_cuda_without_a_driver_is_a_clear_error(llm_cuda, extra):
+    work, _, cuda = llm_cuda
+    args = ["generate", cuda, "--device", "cuda", "--temperature", "0"]
+    if extra:
+        batch = work / "batch.jsonl"
+        batch.write_text('{"prompt_tokens": [1, 2, 3], "max_new_tokens": 4}\n')
+        args += ["--batch-file", batch, "--output", work / "out.jsonl"]
+    else:
+        args += ["--prompt-tokens", "1,2,3", "--max-new-tokens", "4"]
+    proc = ingot(*args)
+    assert proc.returncode == 1, describe(proc)
+    assert "no CUDA driver: libcuda.so.1 not found" in proc.stderr
+
+
+@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
+def test_generate_auto_falls_back_to_the_cpu_with_the_same_tokens(llm_cuda):
+    _, cpu, cuda = llm_cuda
+    runs = {}
+    for art in (cpu, cuda):
+        proc = ingot("generate", art, "--prompt-tokens", "5,9,14,2",
+                     "--max-new-tokens", "8", "--temperature", "0", "--json")
+        assert proc.returncode == 0, describe(proc)
+        runs[art] = (json.loads(proc.stdout)["tokens"], proc.stderr)
+    assert runs[cpu][0] == runs[cuda][0]
+    assert "running on" not in runs[cpu][1]
+    assert ("ingot: running on the CPU: no CUDA driver: libcuda.so.1 not found"
+            in runs[cuda][1])
+
+
+def test_device_flags_are_checked_on_generate(llm_cuda):
+    _, cpu, _ = llm_cuda
+    for flag, value, message in [
+            ("--device", "gpu", "--device gpu: expected cpu, cuda, cuda:N or auto"),
+            ("--gpu-memory-fraction", "0", "expected a number in (0, 1]"),
+            ("--gpu-memory-fraction", "1.5", "expected a number in (0, 1]")]:
+        proc = ingot("generate", cpu, "--prompt-tokens", "1", flag, value)
+        assert proc.returncode == 2, describe(proc)
+        assert message in proc.stderr

@@ -96,6 +96,8 @@ EngineOptions engineOptions(const GenerateArgs &a, StepProfiler *profiler) {
   options.maxTokensPerStep = a.maxTokensPerStep;
   options.maxSeqs = a.maxSeqs;
   options.prefixCaching = a.prefixCaching;
+  options.device = a.device;
+  options.gpuMemoryFraction = a.gpuMemoryFraction;
   if (!a.profile.empty())
     options.profiler = profiler;
   return options;
@@ -218,6 +220,8 @@ int batchGenerateMain(const GenerateArgs &a) {
   if (Status s = Engine::create(*artifact, engineOptions(a, &profiler), &engine);
       !s)
     return fail(a.artifact + ": " + s.message());
+  if (!engine->deviceNote().empty())
+    std::fprintf(stderr, "ingot: %s\n", engine->deviceNote().c_str());
   std::fprintf(stderr, "%s\n", engine->describeBudget().c_str());
 
   std::vector<Request> requests =

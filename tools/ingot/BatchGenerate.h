@@ -27,6 +27,8 @@ struct GenerateArgs {
   int64_t kvCacheMb = 0, blockSize = 0, maxTokensPerStep = 0, maxSeqs = 0;
   std::string kvCacheDtype = "auto";
   bool prefixCaching = true;
+  std::string device = "auto";
+  double gpuMemoryFraction = 0.9;
 };
 
 /// An integer sampling setting: its flag, its batch-line key and the one

@@ -39,6 +39,8 @@ struct BenchArgs {
   unsigned threads = 0;
   int64_t kvBlocks = 0, kvCacheMb = 0;
   std::string kvCacheDtype = "auto";
+  std::string device = "auto";
+  double gpuMemoryFraction = 0.9;
   // llama-bench style modes.
   int64_t pp = 0, tg = 0, repetitions = 3;
   // Reporting.

@@ -122,6 +122,7 @@ void declareEngineAndOutput(CommandLine &cl, BenchArgs *a) {
              "KV-cache budget in MiB (auto: a share of free memory)", "auto");
   cl.value("--kv-cache-dtype", &a->kvCacheDtype,
            "KV-cache element type: auto, float32, int8 or fp8");
+  declareDeviceFlags(cl, &a->device, &a->gpuMemoryFraction);
   cl.value("--endpoint", &a->endpoint,
            "send the workload as streamed /v1/completions to this server",
            "http://HOST:PORT");
@@ -315,8 +316,12 @@ int benchMain(int argc, char **argv) {
     options.profiler = profiler.get();
   }
   std::unique_ptr<Engine> engine;
+  options.device = a.device;
+  options.gpuMemoryFraction = a.gpuMemoryFraction;
   if (Status s = Engine::create(*artifact, options, &engine); !s)
     return fail(a.artifact + ": " + s.message());
+  if (!engine->deviceNote().empty())
+    std::fprintf(stderr, "ingot: %s\n", engine->deviceNote().c_str());
   ctx.budget = engine->describeBudget();
   ctx.cost = stepCost(m);
   ctx.footprint =

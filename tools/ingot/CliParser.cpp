@@ -2,7 +2,10 @@
 #include "CliParser.h"
 #include "CliNumbers.h"
 
+#include "ingot/Device.h"
+
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <vector>
 
@@ -150,6 +153,35 @@ int CommandLine::usageError(const std::string &message) const {
   std::fprintf(stderr, "error: %s\n(run 'ingot %s --help' for its options)\n",
                message.c_str(), command_.c_str());
   return 2;
+}
+
+void declareDeviceFlags(CommandLine &cl, std::string *device,
+                        double *gpuMemoryFraction) {
+  cl.value(
+      "--device",
+      [device](const std::string &v) {
+        DeviceRequest r;
+        if (Status s = parseDeviceRequest(v, &r); !s)
+          throw FlagError(s.message());
+        *device = v;
+      },
+      "where the steps run: cpu, cuda, cuda:N, or auto (CUDA when the "
+      "artifact's CUDA code covers its plan and a GPU is there, else the "
+      "CPU; an artifact with GPU code says which on stderr)",
+      "auto", "DEVICE");
+  cl.value(
+      "--gpu-memory-fraction",
+      [gpuMemoryFraction](const std::string &v) {
+        char *end = nullptr;
+        const double f = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || !(f > 0 && f <= 1))
+          throw FlagError("--gpu-memory-fraction " + v +
+                          ": expected a number in (0, 1]");
+        *gpuMemoryFraction = f;
+      },
+      "share of the GPU's memory the weights, activations and KV cache may "
+      "take; the KV cache gets what the rest leaves",
+      "0.9", "F");
 }
 
 } // namespace ingot::cli

@@ -85,4 +85,9 @@ private:
   std::map<std::string, std::string> missingValue_; // flag -> message
 };
 
+/// --device (cpu, cuda, cuda:N or auto) and --gpu-memory-fraction, as the
+/// commands that run an LLM take them (EngineOptions::device).
+void declareDeviceFlags(CommandLine &cl, std::string *device,
+                        double *gpuMemoryFraction);
+
 } // namespace ingot::cli

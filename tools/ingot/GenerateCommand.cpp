@@ -196,6 +196,7 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
   cl.positional("ART", &a->artifact, "the compiled LLM artifact");
   declareIntegerFlags(cl, a);
   declareOtherFlags(cl, a);
+  declareDeviceFlags(cl, &a->device, &a->gpuMemoryFraction);
   if (int rc = cl.parse(argc, argv); rc >= 0)
     return rc == 0 ? -1 : rc;
   std::string problem = a->batchFile.empty() ? singlePromptArgsProblem(*a)
@@ -240,6 +241,11 @@ int generateMain(int argc, char **argv) {
                                    a.kvBlocks, &gen, a.kvCacheDtype);
       !s)
     return fail(s.message());
+  std::string note;
+  if (Status s = gen->useDevice(a.device, &note); !s)
+    return fail(s.message());
+  if (!note.empty())
+    std::fprintf(stderr, "ingot: %s\n", note.c_str());
   StepProfiler profiler;
   if (!a.profile.empty())
     gen->setProfiler(&profiler);

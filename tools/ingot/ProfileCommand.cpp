@@ -174,6 +174,8 @@ int profileMain(int argc, char **argv) {
   EngineOptions options;
   options.threads = unsigned(a.threads);
   options.profiler = &profiler;
+  // Kernel times come from the CPU executor; the GPU one reports none yet.
+  options.device = "cpu";
   // Enough blocks for every request at full length: no preemption.
   const int64_t perSeq = (a.promptLen + a.gen + c.blockSize) / c.blockSize;
   options.kvBlocks = (a.batch + 1) * perSeq;

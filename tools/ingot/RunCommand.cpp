@@ -103,32 +103,6 @@ int parseArgs(int argc, char **argv, RunOptions *o) {
   return -1;
 }
 
-/// The GPU executor for --device cuda[:N] or a usable auto; nullptr with
-/// *note saying why when auto falls back to the CPU.
-Status openGpu(const Artifact &art, const DeviceRequest &req,
-               std::unique_ptr<GpuExecutor> *gpu, std::string *note) {
-  const bool wanted = req.kind == DeviceRequest::Kind::Cuda;
-  if (req.kind == DeviceRequest::Kind::Cpu ||
-      (!wanted && art.manifest().gpuTargets.empty()))
-    return Status::ok();
-  std::unique_ptr<Device> device;
-  Status s = openCudaDevice(req.ordinal, &device);
-  std::string why;
-  if (s && !wanted && !gpuCoversPlan(art.manifest(), "cuda", &why)) {
-    *note = "running on the CPU: " + why;
-    return Status::ok();
-  }
-  if (s)
-    s = GpuExecutor::create(art, std::move(device), gpu);
-  if (!s && !wanted) {
-    *note = "running on the CPU: " + s.message();
-    return Status::ok();
-  }
-  if (s && !wanted)
-    *note = "running on " + (*gpu)->device().description();
-  return s;
-}
-
 /// Runs `once` `times` more times; prints the median and minimum.
 Status timeRuns(int64_t times, const std::string &where,
                 const std::function<Status()> &once) {
@@ -176,7 +150,7 @@ int runMain(int argc, char **argv) {
 
   std::unique_ptr<GpuExecutor> gpu;
   std::string note;
-  if (Status s = openGpu(*artifact, opts.device, &gpu, &note); !s)
+  if (Status s = openGpuExecutor(*artifact, opts.device, &gpu, &note); !s)
     return fail(s.message());
   if (!note.empty())
     std::fprintf(stderr, "ingot: %s\n", note.c_str());

@@ -111,6 +111,7 @@ int parseServeArgs(int argc, char **argv, ServeArgs *a) {
       },
       "seconds running requests get after SIGINT/SIGTERM", "30", "S");
   declareIntegerFlags(cl, a);
+  declareDeviceFlags(cl, &a->engine.device, &a->engine.gpuMemoryFraction);
   cl.value("--kv-cache-dtype", &a->engine.kvCacheDtype,
            "KV-cache element type: auto, float32, int8 or fp8");
   cl.flag("--no-kv-prefault", &a->engine.kvPrefault,
@@ -160,6 +161,8 @@ int serveMain(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;
   }
+  if (!engine->deviceNote().empty())
+    std::fprintf(stderr, "ingot: %s\n", engine->deviceNote().c_str());
   auto server = std::make_unique<server::Server>(*engine, *artifact, a.server);
   if (Status s = server->bind(); !s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());

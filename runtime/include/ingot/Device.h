@@ -4,7 +4,7 @@
 // artifact's code objects and kernel launches. The CUDA backend
 // (runtime/src/device/CudaDevice.cpp) loads libcuda.so.1 with dlopen, so the
 // same binary starts on machines without a GPU. The CPU executor does not
-// go through this interface yet.
+// go through this interface (it runs the plan's kernels in place).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -39,6 +39,8 @@ public:
 
   /// Device memory, freed with the device.
   virtual Status allocate(uint64_t bytes, uint64_t *address) = 0;
+  /// Bytes of device memory free now and in all.
+  virtual Status memoryInfo(uint64_t *free, uint64_t *total) = 0;
   virtual Status upload(uint64_t dst, const void *src, uint64_t bytes) = 0;
   virtual Status download(void *dst, uint64_t src, uint64_t bytes) = 0;
   /// Loads one code object (cubin or PTX) as a kernel module; a target's

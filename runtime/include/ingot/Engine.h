@@ -44,6 +44,12 @@ struct EngineOptions {
   /// Times every step and kernel, labelled "prefill N" / "decode N" /
   /// "mixed P+D" (tokens); owned by the caller, must outlive the engine.
   StepProfiler *profiler = nullptr;
+  /// Where steps run: "cpu", "cuda", "cuda:N" or "auto" (CUDA when the
+  /// artifact's CUDA code covers its plan and a GPU is there, else the CPU).
+  /// On a GPU the KV cache lives in device memory (f32), sized by kvBlocks
+  /// or kvCacheMb, else by gpuMemoryFraction of the device's memory.
+  std::string device = "auto";
+  double gpuMemoryFraction = 0.9;
 };
 
 struct RequestParams {
@@ -125,6 +131,9 @@ public:
   void waitIdle();
   EngineStats stats() const;
   std::string describeBudget() const;
+  /// "" on the CPU for an artifact without GPU code; else which device
+  /// runs the steps, or why the CPU does ("running on cuda:0 (...)").
+  const std::string &deviceNote() const;
   const Tokenizer &tokenizer() const;
   /// Tokens one sequence may hold, prompt and output together.
   int64_t contextLength() const;

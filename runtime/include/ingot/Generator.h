@@ -10,6 +10,7 @@
 
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
+#include "ingot/GpuExecutor.h"
 #include "ingot/KvCache.h"
 #include "ingot/Sampler.h"
 #include "ingot/Status.h"
@@ -64,6 +65,10 @@ public:
   static Status create(const Artifact &artifact, unsigned threads,
                        int64_t kvBlocks, std::unique_ptr<Generator> *out,
                        const std::string &kvCacheDtype = "auto");
+  /// Moves the steps and the KV cache to the GPU `device` asks for
+  /// (EngineOptions::device); before the first generate call. *note as
+  /// Engine::deviceNote.
+  Status useDevice(const std::string &device, std::string *note);
   ~Generator();
 
   Status generate(const std::vector<int32_t> &prompt,
@@ -86,6 +91,7 @@ private:
   ThreadPool pool_;
   Executor executor_;
   KvCacheStorage kv_;
+  std::unique_ptr<GpuExecutor> gpu_; // steps and KV cache on a GPU
   std::unique_ptr<KvBlockAllocator> blocks_;
   std::vector<int32_t> sequenceBlocks_;
   std::unique_ptr<Tokenizer> tokenizer_;

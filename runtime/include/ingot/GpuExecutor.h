@@ -34,17 +34,29 @@ public:
   const Device &device() const;
 
   /// Allocates the paged KV cache in device memory: `numBlocks` blocks of
-  /// the manifest's geometry per layer, K and V apart (f32 caches only for
-  /// now). The attention steps read and write it.
-  Status allocateKvCache(int64_t numBlocks);
+  /// the manifest's geometry per layer, K and V apart, of `dtype` (f32
+  /// only for now). The attention steps read and write it.
+  Status allocateKvCache(int64_t numBlocks, DType dtype);
   /// Bytes of device memory one cache block takes over all layers.
   static uint64_t kvBytesPerBlock(const Manifest &m);
+  /// How many KV blocks fit in `fraction` of the device's memory, after
+  /// what is allocated already (weights, arena, inputs); an error when not
+  /// even one does.
+  Status kvBlocksThatFit(double fraction, int64_t *blocks);
 
 private:
   GpuExecutor();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The GPU executor `req` asks for. "cpu", or "auto" when the artifact has
+/// no GPU code, no GPU is there or its code does not cover the plan: no
+/// executor (run on the CPU), with *note saying why when the artifact has
+/// GPU code. "cuda[:N]" that cannot be honoured is an error. On success
+/// with a GPU, *note names the device.
+Status openGpuExecutor(const Artifact &artifact, const DeviceRequest &req,
+                       std::unique_ptr<GpuExecutor> *gpu, std::string *note);
 
 /// Whether `m` can run on a GPU of `target`: every step has a kernel.
 /// Otherwise false with a sentence saying how much is covered.

@@ -36,6 +36,7 @@ struct Driver {
   CuResult (*moduleFunction)(CuHandle *, CuHandle, const char *) = nullptr;
   CuResult (*memAlloc)(CuPointer *, size_t) = nullptr;
   CuResult (*memFree)(CuPointer) = nullptr;
+  CuResult (*memInfo)(size_t *, size_t *) = nullptr;
   CuResult (*copyHtoD)(CuPointer, const void *, size_t) = nullptr;
   CuResult (*copyDtoH)(void *, CuPointer, size_t) = nullptr;
   CuResult (*launch)(CuHandle, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -70,6 +71,7 @@ Driver loadDriver() {
       bind(lib, "cuModuleUnload", &d.moduleUnload) &&
       bind(lib, "cuModuleGetFunction", &d.moduleFunction) &&
       bind(lib, "cuMemAlloc_v2", &d.memAlloc) &&
+      bind(lib, "cuMemGetInfo_v2", &d.memInfo) &&
       bind(lib, "cuMemFree_v2", &d.memFree) &&
       bind(lib, "cuMemcpyHtoD_v2", &d.copyHtoD) &&
       bind(lib, "cuMemcpyDtoH_v2", &d.copyDtoH) &&
@@ -134,6 +136,13 @@ public:
       return s;
     allocations_.push_back(p);
     *address = p;
+    return Status::ok();
+  }
+  Status memoryInfo(uint64_t *free, uint64_t *total) override {
+    size_t f = 0, t = 0;
+    if (Status s = check(d_.memInfo(&f, &t), "querying memory"); !s)
+      return s;
+    *free = f, *total = t;
     return Status::ok();
   }
   Status upload(uint64_t dst, const void *src, uint64_t bytes) override {

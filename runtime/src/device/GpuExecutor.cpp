@@ -186,6 +186,30 @@ Status GpuExecutor::Impl::runStep(size_t i, std::vector<shape::Shape> *shapes) {
   return Status::ok();
 }
 
+Status openGpuExecutor(const Artifact &artifact, const DeviceRequest &req,
+                       std::unique_ptr<GpuExecutor> *gpu, std::string *note) {
+  const bool wanted = req.kind == DeviceRequest::Kind::Cuda;
+  if (req.kind == DeviceRequest::Kind::Cpu ||
+      (!wanted && artifact.manifest().gpuTargets.empty()))
+    return Status::ok();
+  std::unique_ptr<Device> device;
+  Status s = openCudaDevice(req.ordinal, &device);
+  std::string why;
+  if (s && !wanted && !gpuCoversPlan(artifact.manifest(), "cuda", &why)) {
+    *note = "running on the CPU: " + why;
+    return Status::ok();
+  }
+  if (s)
+    s = GpuExecutor::create(artifact, std::move(device), gpu);
+  if (!s && !wanted) {
+    *note = "running on the CPU: " + s.message();
+    return Status::ok();
+  }
+  if (s)
+    *note = "running on " + (*gpu)->device().description();
+  return s;
+}
+
 GpuExecutor::GpuExecutor() : impl_(std::make_unique<Impl>()) {}
 GpuExecutor::~GpuExecutor() = default;
 const Device &GpuExecutor::device() const { return *impl_->dev; }
@@ -232,16 +256,38 @@ Status GpuExecutor::create(const Artifact &artifact,
   return Status::ok();
 }
 
-Status GpuExecutor::allocateKvCache(int64_t numBlocks) {
+Status GpuExecutor::kvBlocksThatFit(double fraction, int64_t *blocks) {
+  Impl &x = *impl_;
+  const Manifest &m = x.art->manifest();
+  uint64_t free = 0, total = 0;
+  if (Status s = x.dev->memoryInfo(&free, &total); !s)
+    return s;
+  // The budget is a share of all memory; what is in use already (ours and
+  // anyone else's) comes off it.
+  const double budget = fraction * double(total) - double(total - free);
+  const uint64_t perBlock = kvBytesPerBlock(m);
+  *blocks = budget > 0 && perBlock ? int64_t(budget / double(perBlock)) : 0;
+  if (*blocks < 1)
+    return Status::error(x.dev->description() + ": no room for a KV cache: " +
+                         std::to_string(free >> 20) + " MiB free of " +
+                         std::to_string(total >> 20) + " MiB, a block takes " +
+                         std::to_string(perBlock) +
+                         " bytes (raise "
+                         "--gpu-memory-fraction)");
+  return Status::ok();
+}
+
+Status GpuExecutor::allocateKvCache(int64_t numBlocks, DType dtype) {
   Impl &x = *impl_;
   const Manifest &m = x.art->manifest();
   if (!m.hasLlm)
     return Status::error(x.art->path() + " is not a language model: no KV "
                                          "cache to allocate");
-  if (m.llm.kvDtype != DType::F32)
+  if (dtype != DType::F32)
     return Status::error(std::string("the GPU executor keeps an f32 KV "
-                                     "cache only; this artifact's is ") +
-                         dtypeName(m.llm.kvDtype) + " (use --device cpu)");
+                                     "cache only, not ") +
+                         dtypeName(dtype) +
+                         " (use --kv-cache-dtype float32 or --device cpu)");
   if (numBlocks <= 0)
     return Status::error("a KV cache needs at least one block");
   const uint64_t layerBytes =

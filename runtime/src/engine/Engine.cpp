@@ -31,6 +31,32 @@ Engine::~Engine() {
     impl_->thread.join();
 }
 
+/// With a GPU (options.device), the executor and the KV cache in device
+/// memory: an explicit budget (blocks or MiB) is kept, the default is what
+/// fits in gpuMemoryFraction of the device, capped at what the scheduler
+/// can use.
+static Status openEngineGpu(const Artifact &artifact,
+                            const EngineOptions &options, const LlmConfig &c,
+                            std::unique_ptr<GpuExecutor> *gpu,
+                            std::string *note, engine::StepLimits *limits) {
+  DeviceRequest req;
+  if (Status s = parseDeviceRequest(options.device, &req); !s)
+    return s;
+  if (!(options.gpuMemoryFraction > 0 && options.gpuMemoryFraction <= 1))
+    return Status::error("the GPU memory fraction must be in (0, 1]");
+  if (Status s = openGpuExecutor(artifact, req, gpu, note); !s)
+    return s;
+  if (!*gpu)
+    return Status::ok();
+  if (!options.kvBlocks && !options.kvCacheMb) {
+    int64_t fit = 0;
+    if (Status s = (*gpu)->kvBlocksThatFit(options.gpuMemoryFraction, &fit); !s)
+      return s;
+    limits->kvBlocks = std::min(fit, limits->maxSeqs * c.maxBlocksPerSeq);
+  }
+  return (*gpu)->allocateKvCache(limits->kvBlocks, c.kvDtype);
+}
+
 Status Engine::create(const Artifact &artifact, const EngineOptions &options,
                       std::unique_ptr<Engine> *out) {
   // Setting up allocates per KV block and starts threads: a budget or a
@@ -54,13 +80,19 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
     engine::StepLimits limits;
     if (Status s = engine::resolveLimits(c, options, &limits); !s)
       return s;
-    if (Status s =
-            engine::checkMemoryBudget(c, limits.kvBlocks, m.memory.arenaBytes);
+    if (Status s = openEngineGpu(artifact, options, c, &im.gpu, &im.deviceNote,
+                                 &limits);
         !s)
       return s;
-    if (Status s = im.kv.allocate(c, limits.kvBlocks, options.kvPrefault); !s)
-      return s;
-    im.executor.setKvCache(&im.kv.view());
+    if (!im.gpu) {
+      if (Status s = engine::checkMemoryBudget(c, limits.kvBlocks,
+                                               m.memory.arenaBytes);
+          !s)
+        return s;
+      if (Status s = im.kv.allocate(c, limits.kvBlocks, options.kvPrefault); !s)
+        return s;
+      im.executor.setKvCache(&im.kv.view());
+    }
     im.executor.setProfiler(options.profiler);
     im.profiler = options.profiler;
     if (Status s = Tokenizer::create(m.tokenizer, &im.tokenizer); !s)
@@ -150,6 +182,8 @@ std::string Engine::describeBudget() const {
 }
 
 const Tokenizer &Engine::tokenizer() const { return *impl_->tokenizer; }
+
+const std::string &Engine::deviceNote() const { return impl_->deviceNote; }
 
 int64_t Engine::contextLength() const { return impl_->context; }
 

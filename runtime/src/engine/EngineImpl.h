@@ -14,6 +14,7 @@
 #include "engine/Scheduler.h"
 #include "engine/TextStream.h"
 #include "ingot/Executor.h"
+#include "ingot/GpuExecutor.h"
 #include "ingot/KvCache.h"
 #include "ingot/ThreadPool.h"
 
@@ -63,7 +64,9 @@ struct Engine::Impl {
   LlmConfig config;
   ThreadPool pool;
   Executor executor;
-  KvCacheStorage kv;
+  KvCacheStorage kv;                // CPU only
+  std::unique_ptr<GpuExecutor> gpu; // steps and KV cache on a GPU
+  std::string deviceNote;
   std::unique_ptr<engine::KvBlockManager> blocks;
   std::unique_ptr<engine::Scheduler> scheduler;
   std::unique_ptr<Tokenizer> tokenizer;

@@ -132,7 +132,8 @@ void Engine::Impl::step() {
   if (profiler)
     labelStep(plan);
   std::vector<NamedTensor> outputs;
-  Status s = executor.run(batch.toTensors(), &outputs);
+  Status s = gpu ? gpu->run(batch.toTensors(), &outputs)
+                 : executor.run(batch.toTensors(), &outputs);
   ++local.steps;
   if (s)
     s = checkLogits(outputs, plan.size());

@@ -156,6 +156,25 @@ Status Generator::create(const Artifact &artifact, unsigned threads,
   return Status::ok();
 }
 
+Status Generator::useDevice(const std::string &device, std::string *note) {
+  DeviceRequest req;
+  if (Status s = parseDeviceRequest(device, &req); !s)
+    return s;
+  if (Status s = openGpuExecutor(artifact_, req, &gpu_, note); !s)
+    return s;
+  if (!gpu_)
+    return Status::ok();
+  // The same number of blocks as the CPU cache, now on the device. The
+  // host arrays stay reserved but are never written, so their pages are
+  // never committed (KvCacheStorage::allocate without prefault).
+  if (Status s = gpu_->allocateKvCache(blocks_->numBlocks(), config_.kvDtype);
+      !s) {
+    gpu_.reset();
+    return s;
+  }
+  return Status::ok();
+}
+
 Status Generator::runStep(const std::vector<int32_t> &sequence, int64_t first,
                           int64_t count, std::vector<float> *logits) {
   int64_t bs = config_.blockSize;
@@ -176,7 +195,9 @@ Status Generator::runStep(const std::vector<int32_t> &sequence, int64_t first,
             std::to_string(count),
         count);
   std::vector<NamedTensor> outputs;
-  if (Status s = executor_.run(batch.toTensors(), &outputs); !s)
+  if (Status s = gpu_ ? gpu_->run(batch.toTensors(), &outputs)
+                      : executor_.run(batch.toTensors(), &outputs);
+      !s)
     return s;
   // The validator guarantees output 0 is f32 [rows, vocab]; a plan that
   // still produced no row must not be read past its end.
