@@ -57,6 +57,20 @@ std::string TemplateStep::elementType(size_t i) const {
   return "";
 }
 
+std::string TemplateStep::quantFormat(size_t i, int64_t *group) const {
+  if (!present(i))
+    return "";
+  Operation *def = operands_[i].getDefiningOp();
+  if (!isa_and_nonnull<plan::ParamOp>(def))
+    return "";
+  auto quant = def->getAttrOfType<StringAttr>("quant");
+  auto g = def->getAttrOfType<IntegerAttr>("group");
+  if (!quant || !g)
+    return "";
+  *group = g.getInt();
+  return quant.str();
+}
+
 /// [offset, offset + bytes) of an arena slice; false for other buffers.
 static bool arenaRange(Value v, int64_t *begin, int64_t *end) {
   auto alloc = dyn_cast_or_null<plan::AllocOp>(v.getDefiningOp());
@@ -127,8 +141,11 @@ std::string wrapperHead(const std::string &symbol, int64_t block,
 
 std::string pointerParam(const TemplateStep &s, size_t i) {
   const bool input = i < s.numInputs();
-  return std::string(input ? "const " : "") + s.elementType(i) + " *p" +
-         std::to_string(i);
+  std::string type = s.elementType(i);
+  int64_t group = 0;
+  if (type.empty() && !s.quantFormat(i, &group).empty())
+    type = "ingot_k::u8"; // the blocks' bytes (quant.cuh decodes them)
+  return std::string(input ? "const " : "") + type + " *p" + std::to_string(i);
 }
 
 GpuArgSpec pointerArg(size_t i) { return {GpuArgKind::Pointer, int64_t(i), 0}; }

@@ -35,6 +35,9 @@ public:
   /// weights (a plan.param with `quant`), which no template reads yet.
   std::string elementType(size_t i) const;
 
+  /// The block format of a quantised weight operand ("q8", "q4", "q4m",
+  /// "f8") and its group size; "" for any other operand.
+  std::string quantFormat(size_t i, int64_t *group) const;
   /// Whether operands `i` and `j` are arena slices the memory plan let
   /// overlap (an in-place step).
   bool overlaps(size_t i, size_t j) const;
@@ -59,8 +62,8 @@ std::string doubleLiteral(double v);
 std::string wrapperHead(const std::string &symbol, int64_t block,
                         const std::vector<std::string> &params);
 
-/// "const T *pN" (inputs) or "T *pN" (outputs) for operand `i`, and the
-/// pointer argument that passes it.
+/// "const T *pN" (inputs) or "T *pN" (outputs) for operand `i` (T is u8
+/// for a quantised weight's blocks), and the pointer argument passing it.
 std::string pointerParam(const TemplateStep &s, size_t i);
 GpuArgSpec pointerArg(size_t i);
 
@@ -76,6 +79,15 @@ std::optional<TemplateInstance> instantiateActivation(const TemplateStep &s,
 std::optional<TemplateInstance> instantiateGather(const TemplateStep &s,
                                                   const std::string &symbol,
                                                   std::string *whyNot);
+std::optional<TemplateInstance> instantiateCast(const TemplateStep &s,
+                                                const std::string &symbol,
+                                                std::string *whyNot);
+std::optional<TemplateInstance>
+instantiateQuantLinear(const TemplateStep &s, const std::string &symbol,
+                       std::string *whyNot);
+std::optional<TemplateInstance>
+instantiateQuantGather(const TemplateStep &s, const std::string &symbol,
+                       std::string *whyNot);
 std::optional<TemplateInstance> instantiateLinear(const TemplateStep &s,
                                                   const std::string &symbol,
                                                   std::string *whyNot);

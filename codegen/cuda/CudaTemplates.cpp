@@ -14,8 +14,15 @@ instantiateCudaTemplate(plan::KernelOp step, const std::string &symbol,
     return instantiateNorm(s, symbol, whyNot);
   if (k == "silu_mul" || k == "gelu")
     return instantiateActivation(s, symbol, whyNot);
+  int64_t group = 0;
+  if (k == "gather" && !s.quantFormat(0, &group).empty())
+    return instantiateQuantGather(s, symbol, whyNot);
+  if (k == "linear" && !s.quantFormat(1, &group).empty())
+    return instantiateQuantLinear(s, symbol, whyNot);
   if (k == "gather")
     return instantiateGather(s, symbol, whyNot);
+  if (k == "cast")
+    return instantiateCast(s, symbol, whyNot);
   if (k == "linear")
     return instantiateLinear(s, symbol, whyNot);
   if (k == "rope")

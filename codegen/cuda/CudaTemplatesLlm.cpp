@@ -115,9 +115,13 @@ std::optional<TemplateInstance> instantiateActivation(const TemplateStep &s,
 std::optional<TemplateInstance> instantiateGather(const TemplateStep &s,
                                                   const std::string &symbol,
                                                   std::string *whyNot) {
+  const std::string table = s.elementType(0), out = s.elementType(2);
+  // f32 out of any float table, or 16-bit rows kept as they are (the CPU
+  // gather keeps a 16-bit table's dtype; a cast step follows).
+  const bool keep16 = table == out && table != "float";
   if (s.numInputs() != 2 || s.intAttr("axis", 0) != 0 || !s.type(0) ||
-      s.type(0).getRank() != 2 || !isFloatWeight(s.elementType(0)) ||
-      s.elementType(2) != "float")
+      s.type(0).getRank() != 2 || !isFloatWeight(table) ||
+      (out != "float" && !keep16))
     return refuse(whyNot, "the gather template takes rows of a 2-D f32, f16 "
                           "or bf16 table along axis 0");
   const std::string index = s.elementType(1);
@@ -139,10 +143,37 @@ std::optional<TemplateInstance> instantiateGather(const TemplateStep &s,
     l.args.push_back({GpuArgKind::Dim, 0, 0});
     rows = "rows";
   }
+  const std::string shape = std::to_string(d) + ", " + std::to_string(block);
+  if (keep16) {
+    const std::string u16 = "ingot_k::u16 *";
+    inst.source = wrapperHead(symbol, block, params) +
+                  " {\n  ingot_k::gatherRows16<" + shape + ", " + index +
+                  ">(reinterpret_cast<const " + u16 + ">(p0), p1, " +
+                  "reinterpret_cast<" + u16 + ">(p2), " + rows + ", " +
+                  (table == "ingot_k::F16" ? "0x7e00" : "0x7fc0") + ");\n}\n";
+    return inst;
+  }
   inst.source = wrapperHead(symbol, block, params) +
-                " {\n  ingot_k::embeddingRows<" + std::to_string(d) + ", " +
-                std::to_string(block) + ", " + s.elementType(0) + ", " + index +
-                ">(p0, p1, p2, " + rows + ");\n}\n";
+                " {\n  ingot_k::embeddingRows<" + shape + ", " + table + ", " +
+                index + ">(p0, p1, p2, " + rows + ");\n}\n";
+  return inst;
+}
+
+/// cast of f16/bf16 (or f32) to f32: one thread per element.
+std::optional<TemplateInstance> instantiateCast(const TemplateStep &s,
+                                                const std::string &symbol,
+                                                std::string *whyNot) {
+  if (s.numInputs() != 1 || !isFloatWeight(s.elementType(0)) ||
+      s.elementType(1) != "float")
+    return refuse(whyNot, "the cast template widens f16 or bf16 to f32");
+  TemplateInstance inst;
+  TemplateLaunch &l = inst.launches.emplace_back();
+  l.symbol = symbol, l.blockSize = 256, l.gridOperand = 1;
+  l.args = {pointerArg(0), pointerArg(1), {GpuArgKind::Numel, 1, 0}};
+  inst.source =
+      wrapperHead(symbol, 256,
+                  {pointerParam(s, 0), pointerParam(s, 1), "ingot_k::i64 n"}) +
+      " {\n  ingot_k::castToF32<" + s.elementType(0) + ">(p0, p1, n);\n}\n";
   return inst;
 }
 

@@ -265,36 +265,42 @@ def test_every_llm_step_gets_a_kernel(arch, tmp_path):
 
 
 @needs_toolkit
-def test_16_bit_embeddings_are_not_covered_yet_and_the_compile_says_so(
-        tmp_path):
-    """An f16 checkpoint's embedding gather keeps f16 rows on the CPU (a
-    cast follows); the gather template writes f32 only, so the compile names
-    that step and the artifact runs on the CPU."""
-    model = hf_models.make_model("qwen2", tmp_path)
-    art = tmp_path / "qwen2.ingot"
-    proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda:sm_90",
-                 timeout=600)
+@pytest.mark.parametrize("arch, flags", [
+    ("qwen2", ()),                      # f16 weights and biases
+    ("llama_tied_bf16", ()),            # bf16, tied embeddings
+    ("llama", ("--quant", "int8")),     # q8 blocks
+    ("llama", ("--quant", "int4", "--quant-scheme", "asym")),  # q4m
+    ("llama", ("--quant", "int4", "--quant-scheme", "sym")),   # q4
+])
+def test_16_bit_and_quantised_models_are_covered(arch, flags, tmp_path):
+    """16-bit checkpoints (embedding rows kept 16-bit, then a cast) and
+    q8/q4/q4m weights (decoded in registers) get a kernel for every step."""
+    model = hf_models.make_model(arch, tmp_path)
+    art = tmp_path / "m.ingot"
+    proc = ingot("compile", model, "-o", art, *flags, "--target",
+                 "cpu,cuda:sm_90", timeout=600)
     assert proc.returncode == 0, describe(proc)
-    assert ("the first without one: 'gather' from 'embed_tokens'"
-            in proc.stderr), proc.stderr
+    assert "CUDA kernels for" not in proc.stderr, proc.stderr
+    info = inspect_json(art)
+    covered = {k["step"] for k in info["gpu_targets"][0]["kernels"]}
+    assert covered == set(range(len(info["steps"])))
 
 
 @needs_toolkit
-def test_quantised_linears_are_not_covered_and_the_compile_says_so(tmp_path):
-    """q8 weights keep an f32 memref type in the plan; no template reads
-    their blocks yet, so the linear must be left to the CPU (a float
+def test_fp8_linears_are_not_covered_and_the_compile_says_so(tmp_path):
+    """fp8 weights keep an f32 memref type in the plan and no template
+    decodes e4m3 yet, so their linears must stay on the CPU (a float
     template on those bytes would be a silent wrong answer)."""
     model = hf_models.make_model("llama", tmp_path)
-    art = tmp_path / "q8.ingot"
-    proc = ingot("compile", model, "-o", art, "--quant", "int8", "--target",
+    art = tmp_path / "f8.ingot"
+    proc = ingot("compile", model, "-o", art, "--quant", "fp8", "--target",
                  "cpu,cuda:sm_90", timeout=600)
     assert proc.returncode == 0, describe(proc)
     assert "the first without one: 'linear'" in proc.stderr, proc.stderr
     info = inspect_json(art)
-    quantised = {i for i, s in enumerate(info["steps"])
-                 if s["kernel"] == "linear"}
+    linears = {i for i, s in enumerate(info["steps"]) if s["kernel"] == "linear"}
     covered = {k["step"] for k in info["gpu_targets"][0]["kernels"]}
-    assert not quantised & covered
+    assert not linears & covered
 
 
 @needs_toolkit

@@ -15,6 +15,7 @@
 #include "CudaEmuLlmTestUtil.h"
 
 #include "activation.cuh"
+#include "convert.cuh"
 #include "gather.cuh"
 #include "norm.cuh"
 
@@ -226,5 +227,39 @@ TEST(CudaEmuGather, EmbeddingF32I64) { checkEmbedding<float, i64>(21); }
 TEST(CudaEmuGather, EmbeddingBf16I32) { checkEmbedding<Bf16, i32>(22); }
 TEST(CudaEmuGather, EmbeddingF16I64) { checkEmbedding<F16, i64>(23); }
 TEST(CudaEmuGather, EmbeddingF16I32) { checkEmbedding<F16, i32>(24); }
+
+// A 16-bit table's rows kept as they are, then cast to f32: the CPU's
+// gather + cast pair for f16/bf16 checkpoints. Both are exact.
+template <typename W> void checkGatherThenCast(unsigned seed, u16 nanBits) {
+  Rng rng(seed);
+  const Weights<W> table(rng.values(kVocab * kD));
+  const std::vector<i64> ids = {4, -2, kVocab, 0};
+  const int count = int(ids.size());
+  std::vector<u16> rows(count * kD, 0);
+  std::vector<float> y(count * kD, 0.0f);
+  const u16 *bits = reinterpret_cast<const u16 *>(table.data.data());
+  ingot_emu::launch({unsigned(count)}, {kGatherBlock}, [&] {
+    gatherRows16<kD, kGatherBlock, i64>(bits, ids.data(), rows.data(), kVocab,
+                                        nanBits);
+  });
+  const i64 n = count * kD;
+  ingot_emu::launch({unsigned((n + 255) / 256)}, {256}, [&] {
+    castToF32<W>(reinterpret_cast<const W *>(rows.data()), y.data(), n);
+  });
+  for (int t = 0; t < count; ++t)
+    for (int c = 0; c < kD; ++c) {
+      if (ids[t] >= kVocab) { // out of range: the format's quiet NaN
+        ASSERT_EQ(rows[t * kD + c], nanBits);
+        ASSERT_TRUE(std::isnan(y[t * kD + c]));
+        continue;
+      }
+      const i64 id = ids[t] < 0 ? ids[t] + kVocab : ids[t];
+      ASSERT_EQ(rows[t * kD + c], bits[id * kD + c]) << t << "," << c;
+      ASSERT_EQ(double(y[t * kD + c]), table.ref[id * kD + c]);
+    }
+}
+
+TEST(CudaEmuGather, F16RowsThenCast) { checkGatherThenCast<F16>(25, 0x7e00); }
+TEST(CudaEmuGather, Bf16RowsThenCast) { checkGatherThenCast<Bf16>(26, 0x7fc0); }
 
 } // namespace

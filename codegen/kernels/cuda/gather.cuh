@@ -49,4 +49,23 @@ INGOT_DEVICE void embeddingRows(const W *table, const Index *ids, float *y,
     out[c] = widen(row[c]);
 }
 
+/// The CPU gather of a 16-bit table exactly: rows copied bit for bit
+/// (f16 or bf16 stays what it is; the plan's cast to f32 follows as its
+/// own step). An id out of range gives a row of `nanBits` (a quiet NaN of
+/// the table's format). Launch as embeddingRows.
+template <int D, int BLOCK, typename Index>
+INGOT_DEVICE void gatherRows16(const u16 *table, const Index *ids, u16 *y,
+                               i64 vocab, u16 nanBits) {
+  static_assert(D > 0 && BLOCK > 0, "shape");
+  const i64 t = blockIdx.x;
+  u16 *out = y + t * D;
+  i64 id = static_cast<i64>(ids[t]);
+  if (id < 0)
+    id += vocab;
+  const bool valid = id >= 0 && id < vocab;
+  const u16 *row = table + (valid ? id : 0) * D;
+  for (int c = threadIdx.x; c < D; c += BLOCK)
+    out[c] = valid ? row[c] : nanBits;
+}
+
 } // namespace ingot_k

@@ -34,7 +34,7 @@ const std::set<std::string> &elementwiseKernels() {
 
 const std::set<std::string> &sameShapeKernels() {
   static const std::set<std::string> names = {"rms_norm", "add_rms_norm",
-                                              "gelu", "rope"};
+                                              "gelu", "rope", "cast"};
   return names;
 }
 

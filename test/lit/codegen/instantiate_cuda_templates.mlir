@@ -70,16 +70,39 @@ func.func @attention(%qkv: memref<?x128xf32> {plan.dims = ["tokens", ""], plan.n
 
 // -----
 
-// Must not fire: a gather along axis 1, a linear on q4 blocks and a
-// gather of q4m embedding rows (no CUDA template reads quantised weights
-// yet: their memref type is the f32 they decode to), and a step the
-// elementwise generator already covered.
+// Quantised weights keep their logical f32 memref type; the param's quant
+// and group pick the decoder: a q4 linear (group 32) and q4m embedding rows
+// read their blocks as bytes.
+// CHECK-LABEL: func.func @quantised
+// CHECK:         plan.kernel "linear"
+// CHECK-SAME:      ingot_s0_linear(const float *p0, const ingot_k::u8 *p1, float *p2, ingot_k::i64 numel)
+// CHECK-SAME:      ingot_k::linearQuant<64, 64, ingot_k::QFormat::Q4, 32, 4, 4, 0, float>(p0, p1, nullptr, nullptr, p2, numel / 64LL)
+// CHECK:         plan.kernel "gather"
+// CHECK-SAME:      ingot_k::embeddingRowsQuant<64, 64, ingot_k::QFormat::Q4M, 32, ingot_k::i64>(p0, p1, p2, 100LL)
+func.func @quantised(%x: memref<?x64xf32> {plan.dims = ["tokens", ""], plan.name = "x"},
+                     %ids: memref<?xi64> {plan.dims = ["tokens"], plan.name = "ids"}) -> memref<?x64xf32> {
+  %q = plan.param "w@q4g32" {group = 32 : i64, quant = "q4"} : memref<64x64xf32>
+  %l = plan.alloc {max_shape = array<i64: 8, 64>, offset = 0 : i64} : memref<?x64xf32>
+  plan.kernel "linear" ins(%x, %q : memref<?x64xf32>, memref<64x64xf32>) outs(%l : memref<?x64xf32>)
+      {args = {activation = "none", w_layout = "nk"}, origin = "q4_linear"}
+  %qt = plan.param "emb@q4mg32" {group = 32 : i64, quant = "q4m"} : memref<100x64xf32>
+  %e = plan.alloc {max_shape = array<i64: 8, 64>, offset = 4096 : i64} : memref<?x64xf32>
+  plan.kernel "gather" ins(%qt, %ids : memref<100x64xf32>, memref<?xi64>) outs(%e : memref<?x64xf32>)
+      {args = {axis = 0 : i64}, origin = "q4m_embedding"}
+  return %e : memref<?x64xf32>
+}
+
+// -----
+
+// Must not fire: a gather along axis 1, a linear on fp8 weights (no
+// template decodes e4m3 yet: a float template on those bytes would be a
+// silent wrong answer), and a step the elementwise generator already
+// covered.
 // CHECK-LABEL: func.func @untouched
 // CHECK-NOT:     ingot.cuda_source
 // CHECK:         return
 // EXPLAIN:       remark: no CUDA kernel: the gather template takes rows of a 2-D f32, f16 or bf16 table along axis 0
-// EXPLAIN:       remark: no CUDA kernel: the linear template takes f32 activations and a 2-D f32, f16 or bf16 weight (quantised weights have no CUDA kernel yet)
-// EXPLAIN:       remark: no CUDA kernel: the gather template takes rows of a 2-D f32, f16 or bf16 table along axis 0
+// EXPLAIN:       remark: no CUDA kernel: the quantised linear template takes f32 activations and q8/q4/q4m [N, K] weights
 // BADLAYOUT:     error: kv-layout must be block,token,head,dim or block,head,token,dim, got 'token,block'
 func.func @untouched(%x: memref<?x64xf32> {plan.dims = ["tokens", ""], plan.name = "x"},
                      %ids: memref<?xi64> {plan.dims = ["tokens"], plan.name = "ids"}) -> memref<?x64xf32> {
@@ -87,14 +110,10 @@ func.func @untouched(%x: memref<?x64xf32> {plan.dims = ["tokens", ""], plan.name
   %g = plan.alloc {max_shape = array<i64: 64, 8>, offset = 0 : i64} : memref<64x?xf32>
   plan.kernel "gather" ins(%t, %ids : memref<64x100xf32>, memref<?xi64>) outs(%g : memref<64x?xf32>)
       {args = {axis = 1 : i64}, origin = "g"}
-  %q = plan.param "w@q4g32" {group = 32 : i64, quant = "q4"} : memref<64x64xf32>
+  %q = plan.param "w@f8g64" {group = 64 : i64, quant = "f8"} : memref<64x64xf32>
   %l = plan.alloc {max_shape = array<i64: 8, 64>, offset = 8192 : i64} : memref<?x64xf32>
   plan.kernel "linear" ins(%x, %q : memref<?x64xf32>, memref<64x64xf32>) outs(%l : memref<?x64xf32>)
-      {args = {activation = "none", w_layout = "nk"}, origin = "q4_linear"}
-  %qt = plan.param "emb@q4mg32" {group = 32 : i64, quant = "q4m"} : memref<100x64xf32>
-  %e = plan.alloc {max_shape = array<i64: 8, 64>, offset = 12288 : i64} : memref<?x64xf32>
-  plan.kernel "gather" ins(%qt, %ids : memref<100x64xf32>, memref<?xi64>) outs(%e : memref<?x64xf32>)
-      {args = {axis = 0 : i64}, origin = "q4m_embedding"}
+      {args = {activation = "none", w_layout = "nk"}, origin = "f8_linear"}
   %y = plan.alloc {max_shape = array<i64: 8, 64>, offset = 4096 : i64} : memref<?x64xf32>
   plan.kernel "add" ins(%x, %x : memref<?x64xf32>, memref<?x64xf32>) outs(%y : memref<?x64xf32>)
       {args = {}, origin = "add", ingot.cuda_kernel = {args = array<i64>, block = 256 : i64, grid_operand = 2 : i64, symbol = @ingot_cuda::@ingot_s1_add}}
