@@ -67,7 +67,9 @@ def InstantiateCudaTemplates
     rope_paged_attention) gets `ingot.cuda_source`: CUDA C++ wrappers that
     call the template with the step's static shapes, dtypes and constants,
     and `ingot.cuda_kernel`: one launch description per wrapper, in launch
-    order. The artifact writer compiles all sources with NVRTC per
+    order. A wrapper identical, its name aside, to an earlier step's (the
+    same layer shape again) is not emitted: the launch names the earlier
+    kernel. The artifact writer compiles all sources with NVRTC per
     architecture and links them with the generated kernels into one cubin.
 
     Before:

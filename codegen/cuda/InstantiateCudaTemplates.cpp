@@ -3,7 +3,8 @@
 // Runs after ingot-generate-cuda-kernels: a step it already covered keeps
 // its generated kernel. Steps are numbered in walk order, as the artifact
 // writer numbers them, so the symbols (ingot_s<step>_<kernel>) are unique
-// and stable.
+// and stable; a step whose wrapper equals an earlier step's (the next
+// layer's) launches that earlier kernel instead.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/Passes.h"
@@ -11,6 +12,8 @@
 #include "codegen/cuda/CudaTemplates.h"
 
 #include "mlir/IR/BuiltinOps.h"
+
+#include <map>
 
 namespace ingot::codegen {
 #define GEN_PASS_DEF_INSTANTIATECUDATEMPLATES
@@ -42,6 +45,50 @@ DictionaryAttr launchAttr(OpBuilder &b, const TemplateLaunch &launch) {
   });
 }
 
+/// The instance's source cut into one wrapper per launch (each starts with
+/// `extern "C"`, in launch order).
+std::vector<std::string> wrappersOf(const TemplateInstance &inst) {
+  std::vector<std::string> parts;
+  const std::string head = "extern \"C\"";
+  for (size_t at = inst.source.find(head); at != std::string::npos;) {
+    const size_t next = inst.source.find(head, at + head.size());
+    parts.push_back(inst.source.substr(at, next - at));
+    at = next;
+  }
+  return parts;
+}
+
+/// Layers repeat the same shapes: a wrapper whose text, its name aside,
+/// equals an earlier one is not compiled again; its launch calls the
+/// earlier kernel (pointers, cache layers and sizes are arguments).
+class InstanceDeduplicator {
+public:
+  /// Renames `inst`'s launches to earlier identical kernels and keeps only
+  /// the source of the new ones.
+  void apply(TemplateInstance &inst) {
+    std::vector<std::string> wrappers = wrappersOf(inst);
+    if (wrappers.size() != inst.launches.size())
+      return; // not one wrapper per launch: leave it as it is
+    std::string kept;
+    for (size_t i = 0; i < wrappers.size(); ++i) {
+      std::string key = wrappers[i];
+      const std::string &symbol = inst.launches[i].symbol;
+      const size_t at = key.find(" " + symbol + "(");
+      if (at != std::string::npos)
+        key.replace(at + 1, symbol.size(), "@");
+      auto [it, fresh] = seen_.emplace(key, symbol);
+      if (fresh)
+        kept += wrappers[i];
+      else
+        inst.launches[i].symbol = it->second;
+    }
+    inst.source = kept;
+  }
+
+private:
+  std::map<std::string, std::string> seen_; // text without name -> symbol
+};
+
 struct InstantiateCudaTemplatesPass
     : public ingot::codegen::impl::InstantiateCudaTemplatesBase<
           InstantiateCudaTemplatesPass> {
@@ -61,6 +108,7 @@ struct InstantiateCudaTemplatesPass
       return signalPassFailure();
     }
     TemplateOptions options{kvLayout, kvBlockSize};
+    InstanceDeduplicator dedup;
     OpBuilder b(&getContext());
     int64_t index = 0;
     module.walk([&](plan::KernelOp kernel) {
@@ -77,11 +125,13 @@ struct InstantiateCudaTemplatesPass
           kernel.emitRemark("no CUDA kernel: ") << whyNot;
         return;
       }
+      dedup.apply(*inst);
       SmallVector<Attribute> launches;
       for (const TemplateLaunch &l : inst->launches)
         launches.push_back(launchAttr(b, l));
       kernel->setAttr(kCudaKernelAttr, b.getArrayAttr(launches));
-      kernel->setAttr(kCudaSourceAttr, b.getStringAttr(inst->source));
+      if (!inst->source.empty())
+        kernel->setAttr(kCudaSourceAttr, b.getStringAttr(inst->source));
     });
   }
 };

@@ -70,6 +70,37 @@ func.func @attention(%qkv: memref<?x128xf32> {plan.dims = ["tokens", ""], plan.n
 
 // -----
 
+// The next layer's norm has the same shape, weight dtype and epsilon: it
+// launches the first norm's kernel and adds no source; a norm with another
+// epsilon gets a kernel of its own.
+// CHECK-LABEL: func.func @layers
+// CHECK:         plan.kernel "rms_norm"
+// CHECK-SAME:      symbol = @ingot_cuda::@ingot_s0_rms_norm}]
+// CHECK-SAME:      ingot.cuda_source
+// CHECK:         plan.kernel "rms_norm"
+// CHECK-SAME:      symbol = @ingot_cuda::@ingot_s0_rms_norm}]
+// CHECK-NOT:       ingot.cuda_source
+// CHECK-SAME:      origin = "norm1"
+// CHECK:         plan.kernel "rms_norm"
+// CHECK-SAME:      symbol = @ingot_cuda::@ingot_s2_rms_norm}]
+// CHECK-SAME:      ingot.cuda_source
+func.func @layers(%x: memref<?x64xf32> {plan.dims = ["tokens", ""], plan.name = "x"}) -> memref<?x64xf32> {
+  %w0 = plan.param "norm0.weight" : memref<64xf32>
+  %w1 = plan.param "norm1.weight" : memref<64xf32>
+  %y0 = plan.alloc {max_shape = array<i64: 8, 64>, offset = 0 : i64} : memref<?x64xf32>
+  plan.kernel "rms_norm" ins(%x, %w0 : memref<?x64xf32>, memref<64xf32>) outs(%y0 : memref<?x64xf32>)
+      {args = {epsilon = 1.0e-05 : f64}, origin = "norm0"}
+  %y1 = plan.alloc {max_shape = array<i64: 8, 64>, offset = 2048 : i64} : memref<?x64xf32>
+  plan.kernel "rms_norm" ins(%y0, %w1 : memref<?x64xf32>, memref<64xf32>) outs(%y1 : memref<?x64xf32>)
+      {args = {epsilon = 1.0e-05 : f64}, origin = "norm1"}
+  %y2 = plan.alloc {max_shape = array<i64: 8, 64>, offset = 0 : i64} : memref<?x64xf32>
+  plan.kernel "rms_norm" ins(%y1, %w1 : memref<?x64xf32>, memref<64xf32>) outs(%y2 : memref<?x64xf32>)
+      {args = {epsilon = 1.0e-06 : f64}, origin = "norm2"}
+  return %y2 : memref<?x64xf32>
+}
+
+// -----
+
 // Quantised weights keep their logical f32 memref type; the param's quant
 // and group pick the decoder: a q4 linear (group 32) and q4m embedding rows
 // read their blocks as bytes.
