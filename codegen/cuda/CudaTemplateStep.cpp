@@ -150,6 +150,22 @@ std::string pointerParam(const TemplateStep &s, size_t i) {
 
 GpuArgSpec pointerArg(size_t i) { return {GpuArgKind::Pointer, int64_t(i), 0}; }
 
+std::optional<TemplateInstance> refuse(std::string *whyNot,
+                                       const std::string &why) {
+  *whyNot = why;
+  return std::nullopt;
+}
+
+int64_t activationIndex(const TemplateStep &s) {
+  static const char *const names[] = {"none", "relu", "silu", "gelu",
+                                      "gelu_tanh"};
+  const std::string act = s.strAttr("activation", "none");
+  for (int64_t i = 0; i < 5; ++i)
+    if (act == names[i])
+      return i;
+  return -1;
+}
+
 int64_t warpMultiple(int64_t n, int64_t cap) {
   const int64_t m = (n + 31) / 32 * 32;
   return m < 32 ? 32 : (m > cap ? cap : m);

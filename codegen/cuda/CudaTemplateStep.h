@@ -67,6 +67,14 @@ std::string wrapperHead(const std::string &symbol, int64_t block,
 std::string pointerParam(const TemplateStep &s, size_t i);
 GpuArgSpec pointerArg(size_t i);
 
+/// Sets *whyNot and gives no instance.
+std::optional<TemplateInstance> refuse(std::string *whyNot,
+                                       const std::string &why);
+
+/// The linear's `activation` as activation.cuh numbers it (0 none, 1 relu,
+/// 2 silu, 3 gelu, 4 gelu_tanh); -1 for any other.
+int64_t activationIndex(const TemplateStep &s);
+
 /// Smallest multiple of 32 at least `n`, capped at `cap`.
 int64_t warpMultiple(int64_t n, int64_t cap);
 

@@ -13,12 +13,6 @@
 namespace ingot::codegen::detail {
 namespace {
 
-std::optional<TemplateInstance> refuse(std::string *whyNot,
-                                       const std::string &why) {
-  *whyNot = why;
-  return std::nullopt;
-}
-
 bool isIndex(const std::string &type) {
   return type == "ingot_k::i64" || type == "ingot_k::i32";
 }

@@ -11,12 +11,6 @@
 namespace ingot::codegen::detail {
 namespace {
 
-std::optional<TemplateInstance> refuse(std::string *whyNot,
-                                       const std::string &why) {
-  *whyNot = why;
-  return std::nullopt;
-}
-
 bool isFloatWeight(const std::string &type) {
   return type == "float" || type == "ingot_k::Bf16" || type == "ingot_k::F16";
 }
@@ -197,12 +191,7 @@ std::optional<TemplateInstance> instantiateLinear(const TemplateStep &s,
   const bool kn = layout == "kn";
   const int64_t n = kn ? s.dim(1, 1) : s.dim(1, 0);
   const int64_t k = kn ? s.dim(1, 0) : s.dim(1, 1);
-  static const char *const acts[] = {"none", "relu", "silu", "gelu",
-                                     "gelu_tanh"};
-  int64_t act = -1;
-  for (int64_t i = 0; i < 5; ++i)
-    if (s.strAttr("activation", "none") == acts[i])
-      act = i;
+  const int64_t act = activationIndex(s);
   if (act < 0 || n <= 0 || k <= 0 ||
       (layout != "nk" && layout != "kn" && layout != "nk16"))
     return refuse(whyNot, "unknown activation or weight layout '" + layout +

@@ -12,12 +12,6 @@
 namespace ingot::codegen::detail {
 namespace {
 
-std::optional<TemplateInstance> refuse(std::string *whyNot,
-                                       const std::string &why) {
-  *whyNot = why;
-  return std::nullopt;
-}
-
 /// "ingot_k::QFormat::Q4M" for a format quant.cuh decodes, else "".
 std::string qformat(const std::string &quant) {
   if (quant == "q8")
@@ -52,12 +46,7 @@ instantiateQuantLinear(const TemplateStep &s, const std::string &symbol,
       (hasResidual && s.elementType(3) != "float"))
     return refuse(whyNot, "the quantised linear template takes f32 "
                           "activations and q8/q4/q4m [N, K] weights");
-  static const char *const acts[] = {"none", "relu", "silu", "gelu",
-                                     "gelu_tanh"};
-  int64_t act = -1;
-  for (int64_t i = 0; i < 5; ++i)
-    if (s.strAttr("activation", "none") == acts[i])
-      act = i;
+  const int64_t act = activationIndex(s);
   const int64_t n = s.dim(1, 0), k = s.dim(1, 1);
   if (act < 0 || n <= 0 || k <= 0)
     return refuse(whyNot, "unknown activation for the quantised linear");

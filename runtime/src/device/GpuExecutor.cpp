@@ -14,6 +14,8 @@
 #include "ingot/ShapeRules.h"
 
 namespace ingot {
+using gpu::byteSize;
+
 namespace {
 
 const GpuTarget *findTarget(const Manifest &m, const std::string &name) {
@@ -21,13 +23,6 @@ const GpuTarget *findTarget(const Manifest &m, const std::string &name) {
     if (t.name == name)
       return &t;
   return nullptr;
-}
-
-uint64_t byteSize(const shape::Shape &s, DType t) {
-  uint64_t n = dtypeSize(t);
-  for (int64_t d : s)
-    n *= static_cast<uint64_t>(d);
-  return n;
 }
 
 } // namespace

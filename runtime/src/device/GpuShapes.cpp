@@ -95,14 +95,14 @@ bool rule(const Manifest &m, const Step &step,
   return false;
 }
 
+} // namespace
+
 uint64_t byteSize(const shape::Shape &s, DType t) {
   uint64_t n = dtypeSize(t);
   for (int64_t d : s)
     n *= static_cast<uint64_t>(d);
   return n;
 }
-
-} // namespace
 
 bool hasGpuShapeRule(const std::string &kernel) {
   return elementwiseKernels().count(kernel) ||

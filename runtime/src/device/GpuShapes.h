@@ -16,6 +16,9 @@
 
 namespace ingot::gpu {
 
+/// Bytes of a dense tensor of shape `s` and dtype `t`.
+uint64_t byteSize(const shape::Shape &s, DType t);
+
 /// Whether `kernel` has a rule here.
 bool hasGpuShapeRule(const std::string &kernel);
 
