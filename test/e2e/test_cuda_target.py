@@ -4,17 +4,15 @@ What a GPU-less machine can check of a CUDA build: the artifact holds a
 cubin per architecture and the PTX of the newest; each cubin is an ELF for
 EM_CUDA (190) of the architecture it claims, defining exactly the kernels
 the manifest's table names (read here with a small ELF reader of this
-file's own, independent of ingot's); the build is byte-identical across
+tests' own, cuda_testlib.py, independent of ingot's); the build is byte-identical across
 compiles and flag orders; the CPU results do not change; a damaged code
 section is refused like any other. ptxas, when installed, must accept the
-PTX. The GPU numerics need a GPU (scripts/gpu-check.sh)."""
-import json
+PTX. Language models: test_cuda_llm.py. The GPU numerics need a GPU
+(scripts/gpu-check.sh)."""
 import os
 import shutil
-import struct
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,18 +22,10 @@ from ingot_testlib import (SOURCE_DIR, compile_model, describe, ingot,
                            save_model, seed_for)
 
 sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
-import hf_models  # noqa: E402
 import transformer_block  # noqa: E402
 
-F32 = np.float32
-TARGETS = "cpu,cuda:sm_80,cuda:sm_90"
-EM_CUDA = 190
-CUDA_HOME = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-# A CUDA build needs the toolkit's libdevice and nvJitLink (not a GPU).
-needs_toolkit = pytest.mark.skipif(
-    not (CUDA_HOME / "nvvm/libdevice/libdevice.10.bc").exists()
-    or not list((CUDA_HOME / "lib64").glob("libnvJitLink.so*")),
-    reason=f"no CUDA toolkit at {CUDA_HOME}")
+from cuda_testlib import (EM_CUDA, F32, TARGETS, elf_kernels, have_cuda_driver,  # noqa: E402
+                          inspect_json, needs_toolkit)
 
 
 def gelu_bias_model():
@@ -49,31 +39,6 @@ def gelu_bias_model():
              node("Add", ["e", "one"], ["a"]), node("Mul", ["b", "a"], ["m"]),
              node("Mul", ["m", "half"], ["y"])]
     return make_model(nodes, [("x", F32, ["batch", 48])], ["y"], inits)
-
-
-def elf_kernels(data):
-    """(e_machine, sm number, global function names) of a 64-bit ELF."""
-    assert data[:4] == b"\x7fELF" and data[4] == 2, "not a 64-bit ELF"
-    abi_version = data[8]
-    machine, = struct.unpack_from("<H", data, 18)
-    flags, = struct.unpack_from("<I", data, 48)
-    shoff, = struct.unpack_from("<Q", data, 40)
-    shentsize, shnum = struct.unpack_from("<HH", data, 58)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-                for i in range(shnum)]
-    names = set()
-    for sh in sections:
-        if sh[1] != 2:  # SHT_SYMTAB
-            continue
-        strtab = sections[sh[6]]
-        for off in range(sh[4], sh[4] + sh[5], 24):
-            name, info, _, shndx = struct.unpack_from("<IBBH", data, off)
-            if info >> 4 == 1 and info & 0xF == 2 and shndx != 0:
-                end = data.index(b"\0", strtab[4] + name)
-                names.add(data[strtab[4] + name:end].decode())
-    # CUDA 12.8+ writes ELF ABI version 8 with the SM number in bits 8-15.
-    sm = (flags >> 8) & 0xFF if abi_version >= 8 else flags & 0xFF
-    return machine, sm, names
 
 
 @pytest.fixture(scope="module")
@@ -100,12 +65,6 @@ def built(tmp_path_factory):
         proc = compile_model(path, cuda, "--target", TARGETS)
         out[name] = (path, cpu, cuda, proc)
     return work, out
-
-
-def inspect_json(art):
-    proc = ingot("inspect", art, "--json")
-    assert proc.returncode == 0, describe(proc)
-    return json.loads(proc.stdout)
 
 
 def test_code_objects_per_architecture(built):
@@ -232,98 +191,7 @@ def test_missing_toolkit_is_named(gelu_onnx, tmp_path):
     assert not art.exists()
 
 
-@needs_toolkit
-@pytest.mark.parametrize("arch", ["llama", "mistral", "phi3"])
-def test_every_llm_step_gets_a_kernel(arch, tmp_path):
-    """Llama-, Mistral- (sliding window) and Phi3-shaped (fused qkv) HF
-    models in f32: every step of the plan has CUDA launches (paged attention
-    two: write the cache, then attend), and each cubin defines exactly the
-    table's kernels."""
-    model = hf_models.make_model(arch, tmp_path)
-    art = tmp_path / "llm.ingot"
-    proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda:sm_80,"
-                 "cuda:sm_90,cuda:sm_100", timeout=600)
-    assert proc.returncode == 0, describe(proc)
-    assert "CUDA kernels for" not in proc.stderr, proc.stderr  # all covered
-    info = inspect_json(art)
-    (target,) = info["gpu_targets"]
-    kernels = target["kernels"]
-    steps = info["steps"]
-    assert sorted({k["step"] for k in kernels}) == list(range(len(steps)))
-    for i, step in enumerate(steps):
-        launches = [k for k in kernels if k["step"] == i]
-        want = 2 if step["kernel"].endswith("paged_attention") else 1
-        assert len(launches) == want, (i, step["kernel"])
-    symbols = {k["symbol"] for k in kernels}
-    code = tmp_path / "code"
-    assert ingot("inspect", art, "--extract-code", code).returncode == 0
-    for sm in (80, 90, 100):
-        machine, got_sm, names = elf_kernels(
-            (code / f"cuda.sm_{sm}.cubin").read_bytes())
-        assert (machine, got_sm) == (EM_CUDA, sm)
-        assert names == symbols, f"sm_{sm}"
-
-
-@needs_toolkit
-@pytest.mark.parametrize("arch, flags", [
-    ("qwen2", ()),                      # f16 weights and biases
-    ("llama_tied_bf16", ()),            # bf16, tied embeddings
-    ("llama", ("--quant", "int8")),     # q8 blocks
-    ("llama", ("--quant", "int4", "--quant-scheme", "asym")),  # q4m
-    ("llama", ("--quant", "int4", "--quant-scheme", "sym")),   # q4
-])
-def test_16_bit_and_quantised_models_are_covered(arch, flags, tmp_path):
-    """16-bit checkpoints (embedding rows kept 16-bit, then a cast) and
-    q8/q4/q4m weights (decoded in registers) get a kernel for every step."""
-    model = hf_models.make_model(arch, tmp_path)
-    art = tmp_path / "m.ingot"
-    proc = ingot("compile", model, "-o", art, *flags, "--target",
-                 "cpu,cuda:sm_90", timeout=600)
-    assert proc.returncode == 0, describe(proc)
-    assert "CUDA kernels for" not in proc.stderr, proc.stderr
-    info = inspect_json(art)
-    covered = {k["step"] for k in info["gpu_targets"][0]["kernels"]}
-    assert covered == set(range(len(info["steps"])))
-
-
-@needs_toolkit
-def test_fp8_linears_are_not_covered_and_the_compile_says_so(tmp_path):
-    """fp8 weights keep an f32 memref type in the plan and no template
-    decodes e4m3 yet, so their linears must stay on the CPU (a float
-    template on those bytes would be a silent wrong answer)."""
-    model = hf_models.make_model("llama", tmp_path)
-    art = tmp_path / "f8.ingot"
-    proc = ingot("compile", model, "-o", art, "--quant", "fp8", "--target",
-                 "cpu,cuda:sm_90", timeout=600)
-    assert proc.returncode == 0, describe(proc)
-    assert "the first without one: 'linear'" in proc.stderr, proc.stderr
-    info = inspect_json(art)
-    linears = {i for i, s in enumerate(info["steps"]) if s["kernel"] == "linear"}
-    covered = {k["step"] for k in info["gpu_targets"][0]["kernels"]}
-    assert not linears & covered
-
-
-@needs_toolkit
-def test_llm_cuda_build_is_byte_identical(tmp_path):
-    model = hf_models.make_model("llama", tmp_path)
-    arts = [tmp_path / "a.ingot", tmp_path / "b.ingot"]
-    for art in arts:
-        proc = ingot("compile", model, "-o", art, "--target", "cpu,cuda:sm_90",
-                     timeout=600)
-        assert proc.returncode == 0, describe(proc)
-    assert arts[0].read_bytes() == arts[1].read_bytes()
-
-
-def _have_cuda_driver():
-    import ctypes
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
+@pytest.mark.skipif(have_cuda_driver(), reason="a CUDA driver is installed")
 def test_device_cuda_without_a_driver_is_a_clear_error(built, tmp_path):
     _, out = built
     _, cpu, cuda, _ = out["gelu"]
@@ -334,7 +202,7 @@ def test_device_cuda_without_a_driver_is_a_clear_error(built, tmp_path):
         assert "no CUDA driver: libcuda.so.1 not found" in proc.stderr
 
 
-@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
+@pytest.mark.skipif(have_cuda_driver(), reason="a CUDA driver is installed")
 def test_device_auto_falls_back_to_the_cpu_and_says_so(built, tmp_path):
     _, out = built
     _, cpu, cuda, _ = out["gelu"]
@@ -353,59 +221,3 @@ def test_device_flag_is_checked(built, tmp_path):
                      check=False, extra=("--device", "gpu"))
     assert proc.returncode == 2, describe(proc)
     assert "--device gpu: expected cpu, cuda, cuda:N or auto" in proc.stderr
-
-
-@pytest.fixture(scope="module")
-def llm_cuda(tmp_path_factory):
-    if needs_toolkit.args[0]:
-        pytest.skip(needs_toolkit.kwargs["reason"])
-    work = tmp_path_factory.mktemp("llm_cuda")
-    model = hf_models.make_model("llama", work)
-    cpu, cuda = work / "cpu.ingot", work / "cuda.ingot"
-    for art, target in ((cpu, "cpu"), (cuda, "cpu,cuda:sm_90")):
-        proc = ingot("compile", model, "-o", art, "--target", target,
-                     timeout=600)
-        assert proc.returncode == 0, describe(proc)
-    return work, cpu, cuda
-
-
-@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
-@pytest.mark.parametrize("extra", [(), ("--batch-file",)])
-def test_generate_on_cuda_without_a_driver_is_a_clear_error(llm_cuda, extra):
-    work, _, cuda = llm_cuda
-    args = ["generate", cuda, "--device", "cuda", "--temperature", "0"]
-    if extra:
-        batch = work / "batch.jsonl"
-        batch.write_text('{"prompt_tokens": [1, 2, 3], "max_new_tokens": 4}\n')
-        args += ["--batch-file", batch, "--output", work / "out.jsonl"]
-    else:
-        args += ["--prompt-tokens", "1,2,3", "--max-new-tokens", "4"]
-    proc = ingot(*args)
-    assert proc.returncode == 1, describe(proc)
-    assert "no CUDA driver: libcuda.so.1 not found" in proc.stderr
-
-
-@pytest.mark.skipif(_have_cuda_driver(), reason="a CUDA driver is installed")
-def test_generate_auto_falls_back_to_the_cpu_with_the_same_tokens(llm_cuda):
-    _, cpu, cuda = llm_cuda
-    runs = {}
-    for art in (cpu, cuda):
-        proc = ingot("generate", art, "--prompt-tokens", "5,9,14,2",
-                     "--max-new-tokens", "8", "--temperature", "0", "--json")
-        assert proc.returncode == 0, describe(proc)
-        runs[art] = (json.loads(proc.stdout)["tokens"], proc.stderr)
-    assert runs[cpu][0] == runs[cuda][0]
-    assert "running on" not in runs[cpu][1]
-    assert ("ingot: running on the CPU: no CUDA driver: libcuda.so.1 not found"
-            in runs[cuda][1])
-
-
-def test_device_flags_are_checked_on_generate(llm_cuda):
-    _, cpu, _ = llm_cuda
-    for flag, value, message in [
-            ("--device", "gpu", "--device gpu: expected cpu, cuda, cuda:N or auto"),
-            ("--gpu-memory-fraction", "0", "expected a number in (0, 1]"),
-            ("--gpu-memory-fraction", "1.5", "expected a number in (0, 1]")]:
-        proc = ingot("generate", cpu, "--prompt-tokens", "1", flag, value)
-        assert proc.returncode == 2, describe(proc)
-        assert message in proc.stderr
