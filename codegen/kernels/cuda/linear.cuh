@@ -105,6 +105,33 @@ template <int K, int ES, WLayout L> struct VectorEnd {
                                                     : 0;
 };
 
+/// The end of a linear warp: the MT row sums reduced over the warp (every
+/// lane joins each shuffle, `rows` being warp-uniform), then lane t adds
+/// row t's bias, activation and residual and writes y. Shared by the float
+/// and the quantised linear (quant.cuh).
+template <int N, int MT, int ACT, typename B>
+INGOT_DEVICE void linearEpilogue(const float (&acc)[MT], int rows, int lane,
+                                 i64 r0, i64 n, const B *bias,
+                                 const float *residual, float *y) {
+  float mine = 0.0f;
+  for (int t = 0; t < MT; ++t) {
+    if (t >= rows)
+      break;
+    const float s = warpSum(acc[t]);
+    if (lane == t)
+      mine = s;
+  }
+  if (lane >= rows)
+    return;
+  const i64 o = (r0 + lane) * N + n;
+  if (bias)
+    mine = mine + widen(bias[n]);
+  mine = activate<ACT>(mine);
+  if (residual)
+    mine = mine + residual[o]; // read before y[o], which may be the same
+  y[o] = mine;
+}
+
 template <int K, int N, typename W, WLayout L, int WARPS, int MT, int ACT>
 INGOT_DEVICE void linear(const float *x, const W *w, const W *bias,
                          const float *residual, float *y, i64 m) {
@@ -161,23 +188,7 @@ INGOT_DEVICE void linear(const float *x, const W *w, const W *bias,
   // Lane t keeps row t's total and runs its epilogue, so the MT epilogues
   // run side by side. (Loops run to MT, a constant, and break: they
   // unroll, and acc stays in registers.)
-  float mine = 0.0f;
-  for (int t = 0; t < MT; ++t) {
-    if (t >= rows)
-      break;
-    const float s = warpSum(acc[t]);
-    if (lane == t)
-      mine = s;
-  }
-  if (lane >= rows)
-    return;
-  const i64 o = (r0 + lane) * N + n;
-  if (bias)
-    mine = mine + widen(bias[n]);
-  mine = activate<ACT>(mine);
-  if (residual)
-    mine = mine + residual[o]; // read before y[o], which may be the same
-  y[o] = mine;
+  linearEpilogue<N, MT, ACT>(acc, rows, lane, r0, n, bias, residual, y);
 }
 
 } // namespace ingot_k

@@ -46,6 +46,7 @@
 #pragma once
 
 #include "activation.cuh"
+#include "linear.cuh"
 #include "prelude.cuh"
 
 namespace ingot_k {
@@ -156,23 +157,7 @@ INGOT_DEVICE void linearQuant(const float *x, const u8 *w, const B *bias,
 
   // As linear.cuh: `rows` is warp-uniform, so every lane joins the same
   // shuffles; lane t keeps row t's total and runs its epilogue.
-  float mine = 0.0f;
-  for (int t = 0; t < MT; ++t) {
-    if (t >= rows)
-      break;
-    const float s = warpSum(acc[t]);
-    if (lane == t)
-      mine = s;
-  }
-  if (lane >= rows)
-    return;
-  const i64 o = (r0 + lane) * N + n;
-  if (bias)
-    mine = mine + widen(bias[n]);
-  mine = activate<ACT>(mine);
-  if (residual)
-    mine = mine + residual[o]; // read before y[o], which may be the same
-  y[o] = mine;
+  linearEpilogue<N, MT, ACT>(acc, rows, lane, r0, n, bias, residual, y);
 }
 
 /// y[t, :] = the f32 values of row ids[t] of a quantised [vocab, D] table
