@@ -104,7 +104,16 @@ struct ComputeBoundsPass
       }
       std::string error;
       if (failed(inferValueInfo(op, ins, outs, error))) {
-        op->emitOpError("at the symbols' maxima: ") << error;
+        // Models that only run at some sizes (an OCR net whose height must
+        // be 48) fail here at the default bound: name the bounds used.
+        std::string at;
+        for (const auto &[sym, max] : used)
+          at +=
+              (at.empty() ? "" : ", ") + sym.str() + "=" + std::to_string(max);
+        op->emitOpError("at the symbols' maxima (")
+            << at << "): " << error
+            << "; if the model only runs at some sizes, bound its symbols "
+               "with --max-dim SYMBOL=N or pin inputs with --shape";
         return WalkResult::interrupt();
       }
       shape::Shape &bound = outs[0].shape;

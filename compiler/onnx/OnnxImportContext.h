@@ -27,7 +27,7 @@
 namespace ingot::compiler::onnximport {
 
 /// The opsets of the default ONNX domain the importer accepts.
-constexpr int64_t kMinOpset = 13;
+constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 23;
 
 /// MLIR element type of an ONNX dtype; null for unsupported dtypes.
@@ -187,6 +187,24 @@ private:
   std::string name_;
   mlir::Location loc_;
 };
+
+/// A 1-D i64 `ingot.constant` at the builder's insertion point.
+mlir::Value tensorI64Constant(NodeContext &n, llvm::ArrayRef<int64_t> values);
+/// A rank-0 constant of `elementType` (float or integer).
+mlir::Value scalarConstant(NodeContext &n, mlir::Type elementType,
+                           double value);
+/// An integer-list operand that is input `input` from `inputFromOpset` on
+/// (constant) and attribute `attrName` before it (OnnxOpsetForms.cpp);
+/// `given` says whether either form was present.
+mlir::LogicalResult intsOperand(NodeContext &n, int input, const char *attrName,
+                                int64_t inputFromOpset, bool required,
+                                std::vector<int64_t> &out, bool &given);
+/// Softmax or LogSoftmax of `x` at `axis` (normalised): along that axis
+/// from opset 13, over the dims from `axis` on, flattened, before it.
+mlir::FailureOr<mlir::Value> softmaxOverTrailingDims(NodeContext &n,
+                                                     mlir::Value x,
+                                                     int64_t axis,
+                                                     bool logSoftmax);
 
 /// A converter turns one node into ingot ops and binds its outputs.
 using ConvertFn = mlir::LogicalResult (*)(NodeContext &);

@@ -148,8 +148,9 @@ Status GraphImporter::inputType(const onnx::ValueInfoProto &input,
       symbols.push_back(b.getStringAttr(""));
     } else {
       std::string symbol = dim && dim->has_dim_param() ? dim->dim_param() : "";
-      if (symbol.empty()) {
-        // A dim with neither value nor param gets a name of its own.
+      if (symbol.empty() || symbol == "?") {
+        // A dim with neither value nor param gets a name of its own, and so
+        // does each "?" (exporters write it for "unknown", not "equal").
         symbol = name + "_dim" + std::to_string(i);
         while (dimNames.count(symbol))
           symbol += "_";

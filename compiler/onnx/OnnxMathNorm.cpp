@@ -122,8 +122,13 @@ LogicalResult convertBatchNormalization(NodeContext &n) {
     return failure();
   int64_t training = n.attrInt("training_mode", 0);
   float epsilon = n.attrFloat("epsilon", 1e-5f);
+  // Before opset 9, spatial = 0 meant statistics per (channel, position).
+  int64_t spatial = n.opset() < 9 ? n.attrInt("spatial", 1) : 1;
   if (n.ctx.hasError())
     return failure();
+  if (spatial != 1)
+    return n.fail("spatial = " + std::to_string(spatial),
+                  "spatial = 1 (per-channel statistics)");
   if (training != 0)
     return n.fail("training_mode = " + std::to_string(training),
                   "training_mode = 0 (inference)");

@@ -153,9 +153,20 @@ constexpr char kEqual[] = "equal", kLess[] = "less",
 LogicalResult convertClip(NodeContext &n) {
   Value x, lo, hi;
   if (failed(n.input(0, x)) ||
-      failed(n.requireType(x, "input", numericTypes(n))) ||
-      failed(n.optionalInput(1, lo)) || failed(n.optionalInput(2, hi)))
+      failed(n.requireType(x, "input", numericTypes(n))))
     return failure();
+  if (n.opset() < 11) { // min and max are float attributes
+    if (failed(n.requireType(x, "input", {n.f32()})))
+      return failure();
+    if (n.attr("min", onnx::AttributeProto::FLOAT))
+      lo = scalarConstant(n, n.f32(), n.attrFloat("min", 0.0f));
+    if (n.attr("max", onnx::AttributeProto::FLOAT))
+      hi = scalarConstant(n, n.f32(), n.attrFloat("max", 0.0f));
+    if (n.ctx.hasError())
+      return failure();
+  } else if (failed(n.optionalInput(1, lo)) || failed(n.optionalInput(2, hi))) {
+    return failure();
+  }
   for (Value bound : {lo, hi})
     if (bound && (failed(n.requireType(bound, "min/max (must match input)",
                                        {elementTypeOf(x)}))))
@@ -195,6 +206,10 @@ LogicalResult convertDropout(NodeContext &n) {
     return failure();
   if (n.node.output_size() < 2 || n.node.output(1).empty())
     return success();
+  // Before opset 10 the mask has the input's type and no defined value at
+  // inference (onnxruntime writes zeros, the ONNX reference ones).
+  if (n.opset() < 10)
+    return n.requireUnused(1, "mask (undefined at inference before opset 10)");
   OpBuilder &b = n.builder();
   FailureOr<Value> shape = n.build<graph::ShapeOp>(
       n.i64(), x, b.getI64IntegerAttr(0), b.getI64IntegerAttr(INT64_MAX));
@@ -215,8 +230,8 @@ const OpConverter kMathConverters[] = {
     {"Cos", kMinOpset, kMaxOpset, convertUnaryKind<kCos>},
     {"Floor", kMinOpset, kMaxOpset, convertUnaryKind<kFloor>},
     {"Ceil", kMinOpset, kMaxOpset, convertUnaryKind<kCeil>},
-    {"Round", kMinOpset, kMaxOpset, convertUnaryKind<kRound>},
-    {"Sign", kMinOpset, kMaxOpset, convertUnaryKind<kSign, true>},
+    {"Round", 11, kMaxOpset, convertUnaryKind<kRound>},
+    {"Sign", 9, kMaxOpset, convertUnaryKind<kSign, true>},
     {"HardSigmoid", kMinOpset, kMaxOpset, convertHardSigmoid},
     {"LeakyRelu", kMinOpset, kMaxOpset, convertLeakyRelu},
     {"Elu", kMinOpset, kMaxOpset, convertElu},
@@ -228,9 +243,9 @@ const OpConverter kMathConverters[] = {
     {"Clip", kMinOpset, kMaxOpset, convertClip},
     {"Equal", kMinOpset, kMaxOpset, convertCompare<kEqual>},
     {"Less", kMinOpset, kMaxOpset, convertCompare<kLess>},
-    {"LessOrEqual", kMinOpset, kMaxOpset, convertCompare<kLessEqual>},
+    {"LessOrEqual", 12, kMaxOpset, convertCompare<kLessEqual>},
     {"Greater", kMinOpset, kMaxOpset, convertCompare<kGreater>},
-    {"GreaterOrEqual", kMinOpset, kMaxOpset, convertCompare<kGreaterEqual>},
+    {"GreaterOrEqual", 12, kMaxOpset, convertCompare<kGreaterEqual>},
     // Reductions, LogSoftmax, CumSum (OnnxMathReduce.cpp).
     {"ReduceSum", kMinOpset, kMaxOpset, convertReduceSum},
     {"ReduceMax", kMinOpset, kMaxOpset, convertReduceMax},
@@ -242,7 +257,7 @@ const OpConverter kMathConverters[] = {
     {"ArgMax", kMinOpset, kMaxOpset, convertArgMax},
     {"ArgMin", kMinOpset, kMaxOpset, convertArgMin},
     {"LogSoftmax", kMinOpset, kMaxOpset, convertLogSoftmax},
-    {"CumSum", kMinOpset, kMaxOpset, convertCumSum},
+    {"CumSum", 11, kMaxOpset, convertCumSum},
     {"Dropout", kMinOpset, kMaxOpset, convertDropout},
     // Normalisations (OnnxMathNorm.cpp).
     {"BatchNormalization", kMinOpset, kMaxOpset, convertBatchNormalization},
@@ -258,7 +273,7 @@ const OpConverter kMathConverters[] = {
     {"SimplifiedLayerNormalization", kMinOpset, kMaxOpset,
      convertSimplifiedLayerNormalization},
     // Einsum (OnnxMathEinsum.cpp).
-    {"Einsum", kMinOpset, kMaxOpset, convertEinsum},
+    {"Einsum", 12, kMaxOpset, convertEinsum},
 };
 
 } // namespace

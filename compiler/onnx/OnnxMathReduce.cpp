@@ -104,11 +104,11 @@ LogicalResult convertLogSoftmax(NodeContext &n) {
   if (failed(n.input(0, x)) || failed(n.requireType(x, "input", {n.f32()})))
     return failure();
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  int64_t axis = n.attrInt("axis", -1), normalized;
+  int64_t axis = n.attrInt("axis", n.opset() >= 13 ? -1 : 1), normalized;
   if (n.ctx.hasError() || failed(n.normalizeAxis(axis, rank, "axis", normalized)))
     return failure();
-  return n.setOutput(0, n.build<graph::LogSoftmaxOp>(
-                            n.f32(), x, n.builder().getI64IntegerAttr(axis)));
+  // Before opset 13 over the dims from `axis` on, flattened.
+  return n.setOutput(0, softmaxOverTrailingDims(n, x, normalized, true));
 }
 
 /// CumSum: a constant axis becomes the attribute; any other is read by the

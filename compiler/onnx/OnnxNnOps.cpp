@@ -47,18 +47,18 @@ LogicalResult convertGemm(NodeContext &n) {
                                 b_.getI64IntegerAttr(transB != 0)));
 }
 
-/// Softmax (opset 13 semantics): normalise along one axis, default -1.
+/// Softmax: along one axis, default -1 (opset 13+); before 13 over the
+/// dims from `axis` (default 1) on, flattened.
 LogicalResult convertSoftmax(NodeContext &n) {
   Value x;
   if (failed(n.input(0, x)) || failed(n.requireType(x, "input", {n.f32()})))
     return failure();
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  int64_t axis = n.attrInt("axis", -1), normalized;
+  int64_t axis = n.attrInt("axis", n.opset() >= 13 ? -1 : 1), normalized;
   if (n.ctx.hasError() ||
       failed(n.normalizeAxis(axis, rank, "axis", normalized)))
     return failure();
-  return n.setOutput(0, n.build<graph::SoftmaxOp>(
-                            n.f32(), x, n.builder().getI64IntegerAttr(axis)));
+  return n.setOutput(0, softmaxOverTrailingDims(n, x, normalized, false));
 }
 
 /// LayerNormalization (17+): output Y only; Mean and InvStdDev may be

@@ -27,11 +27,11 @@ const OpConverter kConverters[] = {
     {"Sqrt", kMinOpset, kMaxOpset, convertSqrt},
     {"Neg", kMinOpset, kMaxOpset, convertNeg},
     {"Exp", kMinOpset, kMaxOpset, convertExp},
-    {"Erf", kMinOpset, kMaxOpset, convertErf},
+    {"Erf", 9, kMaxOpset, convertErf},
     {"Tanh", kMinOpset, kMaxOpset, convertTanh},
     {"Sigmoid", kMinOpset, kMaxOpset, convertSigmoid},
     {"Relu", kMinOpset, kMaxOpset, convertRelu},
-    {"Where", kMinOpset, kMaxOpset, convertWhere},
+    {"Where", 9, kMaxOpset, convertWhere},
     {"Cast", kMinOpset, kMaxOpset, convertCast},
     {"Identity", kMinOpset, kMaxOpset, convertIdentity},
     // Contractions, normalisation, reductions (OnnxNnOps.cpp).
@@ -51,7 +51,7 @@ const OpConverter kConverters[] = {
     {"Trilu", 14, kMaxOpset, convertTrilu},
     // Constants (OnnxConstantOps.cpp).
     {"Constant", kMinOpset, kMaxOpset, convertConstant},
-    {"ConstantOfShape", kMinOpset, kMaxOpset, convertConstantOfShape},
+    {"ConstantOfShape", 9, kMaxOpset, convertConstantOfShape},
 };
 
 /// The foundation table above plus the coverage tables, which live beside

@@ -77,24 +77,28 @@ LogicalResult convertReshape(NodeContext &n) {
                             n.builder().getI64IntegerAttr(allowZero != 0)));
 }
 
-/// Squeeze: the optional axes input (opset 13+) must be constant; without
-/// it every static 1 is removed.
+/// Squeeze: the optional axes (a constant input from opset 13, an attribute
+/// before); without them every static 1 is removed.
 LogicalResult convertSqueeze(NodeContext &n) {
   Value x;
   std::vector<int64_t> axes;
+  bool given;
   if (failed(n.input(0, x)) ||
-      (n.hasInput(1) && failed(n.constantInts(1, "axes", axes))))
+      failed(intsOperand(n, 1, "axes", 13, false, axes, given)))
     return failure();
   return n.setOutput(
       0, n.build<graph::SqueezeOp>(elementTypeOf(x), x,
                                    n.builder().getDenseI64ArrayAttr(axes)));
 }
 
-/// Unsqueeze: the axes input (opset 13+) is required and must be constant.
+/// Unsqueeze: the axes are required (a constant input from opset 13, an
+/// attribute before).
 LogicalResult convertUnsqueeze(NodeContext &n) {
   Value x;
   std::vector<int64_t> axes;
-  if (failed(n.input(0, x)) || failed(n.constantInts(1, "axes", axes)))
+  bool given;
+  if (failed(n.input(0, x)) ||
+      failed(intsOperand(n, 1, "axes", 13, true, axes, given)))
     return failure();
   return n.setOutput(
       0, n.build<graph::UnsqueezeOp>(elementTypeOf(x), x,

@@ -208,6 +208,21 @@ LogicalResult convertGlobalAveragePool(NodeContext &n) {
   return n.setOutput(0, n.build<graph::GlobalAveragePoolOp>(n.f32(), x));
 }
 
+/// GlobalMaxPool: the maximum over every spatial dim, kept as 1s.
+LogicalResult convertGlobalMaxPool(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(requireSpatial(n, x)))
+    return failure();
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < rankOf(x); ++d)
+    axes.push_back(d);
+  OpBuilder &b = n.builder();
+  return n.setOutput(
+      0, n.build<graph::ReduceOp>(n.f32(), x, Value(), b.getStringAttr("max"),
+                                  b.getDenseI64ArrayAttr(axes),
+                                  b.getI64IntegerAttr(1), IntegerAttr()));
+}
+
 LogicalResult convertConv(NodeContext &n) {
   Value x, w, bias;
   if (failed(n.input(0, x)) || failed(n.input(1, w)) ||
@@ -239,8 +254,17 @@ LogicalResult convertConv(NodeContext &n) {
 /// TopK: one op per used output (values, then i64 indices).
 LogicalResult convertTopK(NodeContext &n) {
   Value x, k;
-  if (failed(n.input(0, x)) || failed(n.input(1, k)) ||
-      failed(n.requireType(k, "K", {n.i64()})) ||
+  if (n.opset() < 10) { // k is an attribute
+    const onnx::AttributeProto *a = n.attr("k", onnx::AttributeProto::INT);
+    if (n.ctx.hasError())
+      return failure();
+    if (!a)
+      return n.fail("attribute 'k' is required");
+    k = tensorI64Constant(n, {a->i()});
+  } else if (failed(n.input(1, k))) {
+    return failure();
+  }
+  if (failed(n.input(0, x)) || failed(n.requireType(k, "K", {n.i64()})) ||
       failed(n.requireType(x, "X", {n.f32(), n.i64(), n.i32()})))
     return failure();
   int64_t axis, largest = n.attrInt("largest", 1),

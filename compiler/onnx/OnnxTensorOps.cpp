@@ -14,12 +14,6 @@ using namespace mlir;
 
 namespace ingot::compiler::onnximport {
 
-Value tensorI64Constant(NodeContext &n, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({int64_t(values.size())}, n.i64());
-  return graph::ConstantOp::create(n.builder(), n.loc(), type,
-                                   DenseIntElementsAttr::get(type, values));
-}
-
 int64_t rankOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank();
 }
@@ -94,9 +88,10 @@ LogicalResult convertSplit(NodeContext &n) {
     return failure();
   int64_t outputs = n.node.output_size();
   std::vector<int64_t> sizes;
-  if (n.hasInput(1)) {
-    if (failed(n.constantInts(1, "split", sizes)))
-      return failure();
+  bool given;
+  if (failed(intsOperand(n, 1, "split", 13, false, sizes, given)))
+    return failure();
+  if (given) {
     if (int64_t(sizes.size()) != outputs)
       return n.fail("split has " + std::to_string(sizes.size()) +
                     " entries for " + std::to_string(outputs) + " outputs");
@@ -132,10 +127,36 @@ LogicalResult convertSplit(NodeContext &n) {
   return success();
 }
 
-/// Slice (13+): absent axes are [0, n), absent steps are 1s; all may be
+/// Slice before opset 10: starts, ends and optional axes are attributes.
+LogicalResult convertSliceAttributes(NodeContext &n) {
+  Value x;
+  std::vector<int64_t> starts, ends, axes;
+  bool given;
+  if (failed(n.input(0, x)) ||
+      failed(intsOperand(n, 1, "starts", 10, true, starts, given)) ||
+      failed(intsOperand(n, 2, "ends", 10, true, ends, given)) ||
+      failed(intsOperand(n, 3, "axes", 10, false, axes, given)))
+    return failure();
+  if (starts.size() != ends.size() || (given && axes.size() != starts.size()))
+    return n.fail("starts, ends and axes of different lengths",
+                  "one entry per sliced axis in each");
+  if (!given)
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(int64_t(i));
+  std::vector<int64_t> steps(starts.size(), 1);
+  return n.setOutput(0, n.build<graph::SliceOp>(elementTypeOf(x), x,
+                                                tensorI64Constant(n, starts),
+                                                tensorI64Constant(n, ends),
+                                                tensorI64Constant(n, axes),
+                                                tensorI64Constant(n, steps)));
+}
+
+/// Slice (10+): absent axes are [0, n), absent steps are 1s; all may be
 /// run-time values.
 LogicalResult convertSlice(NodeContext &n) {
   Value x, starts, ends, axes, steps;
+  if (n.opset() < 10) // starts, ends and axes are attributes; no steps
+    return convertSliceAttributes(n);
   if (failed(n.input(0, x)) || failed(n.input(1, starts)) ||
       failed(n.input(2, ends)) || failed(n.optionalInput(3, axes)) ||
       failed(n.optionalInput(4, steps)))
@@ -217,10 +238,22 @@ LogicalResult convertRange(NodeContext &n) {
 /// stands in for an absent constant_value.
 LogicalResult convertPad(NodeContext &n) {
   Value x, pads, value;
-  if (failed(n.input(0, x)) || failed(n.input(1, pads)) ||
-      failed(n.requireType(pads, "pads", {n.i64()})) ||
-      failed(n.optionalInput(2, value)))
+  if (n.opset() < 11) { // pads and value are attributes
+    std::vector<int64_t> given;
+    bool present;
+    if (failed(n.input(0, x)) ||
+        failed(intsOperand(n, 1, "pads", 11, true, given, present)))
+      return failure();
+    pads = tensorI64Constant(n, given);
+    float constant = n.attrFloat("value", 0.0f);
+    if (n.ctx.hasError() || failed(n.requireType(x, "data", {n.f32()})))
+      return failure();
+    value = scalarConstant(n, n.f32(), constant);
+  } else if (failed(n.input(0, x)) || failed(n.input(1, pads)) ||
+             failed(n.requireType(pads, "pads", {n.i64()})) ||
+             failed(n.optionalInput(2, value))) {
     return failure();
+  }
   std::string mode = "constant";
   if (const auto *a = n.attr("mode", onnx::AttributeProto::STRING))
     mode = a->s();
@@ -251,12 +284,7 @@ LogicalResult convertPad(NodeContext &n) {
     if (failed(n.requireType(value, "constant_value", {elem})))
       return failure();
   } else {
-    auto type = RankedTensorType::get({}, elem);
-    Attribute zero = isa<FloatType>(elem)
-                         ? Attribute(FloatAttr::get(elem, 0.0))
-                         : Attribute(IntegerAttr::get(elem, 0));
-    value = graph::ConstantOp::create(n.builder(), n.loc(), type,
-                                      DenseElementsAttr::get(type, zero));
+    value = scalarConstant(n, elem, 0.0);
   }
   return n.setOutput(0, n.build<graph::PadOp>(elem, x, pads, value,
                                               n.builder().getStringAttr(mode)));
@@ -353,21 +381,22 @@ const OpConverter kTensorConverters[] = {
     {"Flatten", kMinOpset, kMaxOpset, convertFlatten},
     {"Split", kMinOpset, kMaxOpset, convertSplit},
     {"Slice", kMinOpset, kMaxOpset, convertSlice},
-    {"Expand", kMinOpset, kMaxOpset, convertExpand},
+    {"Expand", 8, kMaxOpset, convertExpand},
     {"Tile", kMinOpset, kMaxOpset, convertTile},
-    {"Range", kMinOpset, kMaxOpset, convertRange},
+    {"Range", 11, kMaxOpset, convertRange},
     {"Pad", kMinOpset, kMaxOpset, convertPad},
-    {"GatherElements", kMinOpset, kMaxOpset, convertGatherElements},
-    {"ScatterND", kMinOpset, kMaxOpset, convertScatterND},
+    {"GatherElements", 11, kMaxOpset, convertGatherElements},
+    {"ScatterND", 11, kMaxOpset, convertScatterND},
     {"DepthToSpace", kMinOpset, kMaxOpset, convertDepthToSpace},
-    {"OneHot", kMinOpset, kMaxOpset, convertOneHot},
-    {"NonZero", kMinOpset, kMaxOpset, convertNonZero},
+    {"OneHot", 9, kMaxOpset, convertOneHot},
+    {"NonZero", 9, kMaxOpset, convertNonZero},
     {"TopK", kMinOpset, kMaxOpset, convertTopK},
     {"Conv", kMinOpset, kMaxOpset, convertConv},
     {"MaxPool", kMinOpset, kMaxOpset, convertMaxPool},
     {"AveragePool", kMinOpset, kMaxOpset, convertAveragePool},
     {"GlobalAveragePool", kMinOpset, kMaxOpset, convertGlobalAveragePool},
-    {"Resize", kMinOpset, kMaxOpset, convertResize},
+    {"GlobalMaxPool", kMinOpset, kMaxOpset, convertGlobalMaxPool},
+    {"Resize", 11, kMaxOpset, convertResize},
 };
 
 } // namespace

@@ -27,7 +27,7 @@ FAMILY_RULES = [
      r"compile time", r"data-dependent operand: \1 \2 must be constant"),
     (r"node '[^']*': 'ingot\.(\w+)' op result size depends on run-time",
      r"data-dependent output size (\1)"),
-    (r"at the symbols' maxima: cannot broadcast",
+    (r"at the symbols' maxima (?:\([^)]*\))?: cannot broadcast",
      "broadcast checked at the symbols' maxima"),
     (r"cannot allocate the activation arena", "activation arena too large"),
     (_OP + r"output '[^']*' \([^)]*\) is used",

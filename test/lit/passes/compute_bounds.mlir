@@ -123,7 +123,7 @@ func.func @constant_of_shape_from_runtime_data(%s: tensor<2xi64>) -> tensor<?x?x
 // for seq = 1, and the bound computation says so.
 func.func @static_target_invalid_at_maximum(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}) -> tensor<1x64xf32> {
   %t = ingot.constant dense<[1, 64]> : tensor<2xi64>
-  // expected-error @+1 {{'ingot.reshape' op at the symbols' maxima: cannot reshape [128,64] to [1,64]: element counts differ (8192 vs 64)}}
+  // expected-error @+1 {{'ingot.reshape' op at the symbols' maxima (seq=128): cannot reshape [128,64] to [1,64]: element counts differ (8192 vs 64); if the model only runs at some sizes, bound its symbols with --max-dim SYMBOL=N or pin inputs with --shape}}
   %r = ingot.reshape %x, %t {allowzero = 0 : i64} : (tensor<?x64xf32>, tensor<2xi64>) -> tensor<1x64xf32>
   return %r : tensor<1x64xf32>
 }
