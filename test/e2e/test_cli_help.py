@@ -34,7 +34,7 @@ FLAGS = {
         "--device": "auto", "--gpu-memory-fraction": "0.9",
     },
     "run": {"--input": None, "--output-dir": None, "--threads": "0",
-            "--device": "auto", "--repeat": "0"},
+            "--device": "auto", "--repeat": "0", "--profile": None},
     "inspect": {"--json": None, "--memory": None, "--extract-code": None,
                 "--kv-blocks": "auto",
                 "--kv-cache-mb": "auto", "--threads": "0"},

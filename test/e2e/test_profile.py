@@ -140,3 +140,32 @@ def test_bad_arguments(model):
     proc = ingot("profile", model["art"], "--prompt-len", "4", "--gen", "1",
                  "--no-probe", "--trace", model["dir"] / "no" / "such.json")
     assert proc.returncode == 1 and "--trace" in proc.stderr, describe(proc)
+
+
+def test_run_profile_on_an_onnx_model(tmp_path):
+    """`ingot run --profile` times every kernel of the runs after the
+    first: one step event per profiled run, the table on stderr."""
+    import numpy as np
+    from ingot_testlib import make_model, node, save_model, write_inputs
+    w = np.random.default_rng(4).standard_normal((8, 6)).astype(np.float32)
+    onnx_model = make_model([node("MatMul", ["x", "w"], ["h"]),
+                             node("Relu", ["h"], ["y"])],
+                            [("x", np.float32, [3, 8])], ["y"], {"w": w})
+    art = tmp_path / "m.ingot"
+    proc = ingot("compile", save_model(onnx_model, tmp_path / "m.onnx"),
+                 "-o", art)
+    assert proc.returncode == 0, describe(proc)
+    plan = [s["kernel"] for s in
+            json.loads(ingot("inspect", art, "--json").stdout)["steps"]]
+    x = np.random.default_rng(5).standard_normal((3, 8)).astype(np.float32)
+    inputs = write_inputs({"x": x}, tmp_path)
+    trace = tmp_path / "t.json"
+    proc = ingot("run", art, *inputs, "--output-dir", tmp_path / "out",
+                 "--repeat", "3", "--profile", trace)
+    assert proc.returncode == 0, describe(proc)
+    assert len(check_trace(trace, plan)) == 3
+    assert set(table_kernels(proc.stderr)) == set(plan), proc.stderr
+    # The trace must not overwrite what the run reads.
+    proc = ingot("run", art, *inputs, "--output-dir", tmp_path / "out",
+                 "--profile", tmp_path / "input0.npy")
+    assert proc.returncode == 1 and "--profile" in proc.stderr, describe(proc)

@@ -1,10 +1,11 @@
 //===- RunCommand.cpp - `ingot run`: run an artifact on .npy inputs -------===//
 
 #include "CliChecks.h"
-#include "CliParser.h"
 #include "CliNumbers.h"
+#include "CliParser.h"
 #include "Commands.h"
 #include "Npy.h"
+#include "ProfileOutput.h"
 
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
@@ -57,6 +58,7 @@ struct RunOptions {
   unsigned threads = 0;
   DeviceRequest device;
   int64_t repeat = 0;
+  std::string profile; // Chrome trace path; "" = no profiling
 };
 
 /// Parses argv; returns -1 on success or the exit code to return.
@@ -92,6 +94,16 @@ int parseArgs(int argc, char **argv, RunOptions *o) {
              "run the plan this many more times and print the median and "
              "minimum wall time per run (with a GPU: input and output "
              "copies included) on stderr");
+  cl.value(
+      "--profile",
+      [o](const std::string &v) {
+        if (v.empty())
+          throw FlagError("--profile needs a value");
+        o->profile = v;
+      },
+      "time every kernel of the runs after the first (CPU): write a Chrome "
+      "trace and print the top kernels on stderr",
+      "", "TRACE.json");
   if (int rc = cl.parse(argc, argv); rc >= 0)
     return rc;
   if (o->artifact.empty())
@@ -166,11 +178,31 @@ int runMain(int argc, char **argv) {
   };
   if (Status s = once(); !s)
     return fail(s.message());
+  // The first run pays page faults and cold caches; profile the others.
+  StepProfiler profiler;
+  if (!opts.profile.empty()) {
+    if (gpu)
+      return fail("--profile times CPU kernels; run with --device cpu");
+    cpu->setProfiler(&profiler);
+  }
   if (Status s = timeRuns(opts.repeat,
                           gpu ? gpu->device().description() : "the CPU", once);
       !s)
     return fail(s.message());
 
+  if (!opts.profile.empty()) {
+    std::vector<FlagPath> read = {{"the artifact", opts.artifact}};
+    for (const auto &input : opts.inputs)
+      read.push_back({"--input", input.second});
+    if (std::string e = outputIsInputError({{"--profile", opts.profile}}, read);
+        !e.empty())
+      return fail(e);
+    if (opts.repeat == 0 && !once())
+      return fail("the profiled run failed");
+    if (Status s = writeChromeTrace(profiler, opts.profile, "--profile"); !s)
+      return fail(s.message());
+    std::fprintf(stderr, "%s", profiler.topKernelsTable(15, 0, 0).c_str());
+  }
   std::error_code ec;
   std::filesystem::create_directories(opts.outputDir, ec);
   if (ec)
