@@ -204,6 +204,10 @@ TEST(TensorKernels, ConvMatchesDirectLoops) {
   for (const C &c : {C{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1},
                      C{{1, 4, 11, 7}, {6, 2, 3, 2}, 2, 2, 2, 0},
                      C{{1, 3, 5, 5}, {3, 1, 3, 3}, 3, 1, 1, 1},
+                     // Depthwise kernel: channel multiplier 2, strides,
+                     // dilations, pads past the taps' reach.
+                     C{{2, 4, 10, 9}, {8, 1, 3, 3}, 4, 2, 2, 2},
+                     C{{1, 6, 7, 13}, {6, 1, 5, 5}, 6, 1, 1, 3},
                      C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0}}) {
     Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
            b = rng.uniform({c.w[0]});

@@ -12,6 +12,7 @@
 #include "cpu/Gemm.h"
 #include "cpu/TensorKernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ingot::cpu {
@@ -113,6 +114,75 @@ void im2col(const float *x, int64_t channels, const Window &w, float *col) {
         }
 }
 
+/// Output positions [lo, hi) along spatial dim d whose tap t reads inside
+/// the input (the others read padding).
+inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
+                       int64_t *hi) {
+  const int64_t s = w.stride[d], shift = t * w.dil[d] - w.pad[d];
+  // i = o * s + shift must lie in [0, in).
+  *lo = shift >= 0 ? 0 : (-shift + s - 1) / s;
+  const int64_t last = w.in[d] - 1 - shift;
+  *hi = last < 0 ? 0 : std::min(w.out[d], last / s + 1);
+  *lo = std::min(*lo, *hi);
+}
+
+/// One output channel of a depthwise conv (one input channel per group):
+/// each output row sums its taps in (d, h, w) order, then adds the bias.
+/// Along the last dim the taps are whole contiguous runs (stride 1), which
+/// the compiler vectorises.
+void depthwiseChannel(const float *x, const float *k, float bias,
+                      const Window &w, float *y) {
+  const int64_t rowLen = w.out[2];
+  for (int64_t o0 = 0; o0 < w.out[0]; ++o0)
+    for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
+      float *row = y + (o0 * w.out[1] + o1) * rowLen;
+      std::fill(row, row + rowLen, 0.0f);
+      for (int64_t a = 0; a < w.k[0]; ++a) {
+        const int64_t i0 = tapSource(w, 0, o0, a);
+        for (int64_t b = 0; b < w.k[1] && i0 >= 0; ++b) {
+          const int64_t i1 = tapSource(w, 1, o1, b);
+          if (i1 < 0)
+            continue;
+          const float *in = x + (i0 * w.in[1] + i1) * w.in[2];
+          for (int64_t e = 0; e < w.k[2]; ++e) {
+            const float wv = k[(a * w.k[1] + b) * w.k[2] + e];
+            int64_t lo, hi;
+            validRange(w, 2, e, &lo, &hi);
+            const int64_t shift = e * w.dil[2] - w.pad[2], s = w.stride[2];
+            if (s == 1)
+              for (int64_t o = lo; o < hi; ++o)
+                row[o] += wv * in[o + shift];
+            else
+              for (int64_t o = lo; o < hi; ++o)
+                row[o] += wv * in[o * s + shift];
+          }
+        }
+      }
+      for (int64_t o = 0; o < rowLen; ++o)
+        row[o] += bias;
+    }
+}
+
+/// C/g = 1 (depthwise, with any channel multiplier M/g): im2col + a GEMM
+/// of one row per channel would run 1-row GEMMs serially; instead each
+/// (image, output channel) is one task of direct convolution.
+void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
+                   int64_t m, float *y) {
+  const float *x = ctx.input(0).as<float>(), *wt = ctx.input(1).as<float>();
+  const float *bias = ctx.hasInput(2) ? ctx.input(2).as<float>() : nullptr;
+  const int64_t mg = m / c, taps = w.k[0] * w.k[1] * w.k[2];
+  const int64_t inSize = w.inSize(), outSize = w.outSize();
+  const int64_t grain =
+      std::max<int64_t>(1, 32768 / std::max<int64_t>(1, outSize * taps));
+  ctx.parallelFor(n * m, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t b = t / m, o = t % m;
+      depthwiseChannel(x + (b * c + o / mg) * inSize, wt + o * taps,
+                       bias ? bias[o] : 0.0f, w, y + t * outSize);
+    }
+  });
+}
+
 Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 3, 1); !s)
     return s;
@@ -143,6 +213,10 @@ Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.setOutputShape(0, outputShape(n, m, kernel.size(), w)); !s)
     return s;
   const int64_t cg = c / group, mg = m / group;
+  if (cg == 1 && group > 1) {
+    depthwiseConv(ctx, w, n, c, m, ctx.output(0).as<float>());
+    return Status::ok();
+  }
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2];
   const int64_t outSize = w.outSize(), inSize = w.inSize();
   bool direct = outSize == inSize;
