@@ -219,20 +219,33 @@ struct Evaluator {
   }
 };
 
+enum class RowReduction { Mean, Sum, Max };
+
 /// One row reduced as reduce_mean (trailing axes) and reduce (sum, max)
-/// reduce it, in the same order, so the bits agree.
-float reduceRow(const std::string &kind, const float *row, int64_t d) {
-  if (kind == "mean")
+/// reduce it, in the same order, so the bits agree. The kind is resolved
+/// once per step: comparing its name per element cost more than the sum.
+float reduceRow(RowReduction kind, const float *row, int64_t d) {
+  if (kind == RowReduction::Mean)
     return d ? float(sumF32(row, d) / double(d))
              : std::numeric_limits<float>::quiet_NaN();
-  double acc = kind == "max" ? -std::numeric_limits<double>::infinity() : 0.0;
-  for (int64_t i = 0; i < d; ++i) {
-    if (kind == "sum")
+  if (kind == RowReduction::Sum) {
+    double acc = 0.0;
+    for (int64_t i = 0; i < d; ++i)
       acc += row[i];
-    else if (double(row[i]) > acc || row[i] != row[i])
-      acc = row[i];
+    return float(acc);
   }
-  return float(acc);
+  // The largest value (exact in any order), or, as the reduce kernel
+  // gives, the row's last NaN if it has one.
+  float acc = -std::numeric_limits<float>::infinity();
+  bool nan = false;
+  for (int64_t i = 0; i < d; ++i) {
+    nan |= row[i] != row[i];
+    acc = row[i] > acc ? row[i] : acc;
+  }
+  for (int64_t i = d - 1; nan && i >= 0; --i)
+    if (row[i] != row[i])
+      return row[i];
+  return acc;
 }
 
 Status fusedElementwiseKernel(KernelContext &ctx) {
@@ -335,6 +348,9 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
   }
   // Rows of the last axis: evaluated into one L1/L2-resident row, reduced.
   const int64_t d = full.back();
+  const RowReduction kind = reduce == "mean"  ? RowReduction::Mean
+                            : reduce == "sum" ? RowReduction::Sum
+                                              : RowReduction::Max;
   ctx.parallelFor(outN, std::max<int64_t>(1, work / std::max<int64_t>(1, d)),
                   [&](int64_t rb, int64_t re) {
                     std::vector<float> buf(ev.scratchFloats()), row(d);
@@ -343,7 +359,7 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
                       for (int64_t c = 0; c < d; c += kTile)
                         ev.tile(r * d + c, std::min(kTile, d - c),
                                 row.data() + c, buf.data(), vals);
-                      out[r] = reduceRow(reduce, row.data(), d);
+                      out[r] = reduceRow(kind, row.data(), d);
                     }
                   });
   return Status::ok();

@@ -86,7 +86,7 @@ void applyOpcode(const fused::Instruction &ins, Val a, Val b,
   case Opcode::Sqrt:
     return unaryLoop(x, out, n, [](float v) { return std::sqrt(v); });
   case Opcode::Tanh:
-    return unaryLoop(x, out, n, [](float v) { return std::tanh(v); });
+    return tanhF32(x, out, n);
   case Opcode::Erf:
     return unaryLoop(x, out, n, [](float v) { return std::erf(v); });
   case Opcode::Relu:

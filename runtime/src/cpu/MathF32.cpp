@@ -72,6 +72,27 @@ INGOT_ALWAYS_INLINE VF sigmoidVec(const VF &x) {
   return x < 0 ? e * s : s;
 }
 
+template <typename VF, typename VI>
+INGOT_ALWAYS_INLINE VF tanhVec(const VF &x) {
+  // tanh is odd: computed on |x|, then x's sign bit is put back (so -0
+  // stays -0). |x| < 0.625: |x| + |x|^3 P(x^2), the minimax polynomial
+  // Cephes' tanhf uses (no cancellation near 0). Above: (1 - e) / (1 + e)
+  // with e = e^(-2|x|) in (0, 0.29], so neither term cancels.
+  const VI signBit = (VI)x & (int32_t)0x80000000;
+  const VF ax = (VF)((VI)x & 0x7fffffff);
+  const VF z = ax * ax;
+  VF p = VF{} + -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z + -5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z + -3.33332819422e-1f;
+  const VF small = p * z * ax + ax;
+  const VF e = expVec<VF, VI>(-2.0f * ax);
+  const VF large = (1.0f - e) / (1.0f + e);
+  const VF y = (VF)((VI)(ax < 0.625f ? small : large) | signBit);
+  return x != x ? x : y; // NaN in, NaN out
+}
+
 /// Applies `op` to [0, n) a vector at a time; the tail goes through a
 /// zero-padded vector so every element takes the same path.
 template <typename VF, typename Op>
@@ -106,6 +127,12 @@ template <typename VF, typename VI> struct ExpOp {
 template <typename VF, typename VI> struct SigmoidOp {
   INGOT_ALWAYS_INLINE VF operator()(const VF &v) const {
     return sigmoidVec<VF, VI>(v);
+  }
+};
+
+template <typename VF, typename VI> struct TanhOp {
+  INGOT_ALWAYS_INLINE VF operator()(const VF &v) const {
+    return tanhVec<VF, VI>(v);
   }
 };
 
@@ -144,6 +171,18 @@ void sigmoidBaseline(const float *x, float *y, int64_t n) {
   sigmoidLoop<F4, I4>(x, y, n);
 }
 
+__attribute__((target("avx512f"))) void tanhAvx512(const float *x, float *y,
+                                                   int64_t n) {
+  mapVec<F16>(x, y, n, TanhOp<F16, I16>{});
+}
+__attribute__((target("avx2,fma"))) void tanhAvx2(const float *x, float *y,
+                                                  int64_t n) {
+  mapVec<F8>(x, y, n, TanhOp<F8, I8>{});
+}
+void tanhBaseline(const float *x, float *y, int64_t n) {
+  mapVec<F4>(x, y, n, TanhOp<F4, I4>{});
+}
+
 GemmIsa cpuLevel() {
   static const GemmIsa level =
       gemmIsaSupported(GemmIsa::Avx512) ? GemmIsa::Avx512
@@ -174,6 +213,21 @@ void sigmoidF32(GemmIsa isa, const float *x, float *y, int64_t n) {
   default:
     return sigmoidBaseline(x, y, n);
   }
+}
+
+void tanhF32(GemmIsa isa, const float *x, float *y, int64_t n) {
+  switch (isa) {
+  case GemmIsa::Avx512:
+    return tanhAvx512(x, y, n);
+  case GemmIsa::Avx2:
+    return tanhAvx2(x, y, n);
+  default:
+    return tanhBaseline(x, y, n);
+  }
+}
+
+void tanhF32(const float *x, float *y, int64_t n) {
+  tanhF32(cpuLevel(), x, y, n);
 }
 
 void expF32(const float *x, float shift, float *y, int64_t n) {

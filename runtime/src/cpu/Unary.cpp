@@ -24,7 +24,8 @@ struct NegOp {
       return -x;
   }
 };
-// exp and sigmoid run over whole ranges with the vectorised MathF32 code.
+// exp, sigmoid and tanh run over whole ranges with the vectorised MathF32
+// code (the fused interpreter calls the same, so the bits agree).
 struct ExpOp {
   static void applyRange(const float *in, float *out, int64_t n) {
     expF32(in, 0.0f, out, n);
@@ -34,7 +35,9 @@ struct ErfOp {
   static float apply(float x) { return std::erf(x); }
 };
 struct TanhOp {
-  static float apply(float x) { return std::tanh(x); }
+  static void applyRange(const float *in, float *out, int64_t n) {
+    tanhF32(in, out, n);
+  }
 };
 struct SigmoidOp {
   static void applyRange(const float *in, float *out, int64_t n) {
