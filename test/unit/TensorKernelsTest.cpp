@@ -208,6 +208,8 @@ TEST(TensorKernels, ConvMatchesDirectLoops) {
                      // dilations, pads past the taps' reach.
                      C{{2, 4, 10, 9}, {8, 1, 3, 3}, 4, 2, 2, 2},
                      C{{1, 6, 7, 13}, {6, 1, 5, 5}, 6, 1, 1, 3},
+                     // Blocks of output positions (1845 >= 4 x 448).
+                     C{{1, 64, 45, 41}, {8, 64, 3, 3}, 1, 1, 1, 1},
                      C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0}}) {
     Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
            b = rng.uniform({c.w[0]});

@@ -1,0 +1,87 @@
+//===- ConvWindow.h - Window geometry of conv and pooling -------*- C++ -*-===//
+//
+// Private to ConvKernels.cpp and PoolKernels.cpp: the spatial window both
+// walk (strides, dilations, pads, output dims), with 1-D and 2-D windows as
+// 3-D ones with unit leading dims, so one loop nest serves every rank.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "cpu/TensorKernels.h"
+
+namespace ingot::cpu {
+
+/// Up to three spatial dims (D, H, W); 1-D and 2-D windows are 3-D ones
+/// with unit leading dims, so one loop nest serves all ranks.
+constexpr int kSpatial = 3;
+
+struct Window {
+  int64_t in[kSpatial], k[kSpatial], stride[kSpatial], dil[kSpatial],
+      pad[kSpatial], padEnd[kSpatial], out[kSpatial];
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+};
+
+/// Reads strides/pads/dilations/auto_pad and computes the output dims;
+/// `kernel` holds the window size per spatial dim (1 to 3 of them).
+inline Status planWindow(const KernelContext &ctx, const shape::Shape &x,
+                         const std::vector<int64_t> &kernel, bool ceilMode,
+                         Window *w) {
+  const size_t nd = kernel.size();
+  if (x.size() != nd + 2 || nd < 1 || nd > kSpatial)
+    return ctx.error("expects [N, C, d1 (, d2 (, d3))] input with one "
+                     "kernel dim per spatial dim");
+  std::vector<int64_t> strides, pads, dil;
+  std::string autoPad;
+  if (Status s = ctx.attrInts("strides", &strides, std::vector<int64_t>(nd, 1));
+      !s)
+    return s;
+  if (Status s = ctx.attrInts("pads", &pads, std::vector<int64_t>(2 * nd, 0));
+      !s)
+    return s;
+  if (Status s = ctx.attrInts("dilations", &dil, std::vector<int64_t>(nd, 1));
+      !s)
+    return s;
+  if (Status s = ctx.attrStr("auto_pad", &autoPad, "NOTSET"); !s)
+    return s;
+  if (strides.size() != nd || dil.size() != nd || pads.size() != 2 * nd)
+    return ctx.error("strides/dilations/pads do not match the spatial rank");
+  const size_t off = kSpatial - nd;
+  for (size_t i = 0; i < kSpatial; ++i) {
+    w->in[i] = 1, w->k[i] = 1, w->stride[i] = 1, w->dil[i] = 1, w->pad[i] = 0;
+    w->padEnd[i] = 0;
+    w->out[i] = 1;
+  }
+  for (size_t i = 0; i < nd; ++i) {
+    size_t j = i + off;
+    w->in[j] = x[i + 2];
+    w->k[j] = kernel[i];
+    w->stride[j] = strides[i];
+    w->dil[j] = dil[i];
+    w->pad[j] = pads[i];
+    w->padEnd[j] = pads[i + nd];
+    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1)
+      return ctx.error("kernel, strides and dilations must be positive");
+    w->out[j] = windowOut(x[i + 2], kernel[i], strides[i], dil[i], &w->pad[j],
+                          &w->padEnd[j], autoPad, ceilMode);
+  }
+  return Status::ok();
+}
+
+/// Output dims: N, C (or M) and the real spatial dims.
+inline shape::Shape outputShape(int64_t n, int64_t c, size_t nd,
+                                const Window &w) {
+  shape::Shape out = {n, c};
+  for (size_t i = kSpatial - nd; i < kSpatial; ++i)
+    out.push_back(w.out[i]);
+  return out;
+}
+
+/// Source index of output position o at kernel tap t along spatial dim d,
+/// or -1 when it falls in the padding.
+inline int64_t tapSource(const Window &w, int d, int64_t o, int64_t t) {
+  int64_t i = o * w.stride[d] - w.pad[d] + t * w.dil[d];
+  return i >= 0 && i < w.in[d] ? i : -1;
+}
+
+} // namespace ingot::cpu

@@ -1,0 +1,140 @@
+//===- PoolKernels.cpp - max/average pooling over conv windows ------------===//
+//
+// MaxPool and AveragePool walk the windows of ConvWindow.h; global average
+// pooling sums each plane in double.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/ConvWindow.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ingot::cpu {
+namespace {
+
+Status poolKernel(KernelContext &ctx, bool isMax) {
+  if (Status s = ctx.expectArity(1, 1, 1); !s)
+    return s;
+  if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
+    return s;
+  const KernelInput &x = ctx.input(0);
+  std::vector<int64_t> kernel;
+  int64_t ceilMode, includePad;
+  if (Status s = ctx.attrInts("kernel_shape", &kernel); !s)
+    return s;
+  if (Status s = ctx.attrInt("ceil_mode", &ceilMode, 0); !s)
+    return s;
+  if (Status s = ctx.attrInt("count_include_pad", &includePad, 0); !s)
+    return s;
+  Window w;
+  if (Status s = planWindow(ctx, x.shape, kernel, ceilMode != 0, &w); !s)
+    return s;
+  // max_pool's `select` 1 (2) writes the argmax as a flat input index (i64)
+  // with the spatial dims in row-major (column-major) order.
+  int64_t select = 0;
+  if (isMax)
+    if (Status s = ctx.attrInt("select", &select, 0); !s)
+      return s;
+  if (Status s = ctx.expectOutputDType(0, {select ? DType::I64 : DType::F32});
+      !s)
+    return s;
+  if (Status s = ctx.setOutputShape(
+          0, outputShape(x.shape[0], x.shape[1], kernel.size(), w));
+      !s)
+    return s;
+  const int64_t planes = x.shape[0] * x.shape[1];
+  const int64_t inSize = w.inSize(), outSize = w.outSize();
+  const float *src = x.as<float>();
+  void *dst = ctx.output(0).data;
+  ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
+    for (int64_t p = pb; p < pe; ++p)
+      for (int64_t o0 = 0; o0 < w.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < w.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < w.out[2]; ++o2) {
+            float acc = isMax ? -INFINITY : 0.0f;
+            int64_t count = 0, arg = -1;
+            for (int64_t a = 0; a < w.k[0]; ++a) {
+              int64_t i0 = tapSource(w, 0, o0, a);
+              for (int64_t b = 0; b < w.k[1] && i0 >= 0; ++b) {
+                int64_t i1 = tapSource(w, 1, o1, b);
+                for (int64_t e = 0; e < w.k[2] && i1 >= 0; ++e) {
+                  int64_t i2 = tapSource(w, 2, o2, e);
+                  if (i2 < 0)
+                    continue;
+                  int64_t at = (i0 * w.in[1] + i1) * w.in[2] + i2;
+                  float v = src[p * inSize + at];
+                  if (!isMax)
+                    acc += v;
+                  else if (arg < 0 || v > acc ||
+                           (std::isnan(v) && !std::isnan(acc)))
+                    acc = v, arg = at;
+                  ++count;
+                }
+              }
+            }
+            int64_t o = p * outSize + (o0 * w.out[1] + o1) * w.out[2] + o2;
+            if (select) {
+              int64_t at = std::max<int64_t>(arg, 0);
+              if (select == 2) { // column-major spatial order
+                int64_t i2 = at % w.in[2], i1 = at / w.in[2] % w.in[1],
+                        i0 = at / (w.in[2] * w.in[1]);
+                at = (i2 * w.in[1] + i1) * w.in[0] + i0;
+              }
+              static_cast<int64_t *>(dst)[o] = p * inSize + at;
+              continue;
+            }
+            if (!isMax) {
+              if (includePad) {
+                // The taps inside the padded input, as onnxruntime and the
+                // ONNX reference count them (ceil_mode windows may overhang).
+                count = 1;
+                int64_t oi[kSpatial] = {o0, o1, o2};
+                for (int d = 0; d < kSpatial; ++d) {
+                  int64_t first = oi[d] * w.stride[d] - w.pad[d], taps = 0;
+                  for (int64_t t = 0; t < w.k[d]; ++t)
+                    taps += first + t * w.dil[d] < w.in[d] + w.padEnd[d];
+                  count *= taps;
+                }
+              }
+              acc = count ? acc / float(count) : 0.0f;
+            }
+            static_cast<float *>(dst)[o] = acc;
+          }
+  });
+  return Status::ok();
+}
+
+Status maxPoolKernel(KernelContext &ctx) { return poolKernel(ctx, true); }
+Status averagePoolKernel(KernelContext &ctx) { return poolKernel(ctx, false); }
+
+Status globalAveragePoolKernel(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(1, 1, 1); !s)
+    return s;
+  if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
+    return s;
+  if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
+    return s;
+  const KernelInput &x = ctx.input(0);
+  if (x.shape.size() < 3)
+    return ctx.error("expects rank >= 3");
+  shape::Shape out = x.shape;
+  std::fill(out.begin() + 2, out.end(), 1);
+  if (Status s = ctx.setOutputShape(0, out); !s)
+    return s;
+  const int64_t planes = x.shape[0] * x.shape[1];
+  const int64_t len = dimProduct(x.shape, 2, x.shape.size());
+  for (int64_t p = 0; p < planes; ++p)
+    ctx.output(0).as<float>()[p] =
+        len ? float(sumF32(x.as<float>() + p * len, len) / double(len)) : 0.f;
+  return Status::ok();
+}
+
+} // namespace
+
+void addPoolKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"max_pool", maxPoolKernel});
+  table.push_back({"average_pool", averagePoolKernel});
+  table.push_back({"global_average_pool", globalAveragePoolKernel});
+}
+
+} // namespace ingot::cpu
