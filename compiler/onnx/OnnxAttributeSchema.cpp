@@ -156,6 +156,9 @@ const AttributeRow kAttributeRows[] = {
     {"TopK", "", 10, 10, "axis"},
     {"TopK", "", 11, 23, "axis largest sorted"},
     {"Conv", "", 7, 23, "auto_pad dilations group kernel_shape pads strides"},
+    {"ConvTranspose", "", 7, 23,
+     "auto_pad dilations group kernel_shape output_padding output_shape pads "
+     "strides"},
     {"MaxPool", "", 7, 7, "auto_pad kernel_shape pads strides"},
     {"MaxPool", "", 8, 9, "auto_pad kernel_shape pads storage_order strides"},
     {"MaxPool", "", 10, 23,

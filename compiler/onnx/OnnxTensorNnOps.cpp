@@ -58,6 +58,8 @@ LogicalResult windowAttrs(NodeContext &n, size_t nd,
   return success();
 }
 
+} // namespace
+
 LogicalResult requireSpatial(NodeContext &n, Value x) {
   int64_t rank = rankOf(x);
   if (rank >= 3 && rank <= 5)
@@ -65,6 +67,8 @@ LogicalResult requireSpatial(NodeContext &n, Value x) {
   return n.fail("a rank-" + std::to_string(rank) + " input",
                 "1-D, 2-D and 3-D (rank 3 to 5) inputs");
 }
+
+namespace {
 
 LogicalResult convertPool(NodeContext &n, bool isMax) {
   Value x;
@@ -206,21 +210,6 @@ LogicalResult convertGlobalAveragePool(NodeContext &n) {
   if (failed(n.input(0, x)) || failed(n.requireType(x, "X", {n.f32()})))
     return failure();
   return n.setOutput(0, n.build<graph::GlobalAveragePoolOp>(n.f32(), x));
-}
-
-/// GlobalMaxPool: the maximum over every spatial dim, kept as 1s.
-LogicalResult convertGlobalMaxPool(NodeContext &n) {
-  Value x;
-  if (failed(n.input(0, x)) || failed(requireSpatial(n, x)))
-    return failure();
-  std::vector<int64_t> axes;
-  for (int64_t d = 2; d < rankOf(x); ++d)
-    axes.push_back(d);
-  OpBuilder &b = n.builder();
-  return n.setOutput(
-      0, n.build<graph::ReduceOp>(n.f32(), x, Value(), b.getStringAttr("max"),
-                                  b.getDenseI64ArrayAttr(axes),
-                                  b.getI64IntegerAttr(1), IntegerAttr()));
 }
 
 LogicalResult convertConv(NodeContext &n) {

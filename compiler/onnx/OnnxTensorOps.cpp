@@ -392,6 +392,7 @@ const OpConverter kTensorConverters[] = {
     {"NonZero", 9, kMaxOpset, convertNonZero},
     {"TopK", kMinOpset, kMaxOpset, convertTopK},
     {"Conv", kMinOpset, kMaxOpset, convertConv},
+    {"ConvTranspose", kMinOpset, kMaxOpset, convertConvTranspose},
     {"MaxPool", kMinOpset, kMaxOpset, convertMaxPool},
     {"AveragePool", kMinOpset, kMaxOpset, convertAveragePool},
     {"GlobalAveragePool", kMinOpset, kMaxOpset, convertGlobalAveragePool},

@@ -10,9 +10,12 @@
 namespace ingot::compiler::onnximport {
 
 int64_t rankOf(mlir::Value v);
+/// Fails unless x is an f32 [N, C, d1 (, d2 (, d3))] tensor.
+mlir::LogicalResult requireSpatial(NodeContext &n, mlir::Value x);
 
 mlir::LogicalResult convertTopK(NodeContext &n);
 mlir::LogicalResult convertConv(NodeContext &n);
+mlir::LogicalResult convertConvTranspose(NodeContext &n);
 mlir::LogicalResult convertMaxPool(NodeContext &n);
 mlir::LogicalResult convertAveragePool(NodeContext &n);
 mlir::LogicalResult convertGlobalAveragePool(NodeContext &n);

@@ -128,6 +128,22 @@ LogicalResult ConvOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult ConvTransposeOp::verify() {
+  SmallVector<Value> all = {getInput(), getWeight()};
+  if (getBias())
+    all.push_back(getBias());
+  if (failed(verifySameElementType(*this, all)) ||
+      failed(requireF32(*this, getInput())))
+    return failure();
+  shape::Shape x = shapeOf(getInput().getType()),
+               w = shapeOf(getWeight().getType());
+  if (x.size() > 1 && !w.empty() && x[1] != shape::kDynamic &&
+      w[0] != shape::kDynamic && x[1] != w[0])
+    return emitOpError("channels do not match: input ")
+           << shape::toString(x) << ", weight " << shape::toString(w);
+  return verifyShapeRule(*this);
+}
+
 #define POOL_VERIFIER(OP, CAN_SELECT)                                          \
   LogicalResult OP::verify() {                                                 \
     if (failed(requireF32(*this, getInput())) ||                               \

@@ -176,6 +176,26 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
                        "functional-type(operands, results)";
 }
 
+def Ingot_ConvTransposeOp : Ingot_TensorOp<"conv_transpose"> {
+  let summary = "1-D/2-D/3-D grouped transposed convolution (NC[D]HW)";
+  let description = [{
+    ONNX `ConvTranspose` with explicit pads: x is [N, C, spatial…], w is
+    [C, M/group, k…]; each spatial output dim is
+    stride·(in − 1) + output_padding + dilation·(k − 1) + 1 − pad_begin −
+    pad_end. `pads` holds begins then ends.
+
+    ```mlir
+    %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x8x5x5xf32>, tensor<8x4x2x2xf32>) -> tensor<1x4x10x10xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
+                   Optional<Ingot_Tensor>:$bias, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   DenseI64ArrayAttr:$output_padding, I64Attr:$group);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 class Ingot_PoolOp<string mnemonic, string onnx> : Ingot_TensorOp<mnemonic> {
   let summary = "ONNX " # onnx # " over 1-D/2-D/3-D windows (NC[D]HW)";
   let description = [{

@@ -308,6 +308,9 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case<ConvOp>(
           [&](ConvOp c) -> Result { return inferConv(c, ins, out, error); })
+      .Case<ConvTransposeOp>([&](ConvTransposeOp c) -> Result {
+        return inferConvTranspose(c, ins, out, error);
+      })
       .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> Result {
         return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
                          p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,
@@ -322,8 +325,9 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
         std::fill(out.begin() + 2, out.end(), 1);
         return true;
       })
-      .Case<ResizeOp>(
-          [&](ResizeOp r) -> Result { return inferResize(r, in(), out, error); })
+      .Case<ResizeOp>([&](ResizeOp r) -> Result {
+        return inferResize(r, in(), out, error);
+      })
       .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> Result {
         return inferDepthToSpace(d, in(), out, error);
       })

@@ -92,6 +92,53 @@ bool inferConv(ConvOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
   return true;
 }
 
+bool inferConvTranspose(ConvTransposeOp op, ArrayRef<ValueInfo> ins,
+                        shape::Shape &out, std::string &error) {
+  const shape::Shape &x = ins[0].shape, &w = ins[1].shape;
+  const size_t nd = x.size() < 3 ? 0 : x.size() - 2;
+  ArrayRef<int64_t> strides = op.getStrides(), pads = op.getPads(),
+                    dil = op.getDilations(), extra = op.getOutputPadding();
+  if (nd < 1 || nd > 3 || w.size() != x.size()) {
+    error = "expects [N, C, d1 (, d2 (, d3))] input and a weight of its rank";
+    return false;
+  }
+  if (strides.size() != nd || dil.size() != nd || extra.size() != nd ||
+      pads.size() != 2 * nd) {
+    error = "strides/dilations/output_padding/pads do not match the spatial "
+            "rank";
+    return false;
+  }
+  int64_t group = op.getGroup();
+  if (group < 1 || w[1] == kDyn) {
+    error = "group must be >= 1 and the weight's dim 1 static";
+    return false;
+  }
+  out = {x[0], w[1] * group};
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t k = w[i + 2], in = x[i + 2];
+    if (k == kDyn || k < 1 || strides[i] < 1 || dil[i] < 1 || extra[i] < 0 ||
+        extra[i] >= std::max(strides[i], dil[i])) {
+      error = "kernel dims must be static and positive, strides and "
+              "dilations positive, 0 <= output_padding < max(stride, "
+              "dilation)";
+      return false;
+    }
+    if (in == kDyn) {
+      out.push_back(kDyn);
+      continue;
+    }
+    int64_t size = strides[i] * (in - 1) + extra[i] + dil[i] * (k - 1) + 1 -
+                   pads[i] - pads[i + nd];
+    if (in < 1 || size < 1) {
+      error = "output dim " + std::to_string(i + 2) + " would be " +
+              std::to_string(size);
+      return false;
+    }
+    out.push_back(size);
+  }
+  return true;
+}
+
 bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
                  std::string &error) {
   ArrayRef<int64_t> sizes = op.getSizes();

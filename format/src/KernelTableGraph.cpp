@@ -21,6 +21,12 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
                    {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
                     {in("y", kF32)},
                     {"strides", "pads", "dilations", "auto_pad", "group"}}});
+  table.push_back(
+      {"conv_transpose",
+       false,
+       {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
+        {in("y", kF32)},
+        {"strides", "pads", "dilations", "output_padding", "group"}}});
 }
 
 /// ConvKernels (runtime/src/cpu/ConvKernels.cpp).

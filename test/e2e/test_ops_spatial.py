@@ -48,6 +48,13 @@ for key, xs, ws, bias, attrs, sizes in [
         # Depthwise (one input channel per group) has a kernel of its own:
         # strides, asymmetric pads wider than the taps reach, dilations,
         # channel multipliers, 1-D and 3-D, symbolic spatial dims.
+        # Large outputs run as parallel blocks of output positions (the
+        # last one ragged).
+        ("blocked_3x3", [1, 64, 45, 41], [4, 64, 3, 3], True,
+         {"pads": [1, 1, 1, 1]}, ({},)),
+        ("blocked_s2_dil", [2, 32, 200, 70], [8, 32, 3, 3], False,
+         {"pads": [2, 1, 0, 1], "strides": [2, 1], "dilations": [2, 1]},
+         ({},)),
         ("dw_5x5_s2_asym", [2, 4, 12, 11], [4, 1, 5, 5], False,
          {"group": 4, "pads": [2, 1, 3, 2], "strides": [2, 2]}, ({},)),
         ("dw_mult2_dil", [1, 3, 9, 10], [6, 1, 3, 3], True,
@@ -86,6 +93,28 @@ for key, xs, ws, bias, attrs, sizes in [
     if bias:
         args.append(("b", w(ws[0])))
     case(one(f"conv_{key}", "Conv", args, opset=13,
+             sizes=sizes, **attrs))
+
+# -- ConvTranspose (weight [C, M/group, k...]) ---------------------------------
+for key, xs, ws, bias, attrs, sizes in [
+        ("s2_k2", [1, 8, 5, 6], [8, 4, 2, 2], False, {"strides": [2, 2]},
+         ({},)),
+        ("pads_outpad", [2, 3, 7, 5], [3, 2, 3, 3], True,
+         {"strides": [2, 3], "pads": [1, 0, 2, 1], "output_padding": [1, 2]},
+         ({},)),
+        ("dil_group", [1, 4, 6, 6], [4, 3, 3, 2], True,
+         {"group": 2, "dilations": [2, 3], "strides": [1, 2]}, ({},)),
+        ("1d", [2, 3, 9], [3, 5, 4], True, {"strides": [3], "pads": [1, 2]},
+         ({},)),
+        ("3d", [1, 2, 3, 4, 3], [2, 3, 2, 3, 2], True,
+         {"strides": [2, 1, 2], "pads": [0, 1, 0, 0, 1, 1]}, ({},)),
+        ("valid_sym", [1, 6, "h", "w"], [6, 2, 2, 2], True,
+         {"strides": [2, 2], "auto_pad": "VALID"},
+         ({"h": 3, "w": 7}, {"h": 9, "w": 2}))]:
+    args = [("x", F32, xs), ("w", w(*ws))]
+    if bias:
+        args.append(("b", w(ws[1] * attrs.get("group", 1))))
+    case(one(f"conv_transpose_{key}", "ConvTranspose", args, opset=11,
              sizes=sizes, **attrs))
 
 # -- Pooling ------------------------------------------------------------------
@@ -207,3 +236,23 @@ def test_op(model, results):
         for name in expected:
             assert_close(got[name], expected[name], what=f"{name} ({label})")
 
+
+
+@pytest.mark.parametrize("attrs,message", [
+    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]},
+     "auto_pad SAME_UPPER — supported: NOTSET or VALID"),
+    ({"output_shape": [10, 10], "strides": [2, 2]},
+     "an output_shape — supported: explicit pads"),
+], ids=["same_upper", "output_shape"])
+def test_conv_transpose_derived_pads_are_refused(attrs, message, tmp_path):
+    """auto_pad SAME_* and output_shape derive the pads from the input's
+    size, which ingot does not do yet: refused naming what to use."""
+    from ingot_testlib import (assert_clean_failure, compile_model,
+                               make_model, node, save_model)
+    model = make_model([node("ConvTranspose", ["x", "w"], ["y"], **attrs)],
+                       [("x", F32, [1, 2, 5, 5])], [("y", F32, None)],
+                       {"w": w(2, 3, 2, 2)}, 13, check=False)
+    proc = compile_model(save_model(model, tmp_path / "m.onnx"),
+                         tmp_path / "m.ingot", check=False)
+    assert_clean_failure(proc)
+    assert message in proc.stderr, proc.stderr

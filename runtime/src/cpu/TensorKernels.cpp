@@ -269,6 +269,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   addTensorSliceKernels(table);
   addTensorIndexKernels(table);
   addConvKernels(table);
+  addConvTransposeKernels(table);
   addPoolKernels(table);
   addResizeKernels(table);
 }

@@ -43,6 +43,22 @@ func.func @expand_incompatible(%x: tensor<3xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @conv_transpose_channels(%x: tensor<1x3x4x4xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{'ingot.conv_transpose' op channels do not match}}
+  %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x3x4x4xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @conv_transpose_output_padding(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x10x10xf32> {
+  // expected-error @+1 {{0 <= output_padding < max(stride, dilation)}}
+  %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x10x10xf32>
+  return %y : tensor<1x2x10x10xf32>
+}
+
+// -----
+
 func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
   // expected-error @+1 {{'ingot.conv' op channels do not match}}
   %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>

@@ -92,6 +92,17 @@ func.func @conv(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 
 // -----
 
+// 2 * (5 - 1) + 1 + 2 * (3 - 1) + 1 - 1 - 0 = 13 rows; 3 * (4 - 1) + 0 +
+// (2 - 1) + 1 - 0 - 2 = 9 columns; M = 2 per group x 2 groups.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: ingot.conv_transpose %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 2, 1>, group = 2 : i64, output_padding = array<i64: 1, 0>, pads = array<i64: 1, 0, 0, 2>, strides = array<i64: 2, 3>} : (tensor<?x4x5x4xf32>, tensor<4x2x3x2xf32>, tensor<4xf32>) -> tensor<?x4x13x9xf32>
+func.func @conv_transpose(%x: tensor<?x4x5x4xf32>, %w: tensor<4x2x3x2xf32>, %b: tensor<4xf32>) -> tensor<?x4x13x9xf32> {
+  %y = ingot.conv_transpose %x, %w, %b {dilations = array<i64: 2, 1>, group = 2 : i64, output_padding = array<i64: 1, 0>, pads = array<i64: 1, 0, 0, 2>, strides = array<i64: 2, 3>} : (tensor<?x4x5x4xf32>, tensor<4x2x3x2xf32>, tensor<4xf32>) -> tensor<?x4x13x9xf32>
+  return %y : tensor<?x4x13x9xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @pools
 // CHECK: ingot.max_pool %{{.*}} {{.*}}ceil_mode = 1 : i64{{.*}} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
 // CHECK: ingot.average_pool %{{.*}} {{.*}}count_include_pad = 1 : i64{{.*}} : tensor<1x3x7x7xf32> -> tensor<1x3x7x7xf32>

@@ -1,0 +1,77 @@
+//===- OnnxConvTranspose.cpp - ConvTranspose and GlobalMaxPool
+//-------------===//
+//
+// The windowed ops that are not Conv's or pooling's windows: ConvTranspose
+// (explicit pads) and GlobalMaxPool (a max reduction over the spatial
+// dims). Registered in OnnxTensorOps.cpp's table.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/onnx/OnnxTensorOps.h"
+
+using namespace mlir;
+
+namespace ingot::compiler::onnximport {
+
+/// ConvTranspose with explicit pads (auto_pad NOTSET or VALID); a SAME_*
+/// auto_pad or an output_shape, which derive the pads from the input's
+/// size, are refused.
+LogicalResult convertConvTranspose(NodeContext &n) {
+  Value x, w, bias;
+  if (failed(n.input(0, x)) || failed(n.input(1, w)) ||
+      failed(n.optionalInput(2, bias)) || failed(requireSpatial(n, x)) ||
+      failed(n.requireType(w, "W", {n.f32()})) ||
+      (bias && failed(n.requireType(bias, "B", {n.f32()}))))
+    return failure();
+  const size_t nd = rankOf(x) - 2;
+  std::vector<int64_t> strides = n.attrInts("strides"),
+                       dilations = n.attrInts("dilations"),
+                       pads = n.attrInts("pads"),
+                       extra = n.attrInts("output_padding"),
+                       kernel = n.attrInts("kernel_shape"),
+                       outputShape = n.attrInts("output_shape");
+  std::string autoPad = "NOTSET";
+  if (const auto *a = n.attr("auto_pad", onnx::AttributeProto::STRING))
+    autoPad = a->s();
+  int64_t group = n.attrInt("group", 1);
+  if (n.ctx.hasError())
+    return failure();
+  if (autoPad != "NOTSET" && autoPad != "VALID")
+    return n.fail("auto_pad " + autoPad, "NOTSET or VALID (explicit pads)");
+  if (!outputShape.empty())
+    return n.fail("an output_shape", "explicit pads and output_padding");
+  auto wt = cast<RankedTensorType>(w.getType());
+  if (!kernel.empty() &&
+      ArrayRef<int64_t>(kernel) != wt.getShape().drop_front(2))
+    return n.fail("kernel_shape that differs from the weight's dims");
+  if (strides.empty())
+    strides.assign(nd, 1);
+  if (dilations.empty())
+    dilations.assign(nd, 1);
+  if (extra.empty())
+    extra.assign(nd, 0);
+  if (pads.empty() || autoPad == "VALID")
+    pads.assign(2 * nd, 0);
+  OpBuilder &b = n.builder();
+  return n.setOutput(
+      0, n.build<graph::ConvTransposeOp>(
+             n.f32(), x, w, bias, b.getDenseI64ArrayAttr(strides),
+             b.getDenseI64ArrayAttr(pads), b.getDenseI64ArrayAttr(dilations),
+             b.getDenseI64ArrayAttr(extra), b.getI64IntegerAttr(group)));
+}
+
+/// GlobalMaxPool: the maximum over every spatial dim, kept as 1s.
+LogicalResult convertGlobalMaxPool(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(requireSpatial(n, x)))
+    return failure();
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < rankOf(x); ++d)
+    axes.push_back(d);
+  OpBuilder &b = n.builder();
+  return n.setOutput(
+      0, n.build<graph::ReduceOp>(n.f32(), x, Value(), b.getStringAttr("max"),
+                                  b.getDenseI64ArrayAttr(axes),
+                                  b.getI64IntegerAttr(1), IntegerAttr()));
+}
+
+} // namespace ingot::compiler::onnximport
