@@ -82,8 +82,8 @@ ENTRIES = [
           refused="unsupported ONNX op 'If'"),
     Entry("silero-vad-seq", "silero-vad==6.2.3",
           _VAD + "silero_vad_16k_sequence.onnx",
-          "voice activity (LSTM)", {},
-          refused="unsupported ONNX op 'LSTM'"),
+          "voice activity (LSTM, torch F.pad)",
+          {"input": [10, 576], "h": [1, 1, 128], "c": [1, 1, 128]}),
 ]
 
 

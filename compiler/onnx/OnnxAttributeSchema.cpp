@@ -159,6 +159,12 @@ const AttributeRow kAttributeRows[] = {
     {"ConvTranspose", "", 7, 23,
      "auto_pad dilations group kernel_shape output_padding output_shape pads "
      "strides"},
+    {"LSTM", "", 7, 13,
+     "activation_alpha activation_beta activations clip direction hidden_size "
+     "input_forget"},
+    {"LSTM", "", 14, 23,
+     "activation_alpha activation_beta activations clip direction hidden_size "
+     "input_forget layout"},
     {"MaxPool", "", 7, 7, "auto_pad kernel_shape pads strides"},
     {"MaxPool", "", 8, 9, "auto_pad kernel_shape pads storage_order strides"},
     {"MaxPool", "", 10, 23,

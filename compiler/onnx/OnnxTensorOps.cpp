@@ -393,6 +393,7 @@ const OpConverter kTensorConverters[] = {
     {"TopK", kMinOpset, kMaxOpset, convertTopK},
     {"Conv", kMinOpset, kMaxOpset, convertConv},
     {"ConvTranspose", kMinOpset, kMaxOpset, convertConvTranspose},
+    {"LSTM", kMinOpset, kMaxOpset, convertLstm},
     {"MaxPool", kMinOpset, kMaxOpset, convertMaxPool},
     {"AveragePool", kMinOpset, kMaxOpset, convertAveragePool},
     {"GlobalAveragePool", kMinOpset, kMaxOpset, convertGlobalAveragePool},

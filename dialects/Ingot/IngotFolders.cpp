@@ -1,9 +1,10 @@
 //===- IngotFolders.cpp - Folders of the ingot graph dialect --------------===//
 //
 // Shape computations (Shape -> Gather -> Concat -> Reshape, integer
-// arithmetic on shape vectors) fold to constants whenever the dims they read
-// are static, reusing the value tracking of ShapeInference.cpp. A few
-// identities fold away data movement that does nothing.
+// arithmetic on shape vectors, ConstantOfShape/Slice/Transpose of small
+// integer tensors) fold to constants whenever the dims they read are static,
+// reusing the value tracking of ShapeInference.cpp. A few identities fold away
+// data movement that does nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
@@ -67,7 +68,8 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
   return foldTrackedValues(*this);
 }
 
-// transpose(x, identity perm) = x
+// transpose(x, identity perm) = x; a small constant integer tensor
+// transposes to a constant.
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
   ArrayRef<int64_t> perm = getPerm();
   bool identity = !perm.empty() || getType().getRank() <= 1;
@@ -75,7 +77,15 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
     identity &= perm[i] == static_cast<int64_t>(i);
   if (identity && getInput().getType() == getType())
     return getInput();
-  return {};
+  return foldTrackedValues(*this);
+}
+
+// PyTorch computes pad vectors from constants with ConstantOfShape, Slice
+// (read backwards) and Transpose: each folds when its values are known, so
+// the whole chain becomes one constant and the pads are static.
+OpFoldResult SliceOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
+OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
+  return foldTrackedValues(*this);
 }
 
 // reshape(x : T, s) : T = x for static T; constant shape vectors fold.

@@ -123,6 +123,7 @@ def Ingot_ConstantOfShapeOp : Ingot_Op<"constant_of_shape"> {
   let results = (outs Ingot_Tensor:$result);
   let assemblyFormat = "$shape attr-dict `:` type($shape) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Ingot_TriluOp : Ingot_Op<"trilu"> {

@@ -144,6 +144,21 @@ LogicalResult ConvTransposeOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult LstmOp::verify() {
+  SmallVector<Value> all = {getInput(), getWeight(), getRecurrence()};
+  for (Value v : {getBias(), getInitialH(), getInitialC()})
+    if (v)
+      all.push_back(v);
+  if (failed(verifySameElementType(*this, all)) ||
+      failed(requireF32(*this, getInput())) ||
+      failed(checkStr(*this, "direction", getDirection(),
+                      {"forward", "reverse", "bidirectional"})))
+    return failure();
+  if (getSelect() < 0 || getSelect() > 2)
+    return emitOpError("select must be 0 (Y), 1 (Y_h) or 2 (Y_c)");
+  return verifyShapeRule(*this);
+}
+
 #define POOL_VERIFIER(OP, CAN_SELECT)                                          \
   LogicalResult OP::verify() {                                                 \
     if (failed(requireF32(*this, getInput())) ||                               \

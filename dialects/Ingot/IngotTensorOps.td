@@ -45,6 +45,7 @@ def Ingot_SliceOp : Ingot_TensorOp<"slice"> {
                    Ingot_IntTensor:$steps);
   let assemblyFormat = "$input `,` $starts `,` $ends `,` $axes `,` $steps "
                        "attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Ingot_ExpandOp : Ingot_TensorOp<"expand"> {
@@ -194,6 +195,31 @@ def Ingot_ConvTransposeOp : Ingot_TensorOp<"conv_transpose"> {
                    DenseI64ArrayAttr:$output_padding, I64Attr:$group);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
+}
+
+def Ingot_LstmOp : Ingot_TensorOp<"lstm", [AttrSizedOperandSegments]> {
+  let summary = "ONNX LSTM (layout 0, default activations), one output";
+  let description = [{
+    x is [seq, batch, input]; w [dirs, 4H, input], r [dirs, 4H, H] and
+    b [dirs, 8H] hold the gates in ONNX's i, o, f, c order; initial_h and
+    initial_c are [dirs, batch, H] (zeros when absent). `direction` is
+    "forward", "reverse" or "bidirectional" (dirs 1, 1, 2). The gates use
+    sigmoid, tanh, tanh. `select` picks the result: 0 Y [seq, dirs, batch,
+    H], 1 Y_h or 2 Y_c [dirs, batch, H] (an ONNX node with several used
+    outputs becomes one op per output).
+
+    ```mlir
+    %y = ingot.lstm %x, %w, %r, %b {direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>, select = 0 : i64} : (tensor<?x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>) -> tensor<?x1x1x4xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
+                   Ingot_Tensor:$recurrence, Optional<Ingot_Tensor>:$bias,
+                   Optional<Ingot_Tensor>:$initial_h,
+                   Optional<Ingot_Tensor>:$initial_c, I64Attr:$hidden_size,
+                   StrAttr:$direction, I64Attr:$select);
+  let assemblyFormat = "$input `,` $weight `,` $recurrence (`,` $bias^)? "
+                       "(`initial_h` $initial_h^)? (`initial_c` $initial_c^)? "
+                       "attr-dict `:` functional-type(operands, results)";
 }
 
 class Ingot_PoolOp<string mnemonic, string onnx> : Ingot_TensorOp<mnemonic> {

@@ -119,6 +119,33 @@ foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
   return r;
 }
 
+/// The tracked values of a transpose (PyTorch's pad-vector arithmetic
+/// transposes a [rank, 2] matrix of pads), when the shape is static.
+std::optional<std::vector<int64_t>>
+transposeValues(const shape::Shape &in, const std::vector<int64_t> &perm,
+                const std::optional<std::vector<int64_t>> &values) {
+  if (!values || shape::numElements(in) != int64_t(values->size()) ||
+      perm.size() != in.size())
+    return std::nullopt;
+  const size_t rank = in.size();
+  std::vector<int64_t> inStrides(rank, 1), outDims(rank), idx(rank, 0);
+  for (size_t i = rank; i-- > 1;)
+    inStrides[i - 1] = inStrides[i] * in[i];
+  for (size_t i = 0; i < rank; ++i)
+    outDims[i] = in[perm[i]];
+  std::vector<int64_t> out;
+  for (size_t n = 0; n < values->size(); ++n) {
+    int64_t at = 0;
+    for (size_t i = 0; i < rank; ++i)
+      at += idx[i] * inStrides[perm[i]];
+    out.push_back((*values)[at]);
+    for (size_t i = rank; i-- > 0;) // next output index, row-major
+      if (++idx[i] < outDims[i] || (idx[i] = 0, false))
+        break;
+  }
+  return out;
+}
+
 /// Ops that compute on tensors: result shapes from broadcasting, the matmul
 /// rules or the op's attributes; integer add/sub/mul/div and casts keep the
 /// values of shape vectors.
@@ -211,8 +238,11 @@ std::optional<bool> inferLayoutOp(Operation *op, ArrayRef<ValueInfo> ins,
                              r.getKeepdims() != 0, &out, &error);
       })
       .Case<TransposeOp>([&](TransposeOp t) {
-        return shape::transpose(shapes[0], std::vector<int64_t>(t.getPerm()),
-                                &out, &error);
+        std::vector<int64_t> perm(t.getPerm());
+        if (!shape::transpose(shapes[0], perm, &out, &error))
+          return false;
+        values = transposeValues(shapes[0], perm, ins[0].values);
+        return true;
       })
       .Case<ReshapeOp>([&](ReshapeOp r) {
         values = ins[0].values;

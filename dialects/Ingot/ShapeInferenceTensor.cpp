@@ -97,11 +97,22 @@ bool inferSlice(SliceOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
     out[axis] = sliceLength(in[axis], start, end, step, &firsts[axis]);
     steps[axis] = step;
   }
-  // Slicing a shape vector with known entries.
-  if (exact && rank == 1 && ins[0].values && out[0] >= 0) {
-    std::vector<int64_t> picked;
-    for (int64_t i = 0; i < out[0]; ++i)
-      picked.push_back((*ins[0].values)[firsts[0] + i * steps[0]]);
+  // Slicing a small integer tensor with known entries (shape vectors, and
+  // PyTorch's [rank, 2] pad matrices read backwards).
+  if (exact && ins[0].values && shape::numElements(in) != kDyn &&
+      int64_t(ins[0].values->size()) == shape::numElements(in)) {
+    std::vector<int64_t> strides(rank, 1), idx(rank, 0), picked;
+    for (int64_t i = rank - 1; i > 0; --i)
+      strides[i - 1] = strides[i] * in[i];
+    for (int64_t n = shape::numElements(out); n > 0; --n) {
+      int64_t at = 0;
+      for (int64_t i = 0; i < rank; ++i)
+        at += (firsts[i] + idx[i] * steps[i]) * strides[i];
+      picked.push_back((*ins[0].values)[at]);
+      for (int64_t i = rank - 1; i >= 0; --i) // next output index
+        if (++idx[i] < out[i] || (idx[i] = 0, false))
+          break;
+    }
     values = std::move(picked);
   }
   return true;
@@ -311,6 +322,8 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
       .Case<ConvTransposeOp>([&](ConvTransposeOp c) -> Result {
         return inferConvTranspose(c, ins, out, error);
       })
+      .Case<LstmOp>(
+          [&](LstmOp l) -> Result { return inferLstm(l, ins, out, error); })
       .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> Result {
         return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
                          p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,

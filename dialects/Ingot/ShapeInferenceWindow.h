@@ -16,6 +16,8 @@ bool inferPool(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel,
                llvm::ArrayRef<int64_t> dilations, llvm::StringRef autoPad,
                bool ceilMode, const shape::Shape &in, shape::Shape &out,
                std::string &error);
+bool inferLstm(LstmOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
+               std::string &error);
 bool inferConvTranspose(ConvTransposeOp op, llvm::ArrayRef<ValueInfo> ins,
                         shape::Shape &out, std::string &error);
 bool inferConv(ConvOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,

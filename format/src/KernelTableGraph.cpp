@@ -27,6 +27,14 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
        {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
         {in("y", kF32)},
         {"strides", "pads", "dilations", "output_padding", "group"}}});
+  // One of Y, Y_h, Y_c per step (`select`); runtime/src/cpu/Lstm.cpp.
+  table.push_back(
+      {"lstm",
+       false,
+       {{in("x", kF32), in("w", kF32), in("r", kF32), opt("b", kF32),
+         opt("initial_h", kF32), opt("initial_c", kF32)},
+        {in("y", kF32)},
+        {"hidden_size", "direction", "select"}}});
 }
 
 /// ConvKernels (runtime/src/cpu/ConvKernels.cpp).

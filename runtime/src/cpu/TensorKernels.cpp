@@ -270,6 +270,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   addTensorIndexKernels(table);
   addConvKernels(table);
   addConvTransposeKernels(table);
+  addLstmKernels(table);
   addPoolKernels(table);
   addResizeKernels(table);
 }

@@ -14,6 +14,7 @@ void addTensorSliceKernels(std::vector<KernelImpl> &table);
 void addTensorIndexKernels(std::vector<KernelImpl> &table);
 void addConvKernels(std::vector<KernelImpl> &table);
 void addConvTransposeKernels(std::vector<KernelImpl> &table);
+void addLstmKernels(std::vector<KernelImpl> &table);
 void addPoolKernels(std::vector<KernelImpl> &table);
 void addResizeKernels(std::vector<KernelImpl> &table);
 

@@ -1,0 +1,138 @@
+//===- Lstm.cpp - ONNX LSTM (layout 0, sigmoid/tanh/tanh) -----------------===//
+//
+// Per direction: one sgemm computes every step's input projection
+// x_t · Wᵀ (+ both biases) up front; each step then adds h_{t-1} · Rᵀ
+// and applies the gates in ONNX's i, o, f, c order:
+//   c_t = f ⊙ c_{t-1} + i ⊙ tanh(ĉ),  h_t = o ⊙ tanh(c_t),
+// with i, o, f sigmoids. The step's `select` attribute picks the output
+// (Y, Y_h or Y_c); the compiler emits one step per output the model uses.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Gemm.h"
+#include "cpu/MathF32.h"
+#include "cpu/TensorKernels.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ingot::cpu {
+namespace {
+
+struct LstmDims {
+  int64_t seq, batch, input, hidden, dirs;
+};
+
+/// One direction: writes its h for every step into y (row stride
+/// dirs · batch · H, nullptr to skip) and leaves the last h and c.
+void runDirection(const LstmDims &d, int64_t dir, bool reverse, const float *x,
+                  const float *w, const float *r, const float *b, float *h,
+                  float *c, float *y, ThreadPool *pool) {
+  const int64_t H = d.hidden, G = 4 * H, rows = d.seq * d.batch;
+  std::vector<float> xw(size_t(rows * G)), gates(size_t(d.batch * G));
+  std::vector<float> tanhC(static_cast<size_t>(H));
+  GemmArgs proj; // every step's x_t · Wᵀ at once
+  proj.m = rows, proj.n = G, proj.k = d.input;
+  proj.a = x, proj.lda = d.input;
+  proj.b = w, proj.ldb = d.input, proj.transB = true;
+  proj.c = xw.data(), proj.ldc = G;
+  sgemm(proj, pool);
+  if (b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < G; ++j)
+        xw[i * G + j] += b[j] + b[G + j];
+  for (int64_t s = 0; s < d.seq; ++s) {
+    const int64_t t = reverse ? d.seq - 1 - s : s;
+    std::memcpy(gates.data(), xw.data() + t * d.batch * G,
+                gates.size() * sizeof(float));
+    GemmArgs rec; // + h_{t-1} · Rᵀ
+    rec.m = d.batch, rec.n = G, rec.k = H;
+    rec.a = h, rec.lda = H;
+    rec.b = r, rec.ldb = H, rec.transB = true;
+    rec.c = gates.data(), rec.ldc = G, rec.beta = 1.0f;
+    sgemm(rec, nullptr);
+    for (int64_t bi = 0; bi < d.batch; ++bi) {
+      float *g = gates.data() + bi * G;
+      sigmoidF32(g, g, 3 * H); // i, o, f
+      tanhF32(g + 3 * H, g + 3 * H, H);
+      float *hb = h + bi * H, *cb = c + bi * H;
+      for (int64_t j = 0; j < H; ++j)
+        cb[j] = g[2 * H + j] * cb[j] + g[j] * g[3 * H + j];
+      tanhF32(cb, tanhC.data(), H);
+      for (int64_t j = 0; j < H; ++j)
+        hb[j] = g[H + j] * tanhC[j];
+      if (y)
+        std::memcpy(y + ((t * d.dirs + dir) * d.batch + bi) * H, hb,
+                    size_t(H) * sizeof(float));
+    }
+  }
+}
+
+Status lstmKernel(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(3, 6, 1); !s)
+    return s;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i))
+      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
+        return s;
+  int64_t hidden, select;
+  std::string direction;
+  if (Status s = ctx.attrInt("hidden_size", &hidden); !s)
+    return s;
+  if (Status s = ctx.attrStr("direction", &direction); !s)
+    return s;
+  if (Status s = ctx.attrInt("select", &select, 0); !s)
+    return s;
+  if (direction != "forward" && direction != "reverse" &&
+      direction != "bidirectional")
+    return ctx.error("direction must be forward, reverse or bidirectional");
+  const KernelInput &x = ctx.input(0);
+  if (x.shape.size() != 3 || hidden < 1)
+    return ctx.error("expects x [seq, batch, input] and hidden_size >= 1");
+  LstmDims d{x.shape[0], x.shape[1], x.shape[2], hidden,
+             direction == "bidirectional" ? 2 : 1};
+  const int64_t H = hidden, G = 4 * H;
+  auto expect = [&](size_t i, shape::Shape want) {
+    return !ctx.hasInput(i) || ctx.input(i).shape == want;
+  };
+  if (!expect(1, {d.dirs, G, d.input}) || !expect(2, {d.dirs, G, H}) ||
+      !expect(3, {d.dirs, 2 * G}) || !expect(4, {d.dirs, d.batch, H}) ||
+      !expect(5, {d.dirs, d.batch, H}))
+    return ctx.error("w, r, b, initial_h or initial_c has the wrong shape");
+  const shape::Shape state = {d.dirs, d.batch, H};
+  if (Status s = ctx.setOutputShape(
+          0, select == 0 ? shape::Shape{d.seq, d.dirs, d.batch, H} : state);
+      !s)
+    return s;
+  float *out = ctx.output(0).as<float>();
+  std::vector<float> h(size_t(d.batch * H)), c(size_t(d.batch * H));
+  for (int64_t dir = 0; dir < d.dirs; ++dir) {
+    const int64_t stateAt = dir * d.batch * H;
+    auto init = [&](size_t i, std::vector<float> &v) {
+      if (ctx.hasInput(i))
+        std::memcpy(v.data(), ctx.input(i).as<float>() + stateAt,
+                    v.size() * sizeof(float));
+      else
+        std::fill(v.begin(), v.end(), 0.0f);
+    };
+    init(4, h);
+    init(5, c);
+    runDirection(d, dir, direction == "reverse" || dir == 1, x.as<float>(),
+                 ctx.input(1).as<float>() + dir * G * d.input,
+                 ctx.input(2).as<float>() + dir * G * H,
+                 ctx.hasInput(3) ? ctx.input(3).as<float>() + dir * 2 * G
+                                 : nullptr,
+                 h.data(), c.data(), select == 0 ? out : nullptr, ctx.pool());
+    if (select != 0)
+      std::memcpy(out + stateAt, (select == 1 ? h : c).data(),
+                  h.size() * sizeof(float));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+void addLstmKernels(std::vector<KernelImpl> &table) {
+  table.push_back({"lstm", lstmKernel});
+}
+
+} // namespace ingot::cpu

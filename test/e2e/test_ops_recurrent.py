@@ -1,0 +1,84 @@
+"""LSTM compiled by ingot and compared with onnxruntime: every direction,
+with and without bias and initial state, symbolic sequence length, each of
+Y, Y_h and Y_c (one ingot.lstm per used output), opsets 7 and 14; and the
+refusals of what the kernel does not compute (sequence_lens, clip,
+batch-first layout, other activations, peepholes).
+
+The weights are U(-0.5, 0.5) so the gates stay away from saturation, where
+a wrong gate order or sign would hide.
+"""
+import numpy as np
+import pytest
+
+from ingot_testlib import (Model, assert_clean_failure, assert_close,
+                           compile_model, make_model, node, save_model)
+from ops_case_lib import F32, results_fixture, sym2
+
+_rng = np.random.default_rng(2024)
+
+
+def w(*shape):
+    return _rng.uniform(-0.5, 0.5, shape).astype(F32)
+
+
+def signed(r, s):
+    return r.uniform(-1.5, 1.5, s).astype(F32)
+
+
+CASES = []
+H, I = 4, 3
+for key, direction, seq, batch, bias, state, outputs, opset in [
+        ("fwd_full", "forward", 5, 2, True, True, ("y", "yh", "yc"), 14),
+        ("fwd_plain", "forward", 6, 1, False, False, ("y", "yh", "yc"), 7),
+        ("reverse", "reverse", 4, 3, True, False, ("y", "yh", "yc"), 14),
+        ("bidir", "bidirectional", 5, 2, True, True, ("y", "yh", "yc"), 14),
+        ("only_h", "forward", 7, 2, True, True, ("", "yh"), 14),
+        ("sym_seq", "bidirectional", "s", 2, True, False, ("y", "yh", "yc"),
+         14)]:
+    dirs = 2 if direction == "bidirectional" else 1
+    args = [("x", F32, [seq, batch, I]), ("w", w(dirs, 4 * H, I)),
+            ("r", w(dirs, 4 * H, H)),
+            ("b", w(dirs, 8 * H)) if bias else "", ""]
+    if state:
+        args += [("h0", F32, [dirs, batch, H]), ("c0", F32, [dirs, batch, H])]
+    gen = {"x": signed, "h0": signed, "c0": signed}
+    ins = [a for a in args if isinstance(a, tuple) and len(a) == 3]
+    inits = {a[0]: a[1] for a in args if isinstance(a, tuple) and len(a) == 2}
+    names = [a if isinstance(a, str) else a[0] for a in args]
+    lstm = node("LSTM", names, list(outputs), name=f"lstm_{key}",
+                hidden_size=H, direction=direction)
+    CASES.append(pytest.param(
+        Model(f"lstm_{key}", [lstm], ins, [o for o in outputs if o], inits,
+              opset, sym2(3, 8, "s") if seq == "s" else ({},), gen), id=key))
+
+results = results_fixture()
+
+
+@pytest.mark.parametrize("model", CASES)
+def test_lstm(model, results):
+    for label, got, expected in results(model):
+        assert sorted(got) == sorted(expected), label
+        for name in expected:
+            # sigmoid/tanh within 3 ulp, sums over H + I terms per step,
+            # carried through the steps: 1e-5 of the largest value.
+            assert_close(got[name], expected[name], what=f"{name} ({label})")
+
+
+@pytest.mark.parametrize("inputs,attrs,message", [
+    (["x", "w", "r", "", "lens"], {}, "sequence_lens"),
+    (["x", "w", "r"], {"clip": 1.0}, "clip"),
+    (["x", "w", "r"], {"layout": 1}, "layout = 1"),
+    (["x", "w", "r"], {"activations": ["Sigmoid", "Relu", "Tanh"]},
+     "activation 'Relu'"),
+], ids=["sequence_lens", "clip", "layout", "activations"])
+def test_unsupported_lstm_is_refused(inputs, attrs, message, tmp_path):
+    inits = {"w": w(1, 4 * H, I), "r": w(1, 4 * H, H),
+             "lens": np.array([2, 2], np.int32)}
+    model = make_model(
+        [node("LSTM", inputs, ["y"], hidden_size=H, **attrs)],
+        [("x", F32, [3, 2, I])], [("y", F32, None)],
+        {k: v for k, v in inits.items() if k in inputs}, 14, check=False)
+    proc = compile_model(save_model(model, tmp_path / "m.onnx"),
+                         tmp_path / "m.ingot", check=False)
+    assert_clean_failure(proc)
+    assert message in proc.stderr, proc.stderr
