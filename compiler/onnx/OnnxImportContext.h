@@ -199,6 +199,8 @@ mlir::Value scalarConstant(NodeContext &n, mlir::Type elementType,
 mlir::LogicalResult intsOperand(NodeContext &n, int input, const char *attrName,
                                 int64_t inputFromOpset, bool required,
                                 std::vector<int64_t> &out, bool &given);
+/// Slice before opset 10, whose starts, ends and axes are attributes.
+mlir::LogicalResult convertSliceAttributes(NodeContext &n);
 /// Softmax or LogSoftmax of `x` at `axis` (normalised): along that axis
 /// from opset 13, over the dims from `axis` on, flattened, before it.
 mlir::FailureOr<mlir::Value> softmaxOverTrailingDims(NodeContext &n,

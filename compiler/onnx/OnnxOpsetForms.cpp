@@ -62,6 +62,30 @@ LogicalResult intsOperand(NodeContext &n, int input, const char *attrName,
   return success();
 }
 
+/// Slice before opset 10: starts, ends and optional axes are attributes.
+LogicalResult convertSliceAttributes(NodeContext &n) {
+  Value x;
+  std::vector<int64_t> starts, ends, axes;
+  bool given;
+  if (failed(n.input(0, x)) ||
+      failed(intsOperand(n, 1, "starts", 10, true, starts, given)) ||
+      failed(intsOperand(n, 2, "ends", 10, true, ends, given)) ||
+      failed(intsOperand(n, 3, "axes", 10, false, axes, given)))
+    return failure();
+  if (starts.size() != ends.size() || (given && axes.size() != starts.size()))
+    return n.fail("starts, ends and axes of different lengths",
+                  "one entry per sliced axis in each");
+  if (!given)
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(int64_t(i));
+  std::vector<int64_t> steps(starts.size(), 1);
+  return n.setOutput(0, n.build<graph::SliceOp>(elementTypeOf(x), x,
+                                                tensorI64Constant(n, starts),
+                                                tensorI64Constant(n, ends),
+                                                tensorI64Constant(n, axes),
+                                                tensorI64Constant(n, steps)));
+}
+
 FailureOr<Value> softmaxOverTrailingDims(NodeContext &n, Value x, int64_t axis,
                                          bool logSoftmax) {
   OpBuilder &b = n.builder();

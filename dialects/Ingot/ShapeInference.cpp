@@ -1,6 +1,7 @@
 //===- ShapeInference.cpp - Result shapes of ingot ops --------------------===//
 #include "dialects/Ingot/ShapeInference.h"
 #include "dialects/Ingot/IngotDialect.h"
+#include "dialects/Ingot/ShapeInferenceTensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -92,58 +93,6 @@ LogicalResult inferReshape(const shape::Shape &in,
   if (others != 0 && rest % others == 0)
     out[inferAt] = rest / others;
   return success();
-}
-
-/// Elementwise integer arithmetic on tracked values (scalar or same size).
-std::optional<std::vector<int64_t>>
-foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
-  if (!a.values || !b.values)
-    return std::nullopt;
-  const auto &x = *a.values, &y = *b.values;
-  if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
-    return std::nullopt;
-  size_t n = std::max(x.size(), y.size());
-  std::vector<int64_t> r(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t l = x[x.size() == 1 ? 0 : i], h = y[y.size() == 1 ? 0 : i];
-    if (l == kUnknownValue || h == kUnknownValue) {
-      r[i] = kUnknownValue;
-      continue;
-    }
-    if (isa<AddOp>(op)) r[i] = l + h;
-    else if (isa<SubOp>(op)) r[i] = l - h;
-    else if (isa<MulOp>(op)) r[i] = l * h;
-    else if (isa<DivOp>(op)) r[i] = h == 0 ? kUnknownValue : l / h;
-    else return std::nullopt;
-  }
-  return r;
-}
-
-/// The tracked values of a transpose (PyTorch's pad-vector arithmetic
-/// transposes a [rank, 2] matrix of pads), when the shape is static.
-std::optional<std::vector<int64_t>>
-transposeValues(const shape::Shape &in, const std::vector<int64_t> &perm,
-                const std::optional<std::vector<int64_t>> &values) {
-  if (!values || shape::numElements(in) != int64_t(values->size()) ||
-      perm.size() != in.size())
-    return std::nullopt;
-  const size_t rank = in.size();
-  std::vector<int64_t> inStrides(rank, 1), outDims(rank), idx(rank, 0);
-  for (size_t i = rank; i-- > 1;)
-    inStrides[i - 1] = inStrides[i] * in[i];
-  for (size_t i = 0; i < rank; ++i)
-    outDims[i] = in[perm[i]];
-  std::vector<int64_t> out;
-  for (size_t n = 0; n < values->size(); ++n) {
-    int64_t at = 0;
-    for (size_t i = 0; i < rank; ++i)
-      at += idx[i] * inStrides[perm[i]];
-    out.push_back((*values)[at]);
-    for (size_t i = rank; i-- > 0;) // next output index, row-major
-      if (++idx[i] < outDims[i] || (idx[i] = 0, false))
-        break;
-  }
-  return out;
 }
 
 /// Ops that compute on tensors: result shapes from broadcasting, the matmul

@@ -99,22 +99,8 @@ bool inferSlice(SliceOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
   }
   // Slicing a small integer tensor with known entries (shape vectors, and
   // PyTorch's [rank, 2] pad matrices read backwards).
-  if (exact && ins[0].values && shape::numElements(in) != kDyn &&
-      int64_t(ins[0].values->size()) == shape::numElements(in)) {
-    std::vector<int64_t> strides(rank, 1), idx(rank, 0), picked;
-    for (int64_t i = rank - 1; i > 0; --i)
-      strides[i - 1] = strides[i] * in[i];
-    for (int64_t n = shape::numElements(out); n > 0; --n) {
-      int64_t at = 0;
-      for (int64_t i = 0; i < rank; ++i)
-        at += (firsts[i] + idx[i] * steps[i]) * strides[i];
-      picked.push_back((*ins[0].values)[at]);
-      for (int64_t i = rank - 1; i >= 0; --i) // next output index
-        if (++idx[i] < out[i] || (idx[i] = 0, false))
-          break;
-    }
-    values = std::move(picked);
-  }
+  if (exact)
+    values = sliceValues(in, out, firsts, steps, ins[0].values);
   return true;
 }
 

@@ -1,7 +1,7 @@
 //===- ShapeInferenceTensor.h - Tensor family rules, shared -----*- C++ -*-===//
 //
-// Internal to the tensor family's shape rules (ShapeInferenceTensor.cpp,
-// ShapeInferenceIndexing.cpp); the entry point is inferTensorOp.
+// Internal to the shape rules (ShapeInference*.cpp); the tensor family's
+// entry point is inferTensorOp. The value rules are in TrackedValues.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -19,6 +19,22 @@ inline bool allValuesKnown(const std::optional<std::vector<int64_t>> &v) {
       return false;
   return true;
 }
+
+/// Elementwise integer add/sub/mul/div of tracked values (scalar or same
+/// size), per `op`'s kind.
+std::optional<std::vector<int64_t>>
+foldIntBinary(mlir::Operation *op, const ValueInfo &a, const ValueInfo &b);
+/// The values of a transpose by `perm` of a fully tracked tensor.
+std::optional<std::vector<int64_t>>
+transposeValues(const shape::Shape &in, const std::vector<int64_t> &perm,
+                const std::optional<std::vector<int64_t>> &values);
+/// The values of a slice of a fully tracked tensor: output index i reads
+/// input index firsts + i * steps, per dim.
+std::optional<std::vector<int64_t>>
+sliceValues(const shape::Shape &in, const shape::Shape &out,
+            const std::vector<int64_t> &firsts,
+            const std::vector<int64_t> &steps,
+            const std::optional<std::vector<int64_t>> &values);
 
 /// GatherElements, ScatterND, TopK, OneHot, NonZero: nullopt if `op` is
 /// none of them, else whether the rule succeeded.

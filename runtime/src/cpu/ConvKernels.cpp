@@ -17,30 +17,6 @@
 namespace ingot::cpu {
 namespace {
 
-void im2col(const float *x, int64_t channels, const Window &w, float *col) {
-  const int64_t outSize = w.outSize();
-  float *row = col;
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t a = 0; a < w.k[0]; ++a)
-      for (int64_t b = 0; b < w.k[1]; ++b)
-        for (int64_t e = 0; e < w.k[2]; ++e, row += outSize) {
-          float *dst = row;
-          for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
-            int64_t i0 = tapSource(w, 0, o0, a);
-            for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
-              int64_t i1 = tapSource(w, 1, o1, b);
-              for (int64_t o2 = 0; o2 < w.out[2]; ++o2) {
-                int64_t i2 = tapSource(w, 2, o2, e);
-                *dst++ =
-                    i0 < 0 || i1 < 0 || i2 < 0
-                        ? 0.0f
-                        : x[((c * w.in[0] + i0) * w.in[1] + i1) * w.in[2] + i2];
-              }
-            }
-          }
-        }
-}
-
 /// Output positions [lo, hi) along spatial dim d whose tap t reads inside
 /// the input (the others read padding).
 inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
@@ -188,7 +164,7 @@ void groupConv(KernelContext &ctx, const Window &w, const float *xg,
     return blockedConv(ctx, w, xg, wg, cg, mg, block, yg);
   if (!direct) {
     col.resize(size_t(kdim * outSize));
-    im2col(xg, cg, w, col.data());
+    im2colRange(xg, cg, w, 0, outSize, col.data());
   }
   GemmArgs args;
   args.m = mg, args.n = outSize, args.k = kdim;

@@ -1,0 +1,117 @@
+//===- TrackedValues.cpp - Values of small integer tensors through ops ----===//
+//
+// Shape rules track the values of small integer tensors (shape vectors, pad
+// vectors) so that reshapes, pads and slices further on get static sizes,
+// and the folders turn them into constants. These are the value rules of
+// the ops that compute or rearrange such tensors.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Ingot/IngotDialect.h"
+#include "dialects/Ingot/ShapeInferenceTensor.h"
+
+using namespace mlir;
+
+namespace ingot::graph {
+namespace {
+
+/// Values of the elements at `at(output index)`, visiting the output's
+/// row-major indices over `outDims`; nullopt unless every value is there.
+template <typename At>
+std::optional<std::vector<int64_t>> gatherValues(const shape::Shape &outDims,
+                                                 const std::vector<int64_t> &v,
+                                                 At at) {
+  const int64_t n = shape::numElements(outDims);
+  if (n == shape::kDynamic)
+    return std::nullopt;
+  std::vector<int64_t> idx(outDims.size(), 0), out;
+  for (int64_t k = 0; k < n; ++k) {
+    out.push_back(v[at(idx)]);
+    for (size_t i = idx.size(); i-- > 0;) // next output index
+      if (++idx[i] < outDims[i] || (idx[i] = 0, false))
+        break;
+  }
+  return out;
+}
+
+/// Row-major strides of a static shape.
+std::vector<int64_t> stridesOf(const shape::Shape &s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;)
+    st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+bool complete(const shape::Shape &in,
+              const std::optional<std::vector<int64_t>> &values) {
+  return values && shape::numElements(in) != shape::kDynamic &&
+         int64_t(values->size()) == shape::numElements(in);
+}
+
+} // namespace
+
+/// Elementwise integer arithmetic on tracked values (scalar or same size).
+std::optional<std::vector<int64_t>>
+foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
+  if (!a.values || !b.values)
+    return std::nullopt;
+  const auto &x = *a.values, &y = *b.values;
+  if (x.size() != y.size() && x.size() != 1 && y.size() != 1)
+    return std::nullopt;
+  size_t n = std::max(x.size(), y.size());
+  std::vector<int64_t> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t l = x[x.size() == 1 ? 0 : i], h = y[y.size() == 1 ? 0 : i];
+    if (l == kUnknownValue || h == kUnknownValue) {
+      r[i] = kUnknownValue;
+      continue;
+    }
+    if (isa<AddOp>(op))
+      r[i] = l + h;
+    else if (isa<SubOp>(op))
+      r[i] = l - h;
+    else if (isa<MulOp>(op))
+      r[i] = l * h;
+    else if (isa<DivOp>(op))
+      r[i] = h == 0 ? kUnknownValue : l / h;
+    else
+      return std::nullopt;
+  }
+  return r;
+}
+
+/// The tracked values of a transpose (PyTorch's pad-vector arithmetic
+/// transposes a [rank, 2] matrix of pads), when the shape is static.
+std::optional<std::vector<int64_t>>
+transposeValues(const shape::Shape &in, const std::vector<int64_t> &perm,
+                const std::optional<std::vector<int64_t>> &values) {
+  if (!complete(in, values) || perm.size() != in.size())
+    return std::nullopt;
+  const std::vector<int64_t> strides = stridesOf(in);
+  shape::Shape outDims;
+  for (int64_t p : perm)
+    outDims.push_back(in[p]);
+  return gatherValues(outDims, *values, [&](const std::vector<int64_t> &idx) {
+    int64_t at = 0;
+    for (size_t i = 0; i < idx.size(); ++i)
+      at += idx[i] * strides[perm[i]];
+    return at;
+  });
+}
+
+std::optional<std::vector<int64_t>>
+sliceValues(const shape::Shape &in, const shape::Shape &out,
+            const std::vector<int64_t> &firsts,
+            const std::vector<int64_t> &steps,
+            const std::optional<std::vector<int64_t>> &values) {
+  if (!complete(in, values))
+    return std::nullopt;
+  const std::vector<int64_t> strides = stridesOf(in);
+  return gatherValues(out, *values, [&](const std::vector<int64_t> &idx) {
+    int64_t at = 0;
+    for (size_t i = 0; i < idx.size(); ++i)
+      at += (firsts[i] + idx[i] * steps[i]) * strides[i];
+    return at;
+  });
+}
+
+} // namespace ingot::graph
