@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace ingot::compiler {
@@ -33,10 +35,21 @@ std::optional<DType> dtypeOf(Type t) {
   if (t.isF16()) return DType::F16;
   if (t.isBF16()) return DType::BF16;
   if (t.isF64()) return DType::F64;
+  // Unsigned first: isInteger(w) matches every signedness.
+  if (t.isUnsignedInteger(64))
+    return DType::U64;
+  if (t.isUnsignedInteger(32))
+    return DType::U32;
+  if (t.isUnsignedInteger(16))
+    return DType::U16;
+  if (t.isUnsignedInteger(8))
+    return DType::U8;
   if (t.isInteger(64)) return DType::I64;
   if (t.isInteger(32)) return DType::I32;
-  if (t.isSignlessInteger(8) || t.isSignedInteger(8)) return DType::I8;
-  if (t.isUnsignedInteger(8)) return DType::U8;
+  if (t.isInteger(16))
+    return DType::I16;
+  if (t.isInteger(8))
+    return DType::I8;
   if (t.isInteger(1)) return DType::Bool;
   return std::nullopt;
 }
@@ -70,21 +83,32 @@ bool toAttr(NamedAttribute named, Attr *out) {
 /// Row-major little-endian bytes of a small constant (bool: one byte).
 std::vector<uint8_t> constantBytes(ElementsAttr value, DType dtype) {
   std::vector<uint8_t> bytes;
-  auto put = [&](const void *p, size_t n) {
-    auto *c = static_cast<const uint8_t *>(p);
-    bytes.insert(bytes.end(), c, c + n);
+  // The low `size` bytes of a value's bit pattern (two's complement for
+  // signed integers, IEEE bits for floats), little-endian.
+  const size_t size = dtypeSize(dtype);
+  auto put = [&](uint64_t bits) {
+    for (size_t i = 0; i < size; ++i)
+      bytes.push_back(static_cast<uint8_t>(bits >> (8 * i)));
   };
   if (auto ints = dyn_cast<DenseIntElementsAttr>(value)) {
-    for (const APInt &v : ints.getValues<APInt>()) {
-      int64_t x = dtype == DType::Bool ? v.getZExtValue() : v.getSExtValue();
-      if (dtype == DType::I64) put(&x, 8);
-      else if (dtype == DType::I32) { int32_t y = x; put(&y, 4); }
-      else { uint8_t y = static_cast<uint8_t>(x); put(&y, 1); }
-    }
+    for (const APInt &v : ints.getValues<APInt>())
+      put(dtype == DType::Bool ? uint64_t(!v.isZero())
+                               : uint64_t(v.sextOrTrunc(64).getSExtValue()));
   } else if (auto floats = dyn_cast<DenseFPElementsAttr>(value)) {
     for (const APFloat &v : floats.getValues<APFloat>()) {
-      if (dtype == DType::F64) { double d = v.convertToDouble(); put(&d, 8); }
-      else { float f = v.convertToFloat(); put(&f, 4); }
+      if (dtype == DType::F64) {
+        double d = v.convertToDouble();
+        uint64_t bits;
+        std::memcpy(&bits, &d, 8);
+        put(bits);
+      } else if (dtype == DType::F32) {
+        float f = v.convertToFloat();
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        put(bits);
+      } else { // f16 and bf16: the attribute already holds their bits
+        put(v.bitcastToAPInt().getZExtValue());
+      }
     }
   }
   return bytes;

@@ -97,6 +97,20 @@ def render(claims, suite_json, hf_architectures, gguf_architectures=()):
         "bools and strings exactly). Every failure is listed with its reason "
         "in `test/e2e/onnx_node_suite_xfail.txt`.",
         "",
+        "## Dtypes",
+        "",
+        "float32, int64, int32 and bool are computed natively. int8, int16, "
+        "uint8, uint16, uint32, uint64, float16, bfloat16 and float64 are "
+        "accepted in graph inputs, outputs, initializers and Cast, and kept "
+        "as they are by data movement (Reshape, Transpose, Gather, Concat, "
+        "Slice...) and the quantisation ops; any other op computes on them "
+        "widened (integers to int32, or int64 for uint32/uint64; floats to "
+        "float32) and casts its results back, so integer arithmetic wraps as "
+        "in onnxruntime. float64 is therefore computed in float32 precision. "
+        "uint64 is accepted only where int64 gives the same bits (Add, Sub, "
+        "Mul, Sum, Equal, Where, CumSum, ReduceSum, ReduceProd); ops that "
+        "would order or divide it are refused.",
+        "",
         "## ONNX ops",
         "",
         "Opsets are those of the default domain (`ai.onnx`) a model imports. "

@@ -23,6 +23,24 @@ Type elementTypeOf(MLIRContext *ctx, int32_t dataType) {
     return b.getI32Type();
   case onnx::TensorProto::BOOL:
     return b.getI1Type();
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, /*isSigned=*/false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, /*isSigned=*/false);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
   default:
     return nullptr;
   }
@@ -35,12 +53,16 @@ Type elementTypeOf(Value value) {
 std::string typeName(Type type) {
   if (type.isF32())
     return "float32";
-  if (type.isInteger(64))
-    return "int64";
-  if (type.isInteger(32))
-    return "int32";
+  if (type.isF16())
+    return "float16";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isF64())
+    return "float64";
   if (type.isInteger(1))
     return "bool";
+  if (auto i = dyn_cast<IntegerType>(type))
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth());
   std::string s;
   llvm::raw_string_ostream os(s);
   type.print(os);
@@ -91,6 +113,14 @@ FailureOr<Value> ImportContext::lookup(const std::string &name) {
   lastInitializer_ = value->getDefiningOp();
   values_[name] = *value;
   return value;
+}
+
+Type ImportContext::elementTypeOfName(const std::string &name) const {
+  if (auto it = values_.find(name); it != values_.end())
+    return elementTypeOf(it->second);
+  if (auto it = initializers_.find(name); it != initializers_.end())
+    return elementTypeOf(mlir(), it->second->data_type());
+  return nullptr;
 }
 
 // Which tensors become inline constants: integer and bool tensors of at most
@@ -213,6 +243,10 @@ bool NodeContext::hasInput(int i) const {
 LogicalResult NodeContext::input(int i, Value &out) {
   if (!hasInput(i))
     return fail("missing required input #" + std::to_string(i));
+  if (auto it = overrides_.find(i); it != overrides_.end()) {
+    out = it->second;
+    return success();
+  }
   const std::string &name = node.input(i);
   if (!ctx.isDefined(name))
     return fail("input '" + name +

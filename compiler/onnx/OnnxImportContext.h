@@ -43,7 +43,7 @@ public:
   ImportContext(mlir::ModuleOp module, std::string file,
                 OnnxWeightSource &weights, std::string modelDir, int64_t opset);
 
-  mlir::MLIRContext *mlir() { return builder_.getContext(); }
+  mlir::MLIRContext *mlir() const { return builder_.getContext(); }
   mlir::OpBuilder &builder() { return builder_; }
   const std::string &file() const { return file_; }
   int64_t opset() const { return opset_; }
@@ -70,6 +70,9 @@ public:
   }
   /// The value named `name`, materialising an initializer on first use.
   mlir::FailureOr<mlir::Value> lookup(const std::string &name);
+  /// The element type of the value or initializer `name` without
+  /// materialising it; null if undefined or of an unsupported dtype.
+  mlir::Type elementTypeOfName(const std::string &name) const;
 
   /// Turns a tensor (initializer or Constant value) into `ingot.constant`
   /// or `ingot.param "<name>"` at the builder's insertion point.
@@ -137,6 +140,8 @@ public:
   mlir::LogicalResult input(int i, mlir::Value &out);
   /// Optional input `i`; `out` is null when absent.
   mlir::LogicalResult optionalInput(int i, mlir::Value &out);
+  /// Makes input `i` read as `value` (a widened copy, OnnxNarrowTypes.cpp).
+  void overrideInput(int i, mlir::Value value) { overrides_[i] = value; }
   /// Integer input `i` whose values must be known at compile time (axes).
   mlir::LogicalResult constantInts(int i, const char *role,
                                    std::vector<int64_t> &out);
@@ -186,6 +191,7 @@ private:
 
   std::string name_;
   mlir::Location loc_;
+  std::map<int, mlir::Value> overrides_;
 };
 
 /// A 1-D i64 `ingot.constant` at the builder's insertion point.
@@ -207,6 +213,19 @@ mlir::FailureOr<mlir::Value> softmaxOverTrailingDims(NodeContext &n,
                                                      mlir::Value x,
                                                      int64_t axis,
                                                      bool logSoftmax);
+
+/// How a node that computes on a dtype the kernels widen reads it
+/// (OnnxNarrowTypes.cpp): `storage` is the ONNX dtype, `compute` the one
+/// its operands were cast to; both null when nothing was widened.
+struct NarrowTypeWidening {
+  mlir::Type storage;
+  mlir::Type compute;
+};
+/// Before conversion: casts the node's operands of such dtypes to their
+/// compute type (or refuses uint64 where int64 would give other results).
+mlir::LogicalResult widenNarrowOperands(NodeContext &n, NarrowTypeWidening &w);
+/// After conversion: casts its data results back to the storage dtype.
+mlir::LogicalResult narrowResults(NodeContext &n, const NarrowTypeWidening &w);
 
 /// A converter turns one node into ingot ops and binds its outputs.
 using ConvertFn = mlir::LogicalResult (*)(NodeContext &);

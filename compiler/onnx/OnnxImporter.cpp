@@ -206,7 +206,11 @@ Status GraphImporter::convertNode(int index) {
   }
   if (failed(checkAttributeNames(n)))
     return ctx.status();
-  if (failed(converter->convert(n)) || ctx.hasError()) {
+  NarrowTypeWidening widening;
+  if (failed(widenNarrowOperands(n, widening)))
+    return ctx.status();
+  if (failed(converter->convert(n)) || ctx.hasError() ||
+      failed(narrowResults(n, widening))) {
     if (!ctx.hasError())
       (void)n.fail("conversion failed");
     return ctx.status();

@@ -36,6 +36,11 @@ mlir::LogicalResult convertInstanceNormalization(NodeContext &n);
 mlir::LogicalResult convertRMSNormalization(NodeContext &n);
 mlir::LogicalResult convertSkipLayerNormalization(NodeContext &n);
 mlir::LogicalResult convertSimplifiedLayerNormalization(NodeContext &n);
+// OnnxQuantOps.cpp
+mlir::LogicalResult convertDequantizeLinear(NodeContext &n);
+mlir::LogicalResult convertQuantizeLinear(NodeContext &n);
+mlir::LogicalResult convertDynamicQuantizeLinear(NodeContext &n);
+mlir::LogicalResult convertMatMulInteger(NodeContext &n);
 // OnnxMathEinsum.cpp
 mlir::LogicalResult convertEinsum(NodeContext &n);
 

@@ -259,6 +259,11 @@ const OpConverter kMathConverters[] = {
     {"LogSoftmax", kMinOpset, kMaxOpset, convertLogSoftmax},
     {"CumSum", 11, kMaxOpset, convertCumSum},
     {"Dropout", kMinOpset, kMaxOpset, convertDropout},
+    // Linear quantisation (OnnxQuantOps.cpp).
+    {"DequantizeLinear", 10, kMaxOpset, convertDequantizeLinear},
+    {"QuantizeLinear", 10, kMaxOpset, convertQuantizeLinear},
+    {"DynamicQuantizeLinear", 11, kMaxOpset, convertDynamicQuantizeLinear},
+    {"MatMulInteger", 10, kMaxOpset, convertMatMulInteger},
     // Normalisations (OnnxMathNorm.cpp).
     {"BatchNormalization", kMinOpset, kMaxOpset, convertBatchNormalization},
     {"InstanceNormalization", kMinOpset, kMaxOpset,

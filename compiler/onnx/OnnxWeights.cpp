@@ -136,7 +136,12 @@ int64_t typedCount(const TensorProto &tensor) {
     return tensor.float_data_size();
   case TensorProto::INT64:
     return tensor.int64_data_size();
-  default:
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    return tensor.uint64_data_size();
+  case TensorProto::DOUBLE:
+    return tensor.double_data_size();
+  default: // the narrow integers, bool, float16 and bfloat16 bits
     return tensor.int32_data_size();
   }
 }
@@ -175,10 +180,20 @@ std::optional<int64_t> storedElementSize(int32_t dataType) {
   switch (dataType) {
   case TensorProto::FLOAT:
   case TensorProto::INT32:
+  case TensorProto::UINT32:
     return 4;
   case TensorProto::INT64:
+  case TensorProto::UINT64:
+  case TensorProto::DOUBLE:
     return 8;
+  case TensorProto::INT16:
+  case TensorProto::UINT16:
+  case TensorProto::FLOAT16:
+  case TensorProto::BFLOAT16:
+    return 2;
   case TensorProto::BOOL:
+  case TensorProto::INT8:
+  case TensorProto::UINT8:
     return 1;
   default:
     return std::nullopt;
@@ -272,6 +287,29 @@ Status streamTensor(const TensorProto &tensor, const std::string &name,
     break;
   case TensorProto::INT32:
     streamConverted<int32_t>(tensor.int32_data(), sink);
+    break;
+  case TensorProto::INT16:
+    streamConverted<int16_t>(tensor.int32_data(), sink);
+    break;
+  case TensorProto::INT8:
+    streamConverted<int8_t>(tensor.int32_data(), sink);
+    break;
+  case TensorProto::UINT8:
+    streamConverted<uint8_t>(tensor.int32_data(), sink);
+    break;
+  case TensorProto::UINT16:
+  case TensorProto::FLOAT16: // int32_data holds the 16 bits of each value
+  case TensorProto::BFLOAT16:
+    streamConverted<uint16_t>(tensor.int32_data(), sink);
+    break;
+  case TensorProto::UINT32:
+    streamConverted<uint32_t>(tensor.uint64_data(), sink);
+    break;
+  case TensorProto::UINT64:
+    streamConverted<uint64_t>(tensor.uint64_data(), sink);
+    break;
+  case TensorProto::DOUBLE:
+    streamConverted<double>(tensor.double_data(), sink);
     break;
   default: // BOOL
     std::vector<uint8_t> b;

@@ -26,7 +26,9 @@ std::string dtypeName(int32_t dataType);
 /// dtypes ingot does not support.
 std::optional<int64_t> storedElementSize(int32_t dataType);
 /// The dtypes ingot supports, for error messages.
-inline const char *kSupportedDtypes = "float32, int64, int32, bool";
+inline const char *kSupportedDtypes =
+    "float32, float16, bfloat16, float64, int64, int32, int16, int8, uint64, "
+    "uint32, uint16, uint8, bool";
 
 /// Element count of a tensor from its dims; nullopt on negative dims or
 /// overflow.

@@ -21,8 +21,7 @@ namespace {
 /// Folds an op whose small integer result is fully known to a constant.
 OpFoldResult foldTrackedValues(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.hasStaticShape() || !type.getElementType().isInteger() ||
-      type.getElementType().getIntOrFloatBitWidth() == 1)
+  if (!type || !type.hasStaticShape() || !isTrackedTensor(type))
     return {};
   std::vector<ValueInfo> ins, outs;
   for (Value v : op->getOperands())
@@ -35,7 +34,8 @@ OpFoldResult foldTrackedValues(Operation *op) {
   for (int64_t v : *outs[0].values) {
     if (v == kUnknownValue)
       return {};
-    elems.push_back(APInt(bits, static_cast<uint64_t>(v), /*isSigned=*/true));
+    elems.push_back(
+        APInt(bits, static_cast<uint64_t>(v), /*isSigned=*/bits > 1));
   }
   if (static_cast<int64_t>(elems.size()) != type.getNumElements())
     return {};
@@ -60,6 +60,13 @@ OpFoldResult AddOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
 OpFoldResult SubOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
 OpFoldResult MulOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
 OpFoldResult DivOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
+// Shape arithmetic of PyTorch exports: expand's -1 entries are found with
+// Equal and replaced with Where; sizes are clamped with Max/Min.
+OpFoldResult CompareOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
+OpFoldResult WhereOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
+OpFoldResult BinaryMathOp::fold(FoldAdaptor) {
+  return foldTrackedValues(*this);
+}
 
 // cast(x : T) : T = x
 OpFoldResult CastOp::fold(FoldAdaptor) {

@@ -45,6 +45,7 @@ def Ingot_BinaryMathOp : Ingot_Op<"binary_math"> {
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Ingot_CompareOp : Ingot_Op<"compare"> {
@@ -63,6 +64,7 @@ def Ingot_CompareOp : Ingot_Op<"compare"> {
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Ingot_ReduceOp : Ingot_Op<"reduce"> {

@@ -11,6 +11,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace ingot;
 using namespace ingot::graph;
@@ -61,6 +63,38 @@ INGOT_BINARY_VERIFIER(MulOp)
 INGOT_BINARY_VERIFIER(DivOp)
 INGOT_BINARY_VERIFIER(MatMulOp)
 #undef INGOT_BINARY_VERIFIER
+
+LogicalResult MatMulIntegerOp::verify() {
+  auto isQ8 = [](Type t) {
+    return t.isUnsignedInteger(8) || t.isSignlessInteger(8);
+  };
+  Type a = elementType(getLhs()), b = elementType(getRhs());
+  if (!isQ8(a) || !isQ8(b))
+    return emitOpError("operands must be ui8 or i8, got ") << a << " and " << b;
+  if (!elementType(getResult()).isSignlessInteger(32))
+    return emitOpError("result must be i32");
+  shape::Shape w = shapeOf(getRhs().getType());
+  if (w.size() != 2)
+    return emitOpError("rhs must be 2-D, got ") << shape::toString(w);
+  for (auto [zp, want, perColumn] :
+       {std::tuple{getLhsZeroPoint(), a, shape::kDynamic},
+        std::tuple{getRhsZeroPoint(), b, w[1]}}) {
+    if (!zp)
+      continue;
+    if (elementType(zp) != want)
+      return emitOpError("zero point type ")
+             << elementType(zp) << " differs from its operand's " << want;
+    // A zero point with dynamic dims is checked by the kernel.
+    shape::Shape s = shapeOf(zp.getType());
+    int64_t n = shape::numElements(s);
+    if (n != 1 && n != shape::kDynamic &&
+        !(s.size() == 1 && perColumn != shape::kDynamic && s[0] == perColumn))
+      return emitOpError("zero point of shape ")
+             << shape::toString(s) << ": expected one value"
+             << (perColumn != shape::kDynamic ? " or one per column" : "");
+  }
+  return verifyShapeRule(*this);
+}
 
 LogicalResult PowOp::verify() {
   if (failed(verifySameElementType(*this, {getLhs()})) ||

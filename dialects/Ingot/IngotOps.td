@@ -56,7 +56,8 @@ def Ingot_QuantAttr : AttrDef<Ingot_Dialect, "Quant"> {
 class Ingot_Op<string mnemonic, list<Trait> traits = []>
     : Op<Ingot_Dialect, mnemonic, !listconcat(traits, [Pure])>;
 
-def Ingot_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I8, UI8, I1]>;
+def Ingot_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I16, I8,
+                                     UI64, UI32, UI16, UI8, I1]>;
 def Ingot_IntTensor : RankedTensorOf<[I64, I32]>;
 def Ingot_I64Tensor : RankedTensorOf<[I64]>;
 def Ingot_BoolTensor : RankedTensorOf<[I1]>;
@@ -180,6 +181,7 @@ def Ingot_WhereOp : Ingot_Op<"where"> {
   let assemblyFormat = "$condition `,` $x `,` $y attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Ingot_CastOp : Ingot_Op<"cast"> {
@@ -215,6 +217,29 @@ def Ingot_MatMulOp : Ingot_Op<"matmul"> {
   let results = (outs Ingot_Tensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Ingot_MatMulIntegerOp
+    : Ingot_Op<"matmul_integer", [AttrSizedOperandSegments]> {
+  let summary = "exact int32 product of uint8/int8 matrices minus zero points";
+  let description = [{
+    ONNX `MatMulInteger`: (lhs - lhs_zero_point) x (rhs - rhs_zero_point)
+    in int32. lhs is [..., M, K] and rhs a 2-D [K, N] weight, each ui8 or
+    i8; lhs_zero_point is one value of lhs's type, rhs_zero_point one value
+    or one per column [N] of rhs's type. Absent zero points are 0.
+
+    ```mlir
+    %y = ingot.matmul_integer %a, %w lhs_zp %azp rhs_zp %wzp : (tensor<?x64xui8>, tensor<64x32xi8>, tensor<ui8>, tensor<32xi8>) -> tensor<?x32xi32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$lhs, Ingot_Tensor:$rhs,
+                   Optional<Ingot_Tensor>:$lhs_zero_point,
+                   Optional<Ingot_Tensor>:$rhs_zero_point);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs (`lhs_zp` $lhs_zero_point^)? "
+                       "(`rhs_zp` $rhs_zero_point^)? attr-dict `:` "
+                       "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -19,9 +19,11 @@ bool allKnown(const std::vector<int64_t> &v) {
 }
 
 bool isIntTensor(Type type) {
+  // Values are tracked as int64 for shape arithmetic: i32 and i64 only
+  // (narrow and unsigned integers would need wrapping rules of their own).
   auto t = dyn_cast<RankedTensorType>(type);
-  return t && t.getElementType().isInteger() &&
-         t.getElementType().getIntOrFloatBitWidth() > 1;
+  return t && (t.getElementType().isSignlessInteger(64) ||
+               t.getElementType().isSignlessInteger(32));
 }
 
 /// Reshape whose target may hold unknown entries: the known ones still fix
@@ -114,8 +116,12 @@ std::optional<bool> inferComputeOp(Operation *op, ArrayRef<ValueInfo> ins,
         values = foldIntBinary(op, ins[0], ins[1]);
         return shape::broadcast(shapes, &out, &error);
       })
-      .Case<PowOp, WhereOp>(
+      .Case<PowOp>(
           [&](Operation *) { return shape::broadcast(shapes, &out, &error); })
+      .Case<WhereOp>([&](Operation *) {
+        values = foldWhere(ins[0], ins[1], ins[2]);
+        return shape::broadcast(shapes, &out, &error);
+      })
       .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
             LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp>([&](Operation *) {
         out = shapes[0];
@@ -140,8 +146,12 @@ std::optional<bool> inferComputeOp(Operation *op, ArrayRef<ValueInfo> ins,
       })
       .Case<CastOp>([&](CastOp cast) {
         out = shapes[0];
-        if (isIntTensor(cast.getType()))
+        if (isTrackedTensor(cast.getType()) && ins[0].values) {
           values = ins[0].values;
+          if (cast.getType().getElementType().isInteger(1))
+            for (int64_t &v : *values)
+              v = v == kUnknownValue ? v : int64_t(v != 0);
+        }
         return true;
       })
       .Case<LinearOp>([&](LinearOp l) {
@@ -163,7 +173,7 @@ std::optional<bool> inferComputeOp(Operation *op, ArrayRef<ValueInfo> ins,
         out.back() = n;
         return true;
       })
-      .Case<MatMulOp>([&](Operation *) {
+      .Case<MatMulOp, MatMulIntegerOp>([&](Operation *) {
         return shape::matmul(shapes[0], shapes[1], &out, &error);
       })
       .Case<GemmOp>([&](GemmOp g) {
@@ -286,7 +296,7 @@ inferShapeVectorOp(Operation *op, ArrayRef<ValueInfo> ins,
           out.assign(shapes[0][0], shape::kDynamic);
         }
         int64_t n = shape::numElements(out);
-        if (isIntTensor(c.getType()) && n != shape::kDynamic &&
+        if (isTrackedTensor(c.getType()) && n != shape::kDynamic &&
             n <= kMaxTrackedValues)
           values = std::vector<int64_t>(
               n, static_cast<int64_t>(c.getValue().convertToDouble()));
@@ -296,6 +306,11 @@ inferShapeVectorOp(Operation *op, ArrayRef<ValueInfo> ins,
 }
 
 } // namespace
+
+bool isTrackedTensor(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return isIntTensor(type) || (t && t.getElementType().isInteger(1));
+}
 
 ValueInfo valueInfoFromIR(Value value) {
   ValueInfo info;
@@ -309,11 +324,13 @@ ValueInfo valueInfoFromIR(Value value) {
       return outs[0];
   }
   DenseIntElementsAttr attr;
-  if (isIntTensor(value.getType()) && matchPattern(value, m_Constant(&attr)) &&
+  if (isTrackedTensor(value.getType()) &&
+      matchPattern(value, m_Constant(&attr)) &&
       attr.getNumElements() <= kMaxTrackedValues) {
     std::vector<int64_t> v;
     for (const APInt &x : attr.getValues<APInt>())
-      v.push_back(x.getSExtValue());
+      v.push_back(x.getBitWidth() == 1 ? int64_t(x.getZExtValue())
+                                       : x.getSExtValue());
     info.values = std::move(v);
   }
   return info;
@@ -356,7 +373,7 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
   if (!handled || !*handled)
     return failure();
   // Only small integer results keep values; a dynamic one cannot be sized.
-  if (values && isIntTensor(op->getResult(0).getType())) {
+  if (values && isTrackedTensor(op->getResult(0).getType())) {
     int64_t n = shape::numElements(out);
     if (n != shape::kDynamic && n <= kMaxTrackedValues &&
         static_cast<int64_t>(values->size()) == n)

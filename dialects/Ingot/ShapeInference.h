@@ -70,5 +70,8 @@ std::optional<shape::Shape> boundTensorResult(mlir::Operation *op,
 /// The info the IR states for `value`: its type's shape, and its values
 /// when it is produced by an integer `ingot.constant`.
 ValueInfo valueInfoFromIR(mlir::Value value);
+/// Whether values of `type` are tracked: i32 and i64 (shape vectors,
+/// indices) and bool (0/1, masks of shape arithmetic).
+bool isTrackedTensor(mlir::Type type);
 
 } // namespace ingot::graph

@@ -1,6 +1,7 @@
 //===- ShapeInferenceMath.cpp - Shape rules of the math coverage ops ------===//
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInference.h"
+#include "dialects/Ingot/ShapeInferenceTensor.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -58,7 +59,6 @@ std::optional<bool> inferMathOp(Operation *op, ArrayRef<ValueInfo> ins,
                                 shape::Shape &out,
                                 std::optional<std::vector<int64_t>> &values,
                                 std::string &error) {
-  (void)values; // none of these results is tracked as a shape vector
   std::vector<shape::Shape> shapes;
   for (const ValueInfo &v : ins)
     shapes.push_back(v.shape);
@@ -69,6 +69,9 @@ std::optional<bool> inferMathOp(Operation *op, ArrayRef<ValueInfo> ins,
             return true;
           })
       .Case<BinaryMathOp, CompareOp>([&](Operation *) -> std::optional<bool> {
+        // PyTorch's expand-with-(-1) shape arithmetic compares and selects.
+        values = foldCompareOrMinMax(
+            cast<StringAttr>(op->getAttr("kind")).getValue(), ins[0], ins[1]);
         return shape::broadcast(shapes, &out, &error);
       })
       .Case<ReduceOp>([&](ReduceOp r) -> std::optional<bool> {

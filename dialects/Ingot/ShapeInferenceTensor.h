@@ -24,6 +24,14 @@ inline bool allValuesKnown(const std::optional<std::vector<int64_t>> &v) {
 /// size), per `op`'s kind.
 std::optional<std::vector<int64_t>>
 foldIntBinary(mlir::Operation *op, const ValueInfo &a, const ValueInfo &b);
+/// Elementwise compare (`kind` as ingot.compare's: 0/1 values), max/min
+/// (as ingot.binary_math's) and select of tracked values, scalar or same
+/// size; unknown inputs give unknown elements.
+std::optional<std::vector<int64_t>> foldCompareOrMinMax(llvm::StringRef kind,
+                                                        const ValueInfo &a,
+                                                        const ValueInfo &b);
+std::optional<std::vector<int64_t>>
+foldWhere(const ValueInfo &c, const ValueInfo &x, const ValueInfo &y);
 /// The values of a transpose by `perm` of a fully tracked tensor.
 std::optional<std::vector<int64_t>>
 transposeValues(const shape::Shape &in, const std::vector<int64_t> &perm,

@@ -79,6 +79,68 @@ foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
   return r;
 }
 
+namespace {
+
+/// f over the elements of tracked operands of equal size or one element.
+template <typename F>
+std::optional<std::vector<int64_t>>
+foldElementwise(std::initializer_list<const ValueInfo *> ins, F f) {
+  size_t n = 1;
+  for (const ValueInfo *v : ins) {
+    if (!v->values)
+      return std::nullopt;
+    if (v->values->size() != 1 && n != 1 && v->values->size() != n)
+      return std::nullopt;
+    n = std::max(n, v->values->size());
+  }
+  std::vector<int64_t> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t args[3] = {0, 0, 0};
+    int k = 0;
+    bool unknown = false;
+    for (const ValueInfo *v : ins) {
+      int64_t x = (*v->values)[v->values->size() == 1 ? 0 : i];
+      unknown |= x == kUnknownValue;
+      args[k++] = x;
+    }
+    r[i] = unknown ? kUnknownValue : f(args);
+  }
+  return r;
+}
+
+} // namespace
+
+std::optional<std::vector<int64_t>>
+foldCompareOrMinMax(StringRef kind, const ValueInfo &a, const ValueInfo &b) {
+  auto op = [&](int64_t x, int64_t y) -> std::optional<int64_t> {
+    if (kind == "equal")
+      return x == y;
+    if (kind == "less")
+      return x < y;
+    if (kind == "less_equal")
+      return x <= y;
+    if (kind == "greater")
+      return x > y;
+    if (kind == "greater_equal")
+      return x >= y;
+    if (kind == "max")
+      return std::max(x, y);
+    if (kind == "min")
+      return std::min(x, y);
+    return std::nullopt;
+  };
+  if (!op(0, 0))
+    return std::nullopt;
+  return foldElementwise({&a, &b},
+                         [&](const int64_t *v) { return *op(v[0], v[1]); });
+}
+
+std::optional<std::vector<int64_t>>
+foldWhere(const ValueInfo &c, const ValueInfo &x, const ValueInfo &y) {
+  return foldElementwise(
+      {&c, &x, &y}, [](const int64_t *v) { return v[0] != 0 ? v[1] : v[2]; });
+}
+
 /// The tracked values of a transpose (PyTorch's pad-vector arithmetic
 /// transposes a [rank, 2] matrix of pads), when the shape is static.
 std::optional<std::vector<int64_t>>

@@ -63,6 +63,13 @@ void addLlmNormSpecs(std::vector<KernelSpec> &table) {
 void addMatMulSpecs(std::vector<KernelSpec> &table) {
   table.push_back(
       {"matmul", false, {{in("a", kF32), in("b", kF32)}, {in("y", kF32)}, {}}});
+  const DTypeSet q8{DType::U8, DType::I8};
+  table.push_back({"matmul_integer",
+                   false,
+                   {{in("a", q8), in("b", q8), opt("a_zero_point", q8),
+                     opt("b_zero_point", q8)},
+                    {in("y", DTypeSet{DType::I32})},
+                    {}}});
   table.push_back({"gemm",
                    false,
                    {{in("a", kF32), in("b", kF32), opt("c", kF32)},

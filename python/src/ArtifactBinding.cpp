@@ -28,6 +28,14 @@ std::string numpyCode(DType t) {
   case DType::I32: return "i4";
   case DType::I8: return "i1";
   case DType::U8: return "u1";
+  case DType::I16:
+    return "i2";
+  case DType::U16:
+    return "u2";
+  case DType::U32:
+    return "u4";
+  case DType::U64:
+    return "u8";
   case DType::Bool: return "b1";
   default: return "";
   }

@@ -128,11 +128,11 @@ def test_broken_external_data_is_named(damage, tmp_path):
     expect_compile_error(path, tmp_path, data.name)
 
 
-@pytest.mark.parametrize("dtype,names", [(np.float64, ("float64", "double")),
-                                         (np.uint16, ("uint16",))])
+@pytest.mark.parametrize("dtype,names", [(np.complex64, ("complex64",)),
+                                         (np.complex128, ("complex128",))])
 def test_unsupported_dtype_is_named(dtype, names, tmp_path):
-    model = make_model([node("Add", ["a", "b"], ["y"])],
-                       [("a", dtype, [3]), ("b", dtype, [3])], ["y"])
+    model = make_model([node("Identity", ["a"], ["y"])],
+                       [("a", dtype, [3])], ["y"])
     proc = expect_compile_error(save_model(model, tmp_path / "m.onnx"),
                                 tmp_path)
     assert any(n in proc.stderr.lower() for n in names), (

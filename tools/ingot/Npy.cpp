@@ -33,7 +33,8 @@ struct DescrName {
 constexpr DescrName kDescrs[] = {
     {DType::F32, "<f4"}, {DType::F64, "<f8"},  {DType::F16, "<f2"},
     {DType::I64, "<i8"}, {DType::I32, "<i4"},  {DType::I8, "|i1"},
-    {DType::U8, "|u1"},  {DType::Bool, "|b1"},
+    {DType::U8, "|u1"},  {DType::Bool, "|b1"}, {DType::I16, "<i2"},
+    {DType::U16, "<u2"}, {DType::U32, "<u4"},  {DType::U64, "<u8"},
 };
 
 /// A tiny cursor over the header dict: just enough Python literal syntax

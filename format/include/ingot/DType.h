@@ -26,18 +26,28 @@ enum class DType : uint8_t {
   Q4 = 11,
   Q4M = 12,
   F8E4M3 = 13,
+  // Integers ONNX models carry; kernels compute on them widened (the
+  // importer casts them to i32/i64 around arithmetic).
+  I16 = 14,
+  U16 = 15,
+  U32 = 16,
+  U64 = 17,
 };
 
 inline size_t dtypeSize(DType t) {
   switch (t) {
   case DType::F64:
   case DType::I64:
+  case DType::U64:
     return 8;
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::F16:
   case DType::BF16:
+  case DType::I16:
+  case DType::U16:
     return 2;
   case DType::I8:
   case DType::U8:
@@ -71,6 +81,14 @@ inline const char *dtypeName(DType t) {
     return "int8";
   case DType::U8:
     return "uint8";
+  case DType::I16:
+    return "int16";
+  case DType::U16:
+    return "uint16";
+  case DType::U32:
+    return "uint32";
+  case DType::U64:
+    return "uint64";
   case DType::Bool:
     return "bool";
   case DType::Q8:
@@ -87,13 +105,14 @@ inline const char *dtypeName(DType t) {
 
 inline std::optional<DType> dtypeFromName(std::string_view name) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64,
-                  DType::I32, DType::I8, DType::U8, DType::Bool})
+                  DType::I32, DType::I8, DType::U8, DType::Bool, DType::I16,
+                  DType::U16, DType::U32, DType::U64})
     if (name == dtypeName(t))
       return t;
   return std::nullopt;
 }
 
-inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 13; }
+inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 17; }
 
 /// IEEE binary16 bits to f32 (exact) and back (round to nearest even), for
 /// code outside the kernels that reads or writes f16 fields (block scales).

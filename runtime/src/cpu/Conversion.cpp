@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace ingot::cpu {
 namespace {
@@ -15,6 +16,9 @@ struct Value {
   bool isFloat;
   int64_t i;
   double f;
+  /// `i` holds uint64 bits: converts to floats as unsigned, to integers
+  /// modulo 2^64 like a C cast.
+  bool u64 = false;
 };
 
 Value load(DType t, const void *p, int64_t idx) {
@@ -35,6 +39,14 @@ Value load(DType t, const void *p, int64_t idx) {
     return {false, static_cast<const int8_t *>(p)[idx], 0};
   case DType::U8:
     return {false, static_cast<const uint8_t *>(p)[idx], 0};
+  case DType::I16:
+    return {false, static_cast<const int16_t *>(p)[idx], 0};
+  case DType::U16:
+    return {false, static_cast<const uint16_t *>(p)[idx], 0};
+  case DType::U32:
+    return {false, static_cast<const uint32_t *>(p)[idx], 0};
+  case DType::U64:
+    return {false, int64_t(static_cast<const uint64_t *>(p)[idx]), 0, true};
   case DType::Bool:
     return {false, static_cast<const uint8_t *>(p)[idx] ? 1 : 0, 0};
   }
@@ -49,21 +61,31 @@ int64_t truncToInt(double v) {
   return int64_t(v);
 }
 
+/// A value as f32 / f64, rounded once.
+float asFloat(const Value &v) {
+  if (v.isFloat)
+    return float(v.f);
+  return v.u64 ? float(uint64_t(v.i)) : float(v.i);
+}
+double asDouble(const Value &v) {
+  if (v.isFloat)
+    return v.f;
+  return v.u64 ? double(uint64_t(v.i)) : double(v.i);
+}
+
 void store(DType t, void *p, int64_t idx, const Value &v) {
   switch (t) {
   case DType::F32:
-    static_cast<float *>(p)[idx] = v.isFloat ? float(v.f) : float(v.i);
+    static_cast<float *>(p)[idx] = asFloat(v);
     return;
   case DType::F64:
-    static_cast<double *>(p)[idx] = v.isFloat ? v.f : double(v.i);
+    static_cast<double *>(p)[idx] = asDouble(v);
     return;
   case DType::F16:
-    static_cast<uint16_t *>(p)[idx] =
-        floatToHalf(v.isFloat ? float(v.f) : float(v.i));
+    static_cast<uint16_t *>(p)[idx] = floatToHalf(asFloat(v));
     return;
   case DType::BF16:
-    static_cast<uint16_t *>(p)[idx] =
-        floatToBf16(v.isFloat ? float(v.f) : float(v.i));
+    static_cast<uint16_t *>(p)[idx] = floatToBf16(asFloat(v));
     return;
   case DType::Bool:
     static_cast<uint8_t *>(p)[idx] = v.isFloat ? v.f != 0.0 : v.i != 0;
@@ -85,10 +107,88 @@ void store(DType t, void *p, int64_t idx, const Value &v) {
   case DType::U8:
     static_cast<uint8_t *>(p)[idx] = uint8_t(i);
     return;
+  case DType::I16:
+    static_cast<int16_t *>(p)[idx] = int16_t(uint16_t(i));
+    return;
+  case DType::U16:
+    static_cast<uint16_t *>(p)[idx] = uint16_t(i);
+    return;
+  case DType::U32:
+    static_cast<uint32_t *>(p)[idx] = uint32_t(i);
+    return;
+  case DType::U64:
+    static_cast<uint64_t *>(p)[idx] = v.isFloat &&
+                                              v.f >= 9223372036854775808.0 &&
+                                              v.f < 18446744073709551616.0
+                                          ? uint64_t(v.f)
+                                          : uint64_t(i);
+    return;
   default:
     return;
   }
 }
+
+/// One element of a typed conversion, with the generic path's results:
+/// floats to integers truncate (via int32 when in its range, which
+/// vectorises) and wrap to the target width; the rest is a C cast.
+template <typename From, typename To> To convertOne(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    using U = std::make_unsigned_t<To>;
+    if (v > From(-2147483648.0) && v < From(2147483648.0))
+      return To(U(int32_t(v)));
+    if constexpr (std::is_same_v<To, uint64_t>)
+      if (v >= From(9223372036854775808.0) && v < From(18446744073709551616.0))
+        return To(v);
+    return To(U(truncToInt(double(v))));
+  } else {
+    return To(v);
+  }
+}
+
+using RangeFn = void (*)(const void *, void *, int64_t, int64_t);
+
+template <typename From, typename To>
+void convertRange(const void *in, void *out, int64_t b, int64_t e) {
+  const From *x = static_cast<const From *>(in);
+  To *y = static_cast<To *>(out);
+  for (int64_t i = b; i < e; ++i)
+    y[i] = convertOne<From, To>(x[i]);
+}
+
+// The element type of each plain numeric DType (not bool, f16, bf16).
+// clang-format off
+#define INGOT_PLAIN_DTYPES(X)                                                  \
+  X(F32, float) X(F64, double) X(I64, int64_t) X(I32, int32_t)                 \
+  X(I16, int16_t) X(I8, int8_t) X(U8, uint8_t) X(U16, uint16_t)                \
+  X(U32, uint32_t) X(U64, uint64_t)
+// clang-format on
+
+template <typename From> RangeFn rangeTo(DType to) {
+#define INGOT_CASE(D, T)                                                       \
+  case DType::D:                                                               \
+    return convertRange<From, T>;
+  switch (to) {
+    INGOT_PLAIN_DTYPES(INGOT_CASE)
+  default:
+    return nullptr;
+  }
+#undef INGOT_CASE
+}
+
+/// A typed loop for `from` -> `to`, or null where the generic element
+/// path is needed (bool and the 16-bit floats).
+RangeFn typedConversion(DType from, DType to) {
+#define INGOT_CASE(D, T)                                                       \
+  case DType::D:                                                               \
+    return rangeTo<T>(to);
+  switch (from) {
+    INGOT_PLAIN_DTYPES(INGOT_CASE)
+  default:
+    return nullptr;
+  }
+#undef INGOT_CASE
+}
+#undef INGOT_PLAIN_DTYPES
 
 Status castKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(1, 1, 1); !s)
@@ -108,6 +208,11 @@ Status castKernel(KernelContext &ctx) {
   if (rangesOverlap(in, x.bytes(), o.data, n * dtypeSize(o.dtype))) {
     scratch.assign(x.as<uint8_t>(), x.as<uint8_t>() + x.bytes());
     in = scratch.data();
+  }
+  if (RangeFn typed = typedConversion(x.dtype, o.dtype)) {
+    ctx.parallelFor(n, kElementwiseGrain,
+                    [&](int64_t b, int64_t e) { typed(in, o.data, b, e); });
+    return Status::ok();
   }
   ctx.parallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)

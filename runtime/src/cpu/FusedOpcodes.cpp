@@ -109,7 +109,7 @@ void applyOpcode(const fused::Instruction &ins, Val a, Val b,
   case Opcode::Ceil:
     return unaryLoop(x, out, n, [](float v) { return std::ceil(v); });
   case Opcode::Round:
-    return unaryLoop(x, out, n, [](float v) { return std::nearbyint(v); });
+    return unaryLoop(x, out, n, roundHalfEven);
   case Opcode::Sign:
     return unaryLoop(x, out, n,
                      [](float v) { return float((v > 0) - (v < 0)); });

@@ -42,6 +42,7 @@ std::vector<KernelInfo> buildTable() {
   addElementwiseKernels(impls);
   addUnaryKernels(impls);
   addMatMulKernels(impls);
+  addMatMulIntegerKernels(impls);
   addNormalizationKernels(impls);
   addReduceKernels(impls);
   addDataMovementKernels(impls);

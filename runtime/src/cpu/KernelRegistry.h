@@ -184,6 +184,7 @@ const std::vector<KernelInfo> &allKernels();
 void addElementwiseKernels(std::vector<KernelImpl> &table);
 void addUnaryKernels(std::vector<KernelImpl> &table);
 void addMatMulKernels(std::vector<KernelImpl> &table);
+void addMatMulIntegerKernels(std::vector<KernelImpl> &table);
 void addNormalizationKernels(std::vector<KernelImpl> &table);
 void addReduceKernels(std::vector<KernelImpl> &table);
 void addDataMovementKernels(std::vector<KernelImpl> &table);

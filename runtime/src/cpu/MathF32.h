@@ -20,6 +20,18 @@ void sigmoidF32(const float *x, float *y, int64_t n);
 /// y[i] = tanh(x[i]), within ~3 ulp (a polynomial below |x| = 0.625).
 void tanhF32(const float *x, float *y, int64_t n);
 
+/// Round half to even (std::nearbyint in the default rounding mode)
+/// without a libm call, so loops over it vectorise: |v| + 2^23 lands where
+/// floats are 1 apart, so the sum rounds |v| to the nearest even integer;
+/// |v| >= 2^23 is an integer already (returned as is, as is NaN), and the
+/// result takes v's sign (nearbyint(-0.3) is -0).
+inline float roundHalfEven(float v) {
+  constexpr float kTwo23 = 8388608.0f;
+  const float a = __builtin_fabsf(v);
+  const float r = __builtin_copysignf((a + kTwo23) - kTwo23, v);
+  return a < kTwo23 ? r : v;
+}
+
 /// The same with a forced ISA, for tests; it must be supported
 /// (gemmIsaSupported).
 void expF32(GemmIsa isa, const float *x, float shift, float *y, int64_t n);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/KernelUtil.h"
+#include "cpu/MathF32.h"
 
 #include <cmath>
 #include <string>
@@ -64,7 +65,7 @@ Status floatUnary(KernelContext &ctx, const std::string &kind, const float *in,
   else if (kind == "ceil")
     mapUnary(ctx, in, out, n, [](float x) { return std::ceil(x); });
   else if (kind == "round") // the default rounding mode: half to even
-    mapUnary(ctx, in, out, n, [](float x) { return std::nearbyint(x); });
+    mapUnary(ctx, in, out, n, roundHalfEven);
   else if (kind == "sign")
     mapUnary(ctx, in, out, n,
              [](float x) { return float((x > 0) - (x < 0)); });

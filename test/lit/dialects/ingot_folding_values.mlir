@@ -56,3 +56,25 @@ func.func @constant_of_shape_float() -> tensor<2xf32> {
   %z = ingot.constant_of_shape %n {value = 0.0 : f64} : tensor<1xi64> -> tensor<2xf32>
   return %z : tensor<2xf32>
 }
+
+// -----
+
+// PyTorch's expand(-1, ...) export: the target's -1 entries are found with
+// Equal and replaced by the input's dims with Where (bools are tracked as
+// 0/1), and a Max clamps a size: all fold.
+// CHECK-LABEL: func.func @torch_expand_shape
+// CHECK-NOT:     ingot.compare
+// CHECK-NOT:     ingot.where
+// CHECK-NOT:     ingot.binary_math
+// CHECK:         %[[S:.+]] = ingot.constant dense<[2, 7, 4]> : tensor<3xi64>
+// CHECK-NEXT:    return %[[S]]
+func.func @torch_expand_shape() -> tensor<3xi64> {
+  %target = ingot.constant dense<[2, -1, 4]> : tensor<3xi64>
+  %minus1 = ingot.constant dense<-1> : tensor<i64>
+  %is_free = ingot.compare %target, %minus1 {kind = "equal"} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %dims = ingot.constant dense<[1, 7, 3]> : tensor<3xi64>
+  %picked = ingot.where %is_free, %dims, %target : (tensor<3xi1>, tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %one = ingot.constant dense<1> : tensor<i64>
+  %clamped = ingot.binary_math %picked, %one {kind = "max"} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  return %clamped : tensor<3xi64>
+}

@@ -60,6 +60,30 @@ func.func @cast_changes_shape(%a: tensor<?x4xf32>) -> tensor<?x5xi64> {
 
 // -----
 
+func.func @matmul_integer_float_operand(%a: tensor<4x8xf32>, %b: tensor<8x2xi8>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op operands must be ui8 or i8, got 'f32' and 'i8'}}
+  %r = ingot.matmul_integer %a, %b : (tensor<4x8xf32>, tensor<8x2xi8>) -> tensor<4x2xi32>
+  return %r : tensor<4x2xi32>
+}
+
+// -----
+
+func.func @matmul_integer_zero_point_per_row(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %zp: tensor<4xui8>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op zero point of shape [4]: expected one value}}
+  %r = ingot.matmul_integer %a, %b lhs_zp %zp : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<4xui8>) -> tensor<4x2xi32>
+  return %r : tensor<4x2xi32>
+}
+
+// -----
+
+func.func @matmul_integer_zero_point_type(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %zp: tensor<ui8>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op zero point type 'ui8' differs from its operand's 'i8'}}
+  %r = ingot.matmul_integer %a, %b rhs_zp %zp : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<ui8>) -> tensor<4x2xi32>
+  return %r : tensor<4x2xi32>
+}
+
+// -----
+
 func.func @matmul_inner_dim_mismatch(%a: tensor<?x64xf32>, %b: tensor<32x16xf32>) -> tensor<?x16xf32> {
   // expected-error @+1 {{'ingot.matmul' op matmul inner dims differ: [?,64] @ [32,16]}}
   %r = ingot.matmul %a, %b : (tensor<?x64xf32>, tensor<32x16xf32>) -> tensor<?x16xf32>

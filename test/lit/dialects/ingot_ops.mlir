@@ -132,6 +132,18 @@ func.func @matmul(%x: tensor<?x?x64xf32>, %w: tensor<64x256xf32>, %v: tensor<256
 
 // -----
 
+// Zero points are optional; rhs's may hold one value per column.
+// CHECK-LABEL: func.func @matmul_integer
+// CHECK: ingot.matmul_integer %{{.*}}, %{{.*}} lhs_zp %{{.*}} rhs_zp %{{.*}} : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<ui8>, tensor<19xi8>) -> tensor<?x7x19xi32>
+// CHECK: ingot.matmul_integer %{{.*}}, %{{.*}} : (tensor<?x7x37xui8>, tensor<37x19xi8>) -> tensor<?x7x19xi32>
+func.func @matmul_integer(%a: tensor<?x7x37xui8>, %w: tensor<37x19xi8>, %azp: tensor<ui8>, %wzp: tensor<19xi8>) -> (tensor<?x7x19xi32>, tensor<?x7x19xi32>) {
+  %0 = ingot.matmul_integer %a, %w lhs_zp %azp rhs_zp %wzp : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<ui8>, tensor<19xi8>) -> tensor<?x7x19xi32>
+  %1 = ingot.matmul_integer %a, %w : (tensor<?x7x37xui8>, tensor<37x19xi8>) -> tensor<?x7x19xi32>
+  return %0, %1 : tensor<?x7x19xi32>, tensor<?x7x19xi32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gemm_with_c
 // CHECK-SAME:    (%[[A:.+]]: tensor<?x64xf32>, %[[B:.+]]: tensor<32x64xf32>, %[[C:.+]]: tensor<32xf32>)
 // CHECK:         %[[R:.+]] = ingot.gemm %[[A]], %[[B]], %[[C]] {alpha = 1.000000e+00 : f32, beta = 5.000000e-01 : f32, transA = 0 : i64, transB = 1 : i64} : (tensor<?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x32xf32>

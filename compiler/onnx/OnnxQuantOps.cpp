@@ -1,0 +1,245 @@
+//===- OnnxQuantOps.cpp - Linear quantisation ops of the default domain ---===//
+//
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear become the
+// arithmetic their specification defines — casts, round half to even,
+// clamps — which fusion then merges into one pass; MatMulInteger, the
+// product onnxruntime's dynamic quantiser writes for every MatMul, maps to
+// ingot.matmul_integer, an exact int32 kernel on the packed 8-bit values.
+// Scales and zero points are per tensor or per axis; blocked quantisation
+// (block_size, opset 21) is refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/onnx/OnnxMathConverters.h"
+
+using namespace mlir;
+
+namespace ingot::compiler::onnximport {
+namespace {
+
+bool isQuantType(Type t) {
+  auto i = dyn_cast<IntegerType>(t);
+  return i && (i.getWidth() == 8 || i.getWidth() == 16) &&
+         (i.isUnsigned() || i.isSignless());
+}
+
+FailureOr<Value> castTo(NodeContext &n, Value v, Type t) {
+  if (elementTypeOf(v) == t)
+    return v;
+  return n.build<graph::CastOp>(t, v);
+}
+
+/// A scale or zero point laid out to broadcast against x of rank `rank`:
+/// one value as it is, one per element of `axis` as [C, 1, ..., 1].
+FailureOr<Value> alongAxis(NodeContext &n, Value param, const char *role,
+                           int64_t axis, int64_t rank) {
+  auto type = cast<RankedTensorType>(param.getType());
+  if (!type.hasStaticShape())
+    return n.fail(std::string(role) + " has a dynamic shape",
+                  "a constant-shaped scale and zero point");
+  if (type.getNumElements() == 1)
+    return param;
+  if (axis < 0)
+    return n.fail("axis " + std::to_string(n.attrInt("axis", 1)) +
+                  " is out of range for a per-axis " + role + " on rank " +
+                  std::to_string(rank));
+  if (type.getRank() != 1)
+    return n.fail(std::string(role) + " has rank " +
+                      std::to_string(type.getRank()) +
+                      " (blocked quantisation)",
+                  "one value, or one per element of `axis`");
+  SmallVector<int64_t> dims(size_t(rank - axis), 1);
+  dims[0] = type.getDimSize(0);
+  return n.build<graph::ReshapeOp>(type.getElementType(), param,
+                                   tensorI64Constant(n, dims),
+                                   n.builder().getI64IntegerAttr(0));
+}
+
+/// The normalised `axis` of a per-axis op, -1 when out of range (only an
+/// error if a scale has one value per element of it, as in onnxruntime);
+/// fails on block_size > 0.
+LogicalResult quantAxis(NodeContext &n, Value x, int64_t &axis) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (int64_t block = n.attrInt("block_size", 0); block != 0)
+    return n.fail("block_size " + std::to_string(block) +
+                      " (blocked quantisation) unsupported",
+                  "per-tensor and per-axis scales");
+  axis = n.attrInt("axis", 1);
+  if (n.ctx.hasError())
+    return failure();
+  axis = axis < -rank || axis >= rank ? -1 : (axis + rank) % rank;
+  return success();
+}
+
+/// clamp(round(x / scale) + zp, lo, hi) cast to `target`: the rounding and
+/// saturation of QuantizeLinear and DynamicQuantizeLinear.
+FailureOr<Value> quantize(NodeContext &n, Value x, Value scale, Value zpF32,
+                          Type target) {
+  auto bounds = [&]() -> std::pair<double, double> {
+    auto i = cast<IntegerType>(target);
+    double span = double(uint64_t(1) << i.getWidth());
+    return i.isUnsigned() ? std::pair{0.0, span - 1}
+                          : std::pair{-span / 2, span / 2 - 1};
+  }();
+  FailureOr<Value> q = n.build<graph::DivOp>(n.f32(), x, scale);
+  if (succeeded(q))
+    q = n.build<graph::UnaryMathOp>(n.f32(), *q,
+                                    n.builder().getStringAttr("round"),
+                                    FloatAttr(), FloatAttr());
+  if (succeeded(q) && zpF32)
+    q = n.build<graph::AddOp>(n.f32(), *q, zpF32);
+  if (succeeded(q))
+    q = n.build<graph::BinaryMathOp>(n.f32(), *q,
+                                     scalarConstant(n, n.f32(), bounds.first),
+                                     n.builder().getStringAttr("max"));
+  if (succeeded(q))
+    q = n.build<graph::BinaryMathOp>(n.f32(), *q,
+                                     scalarConstant(n, n.f32(), bounds.second),
+                                     n.builder().getStringAttr("min"));
+  if (failed(q))
+    return failure();
+  return n.build<graph::CastOp>(target, *q);
+}
+
+} // namespace
+
+/// y = (x - zero_point) * scale, the subtraction in int32 as onnxruntime.
+LogicalResult convertDequantizeLinear(NodeContext &n) {
+  Value x, scale, zp;
+  int64_t axis = 0;
+  if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
+      failed(n.optionalInput(2, zp)) ||
+      failed(n.requireType(scale, "x_scale", {n.f32()})) ||
+      failed(quantAxis(n, x, axis)))
+    return failure();
+  if (int64_t dt = n.attrInt("output_dtype", 0);
+      dt != 0 && dt != onnx::TensorProto::FLOAT)
+    return n.fail("output_dtype " + dtypeName(int32_t(dt)) + " unsupported",
+                  "float32 (the scale's type)");
+  Type xt = elementTypeOf(x);
+  if (!isQuantType(xt) && xt != n.i32())
+    return n.fail("x has element type " + typeName(xt),
+                  "uint8, int8, uint16, int16, int32");
+  if (zp && elementTypeOf(zp) != xt)
+    return n.fail("x_zero_point is " + typeName(elementTypeOf(zp)) + ", x is " +
+                  typeName(xt));
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  FailureOr<Value> v = castTo(n, x, n.i32());
+  if (succeeded(v) && zp) {
+    FailureOr<Value> z = alongAxis(n, zp, "x_zero_point", axis, rank);
+    if (succeeded(z))
+      z = castTo(n, *z, n.i32());
+    v = failed(z) ? z : n.build<graph::SubOp>(n.i32(), *v, *z);
+  }
+  FailureOr<Value> s = alongAxis(n, scale, "x_scale", axis, rank);
+  if (succeeded(v))
+    v = castTo(n, *v, n.f32());
+  if (failed(v) || failed(s))
+    return failure();
+  return n.setOutput(0, n.build<graph::MulOp>(n.f32(), *v, *s));
+}
+
+/// y = saturate(round(x / scale) + zero_point) in the zero point's type
+/// (else output_dtype, else uint8).
+LogicalResult convertQuantizeLinear(NodeContext &n) {
+  Value x, scale, zp;
+  int64_t axis = 0;
+  if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
+      failed(n.optionalInput(2, zp)) ||
+      failed(n.requireType(x, "x", {n.f32()})) ||
+      failed(n.requireType(scale, "y_scale", {n.f32()})) ||
+      failed(quantAxis(n, x, axis)))
+    return failure();
+  if (int64_t p = n.attrInt("precision", 0);
+      p != 0 && p != onnx::TensorProto::FLOAT)
+    return n.fail("precision " + dtypeName(int32_t(p)) + " unsupported",
+                  "float32");
+  Type target = IntegerType::get(n.ctx.mlir(), 8, IntegerType::Unsigned);
+  if (zp)
+    target = elementTypeOf(zp);
+  else if (int64_t dt = n.attrInt("output_dtype", 0); dt != 0)
+    target = elementTypeOf(n.ctx.mlir(), int32_t(dt));
+  if (!target || !isQuantType(target))
+    return n.fail("the quantised type is " +
+                      (target ? typeName(target) : std::string("unknown")),
+                  "uint8, int8, uint16, int16");
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  FailureOr<Value> s = alongAxis(n, scale, "y_scale", axis, rank);
+  FailureOr<Value> z = Value();
+  if (zp) {
+    z = alongAxis(n, zp, "y_zero_point", axis, rank);
+    if (succeeded(z))
+      z = castTo(n, *z, n.f32());
+  }
+  if (failed(s) || failed(z))
+    return failure();
+  return n.setOutput(0, quantize(n, x, *s, *z, target));
+}
+
+/// uint8 with the scale and zero point that map [min(x, 0), max(x, 0)]
+/// onto [0, 255]; a constant x of 0 gets scale 1, as in onnxruntime.
+LogicalResult convertDynamicQuantizeLinear(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(n.requireType(x, "x", {n.f32()})))
+    return failure();
+  OpBuilder &b = n.builder();
+  auto reduce = [&](const char *kind) -> FailureOr<Value> {
+    FailureOr<Value> r = n.build<graph::ReduceOp>(
+        n.f32(), x, Value(), b.getStringAttr(kind), b.getDenseI64ArrayAttr({}),
+        b.getI64IntegerAttr(0), IntegerAttr());
+    if (failed(r))
+      return r;
+    return n.build<graph::BinaryMathOp>(
+        n.f32(), *r, scalarConstant(n, n.f32(), 0.0), b.getStringAttr(kind));
+  };
+  FailureOr<Value> lo = reduce("min"), hi = reduce("max");
+  if (failed(lo) || failed(hi))
+    return failure();
+  FailureOr<Value> span = n.build<graph::SubOp>(n.f32(), *hi, *lo);
+  FailureOr<Value> scale, same, zp;
+  if (succeeded(span))
+    scale = n.build<graph::DivOp>(n.f32(), *span,
+                                  scalarConstant(n, n.f32(), 255.0));
+  if (succeeded(scale))
+    same = n.build<graph::CompareOp>(n.i1(), *span,
+                                     scalarConstant(n, n.f32(), 0.0),
+                                     b.getStringAttr("equal"));
+  if (succeeded(same))
+    scale = n.build<graph::WhereOp>(n.f32(), *same,
+                                    scalarConstant(n, n.f32(), 1.0), *scale);
+  // zero point = round(clamp(0 - lo / scale, 0, 255)): quantize() of -lo.
+  Type u8 = IntegerType::get(n.ctx.mlir(), 8, IntegerType::Unsigned);
+  FailureOr<Value> negLo = n.build<graph::NegOp>(n.f32(), *lo);
+  if (failed(scale) || failed(negLo))
+    return failure();
+  zp = quantize(n, *negLo, *scale, Value(), u8);
+  FailureOr<Value> zpF32 = failed(zp) ? zp : castTo(n, *zp, n.f32());
+  if (failed(zpF32))
+    return failure();
+  if (failed(n.setOutput(0, quantize(n, x, *scale, *zpF32, u8))) ||
+      failed(n.setOutput(1, *scale)))
+    return failure();
+  return n.setOutput(2, *zp);
+}
+
+/// (A - a_zero_point) x (B - b_zero_point) in int32; B a 2-D weight.
+LogicalResult convertMatMulInteger(NodeContext &n) {
+  Value a, b, azp, bzp;
+  if (failed(n.input(0, a)) || failed(n.input(1, b)) ||
+      failed(n.optionalInput(2, azp)) || failed(n.optionalInput(3, bzp)))
+    return failure();
+  for (Value v : {a, b})
+    if (Type t = elementTypeOf(v); !t.isInteger(8))
+      return n.fail("operand has element type " + typeName(t),
+                    "uint8 and int8");
+  auto ta = cast<RankedTensorType>(a.getType()),
+       tb = cast<RankedTensorType>(b.getType());
+  if (ta.getRank() < 2 || tb.getRank() != 2)
+    return n.fail("A has rank " + std::to_string(ta.getRank()) +
+                      " and B rank " + std::to_string(tb.getRank()),
+                  "A of rank >= 2 and a 2-D B");
+  return n.setOutput(0,
+                     n.build<graph::MatMulIntegerOp>(n.i32(), a, b, azp, bzp));
+}
+
+} // namespace ingot::compiler::onnximport

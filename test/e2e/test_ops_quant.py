@@ -1,0 +1,148 @@
+"""Linear quantisation ops against onnxruntime: QuantizeLinear,
+DequantizeLinear, DynamicQuantizeLinear and MatMulInteger, per tensor and
+per axis, uint8 and int8, and a MatMul quantised by onnxruntime's own
+quantize_dynamic. Integer outputs must be bit-exact (both sides round half
+to even and compute the int32 product exactly); float outputs come from
+the same one or two f32 roundings, so 1e-6 relative to the largest value.
+"""
+import zlib
+
+import numpy as np
+import onnx
+import pytest
+from ingot_testlib import (compile_model, make_model, node, ort_run,
+                           run_model, save_model)
+from ops_case_lib import compile_error
+
+U8, I8, I32, F32 = np.uint8, np.int8, np.int32, np.float32
+
+
+def run_both(tmp_path, model, feed):
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model, tmp_path / "m.onnx"), artifact)
+    return run_model(artifact, feed, tmp_path), ort_run(model, feed)
+
+
+def assert_same(got, want):
+    assert sorted(got) == sorted(want)
+    for name, w in want.items():
+        g = got[name]
+        assert g.dtype == w.dtype and g.shape == w.shape, (name, g, w)
+        if w.dtype.kind == "f":
+            scale = max(float(np.abs(w).max()), 1e-30)
+            assert float(np.abs(g - w).max()) / scale <= 1e-6, name
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+def rng_for(tag):
+    return np.random.default_rng(zlib.crc32(tag.encode()))
+
+
+@pytest.mark.parametrize("dtype", [U8, I8], ids=["uint8", "int8"])
+def test_dequantize_per_tensor_and_per_axis(tmp_path, dtype):
+    r = rng_for("dq" + np.dtype(dtype).name)
+    info = np.iinfo(dtype)
+    x = r.integers(info.min, info.max, (3, 4, 5), dtype=dtype, endpoint=True)
+    zp = np.array(r.integers(info.min, info.max), dtype=dtype)
+    zp_axis = r.integers(info.min, info.max, (4,), dtype=dtype)
+    scale_axis = r.uniform(0.01, 0.2, (4,)).astype(F32)
+    model = make_model(
+        [node("DequantizeLinear", ["x", "s", "zp"], ["per_tensor"]),
+         node("DequantizeLinear", ["x", "sa", "zpa"], ["per_axis"], axis=1),
+         node("DequantizeLinear", ["x", "s"], ["no_zp"])],
+        [("x", dtype, [3, 4, 5])], ["per_tensor", "per_axis", "no_zp"],
+        {"s": np.array(0.037, F32), "zp": zp, "sa": scale_axis,
+         "zpa": zp_axis})
+    assert_same(*run_both(tmp_path, model, {"x": x}))
+
+
+def test_dequantize_int32_bias(tmp_path):
+    """The int32 form quantisers write for biases (zero point 0)."""
+    x = rng_for("dq32").integers(-2**20, 2**20, (64,), dtype=I32)
+    model = make_model([node("DequantizeLinear", ["x", "s"], ["y"])],
+                       [("x", I32, [64])], ["y"],
+                       {"s": np.array(3.1e-4, F32)})
+    assert_same(*run_both(tmp_path, model, {"x": x}))
+
+
+@pytest.mark.parametrize("dtype", [U8, I8], ids=["uint8", "int8"])
+def test_quantize_rounds_half_to_even_and_saturates(tmp_path, dtype):
+    r = rng_for("q" + np.dtype(dtype).name)
+    scale = np.float32(0.25)
+    x = r.uniform(-40, 40, (6, 8)).astype(F32)
+    # Exact ties (k + 0.5) * scale, and values far outside the range.
+    x[0] = (np.arange(-4, 4) + 0.5) * scale
+    x[1, :4] = [1e4, -1e4, 300.0, -300.0]
+    zp = np.array(3 if dtype == U8 else -2, dtype)
+    scales = r.uniform(0.05, 0.5, (8,)).astype(F32)
+    zps = r.integers(0, 9, (8,)).astype(dtype)
+    model = make_model(
+        [node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
+         node("QuantizeLinear", ["x", "sa", "zpa"], ["qa"], axis=1),
+         node("QuantizeLinear", ["x", "s"], ["q_default"])],
+        [("x", F32, [6, 8])], ["q", "qa", "q_default"],
+        {"s": np.array(scale), "zp": zp, "sa": scales, "zpa": zps})
+    assert_same(*run_both(tmp_path, model, {"x": x}))
+
+
+@pytest.mark.parametrize("lo,hi", [(-3.0, 5.0), (0.5, 2.0), (-4.0, -1.0)],
+                         ids=["mixed", "positive", "negative"])
+def test_dynamic_quantize_linear(tmp_path, lo, hi):
+    """Positive-only and negative-only inputs: the range still includes 0."""
+    x = rng_for(f"dql{lo}").uniform(lo, hi, (5, 33)).astype(F32)
+    model = make_model(
+        [node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zp"])],
+        [("x", F32, [5, 33])], ["y", "scale", "zp"])
+    assert_same(*run_both(tmp_path, model, {"x": x}))
+
+
+@pytest.mark.parametrize("a_type,b_type,per_column",
+                         [(U8, I8, False), (U8, U8, True), (I8, I8, False)],
+                         ids=["u8s8", "u8u8_per_column", "s8s8"])
+def test_matmul_integer(tmp_path, a_type, b_type, per_column):
+    """Odd K, N not a multiple of the 16-column panel, M not of 4 rows."""
+    r = rng_for(f"mmi{a_type}{b_type}{per_column}")
+    ai, bi = np.iinfo(a_type), np.iinfo(b_type)
+    a = r.integers(ai.min, ai.max, (2, 7, 37), dtype=a_type, endpoint=True)
+    b = r.integers(bi.min, bi.max, (37, 19), dtype=b_type, endpoint=True)
+    azp = np.array(r.integers(ai.min, ai.max), a_type)
+    bzp = (r.integers(bi.min, bi.max, (19,), dtype=b_type) if per_column
+           else np.array(r.integers(bi.min, bi.max), b_type))
+    model = make_model(
+        [node("MatMulInteger", ["a", "b", "azp", "bzp"], ["y"]),
+         node("MatMulInteger", ["a", "b"], ["y_no_zp"])],
+        [("a", a_type, [2, 7, 37])], ["y", "y_no_zp"],
+        {"b": b, "azp": azp, "bzp": bzp})
+    assert_same(*run_both(tmp_path, model, {"a": a}))
+
+
+def test_matmul_quantized_by_onnxruntime(tmp_path):
+    """A two-layer MLP through onnxruntime's quantize_dynamic (per-channel
+    int8 weights): DynamicQuantizeLinear, MatMulInteger, Cast and Mul as
+    the quantiser writes them."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    r = rng_for("qdyn")
+    w1 = r.normal(0, 0.1, (64, 96)).astype(F32)
+    w2 = r.normal(0, 0.1, (96, 40)).astype(F32)
+    fp32 = make_model(
+        [node("MatMul", ["x", "w1"], ["h"]), node("Relu", ["h"], ["hr"]),
+         node("MatMul", ["hr", "w2"], ["y"])],
+        [("x", F32, ["n", 64])], ["y"], {"w1": w1, "w2": w2}, opset=13)
+    save_model(fp32, tmp_path / "fp32.onnx")
+    quantize_dynamic(str(tmp_path / "fp32.onnx"), str(tmp_path / "q.onnx"),
+                     weight_type=QuantType.QInt8, per_channel=True)
+    q = onnx.load(str(tmp_path / "q.onnx"))
+    ops = {n.op_type for n in q.graph.node}
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= ops, ops
+    x = r.normal(0, 1, (9, 64)).astype(F32)
+    got, want = run_both(tmp_path, q, {"x": x})
+    assert_same(got, want)
+
+
+def test_blocked_quantization_is_refused(tmp_path):
+    model = make_model(
+        [node("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)],
+        [("x", I8, [3, 4])], ["y"], {"s": np.ones((3, 2), F32)}, opset=21)
+    err = compile_error(tmp_path, model)
+    assert "block_size 2" in err and "DequantizeLinear" in err, err
