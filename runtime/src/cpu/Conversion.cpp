@@ -132,7 +132,14 @@ void store(DType t, void *p, int64_t idx, const Value &v) {
 /// floats to integers truncate (via int32 when in its range, which
 /// vectorises) and wrap to the target width; the rest is a C cast.
 template <typename From, typename To> To convertOne(From v) {
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> &&
+                sizeof(To) <= 4) {
+    // Outside int32 (and NaN) the int64 path gives INT64_MIN, whose low
+    // 32 bits are 0: one select instead of a branch.
+    const bool in = v > From(-2147483648.0) && v < From(2147483648.0);
+    return To(std::make_unsigned_t<To>(int32_t(in ? v : From(0))));
+  } else if constexpr (std::is_floating_point_v<From> &&
+                       std::is_integral_v<To>) {
     using U = std::make_unsigned_t<To>;
     if (v > From(-2147483648.0) && v < From(2147483648.0))
       return To(U(int32_t(v)));

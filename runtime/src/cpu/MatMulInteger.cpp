@@ -2,19 +2,25 @@
 //
 // ONNX MatMulInteger, the product onnxruntime's dynamic quantiser writes for
 // every MatMul: uint8/int8 operands with zero points, an exact int32 result.
-// Each operand minus its zero point fits int16 (|v| <= 255), so products
-// of pairs summed by AVX2's vpmaddwd are exact — unlike vpmaddubsw, which
-// saturates u8 x s8 pair sums. B is packed once per call into 16-column
-// panels of k-pairs ([panel][k/2][16][2] int16, zero point subtracted), A
-// row by row into int16 pairs; a 6 x 16 register tile (12 of the 16 ymm
-// registers) accumulates int32.
+// The int16 engine here: each operand minus its zero point fits int16
+// (|v| <= 255), so pairs of products summed by AVX2's vpmaddwd are exact —
+// unlike vpmaddubsw, which saturates u8 x s8 pair sums. B is packed once
+// per call into 16-column panels of k-pairs ([panel][k/2][16][2] int16,
+// zero point subtracted), A row by row into int16 pairs; a 6 x 16 register
+// tile (12 of the 16 ymm registers) accumulates int32. CPUs with AVX-512
+// VNNI use MatMulIntegerVnni.cpp instead.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cpu/Gemm.h"
+#include "cpu/MatMulInteger.h"
 #include "cpu/KernelUtil.h"
 
+#include "ingot/ThreadPool.h"
+
 #include <immintrin.h>
+
+#include <cstdlib>
+#include <string>
 
 #define INGOT_AVX2 __attribute__((target("avx2,fma")))
 
@@ -50,12 +56,6 @@ INGOT_AVX2 void tileAvx2(const int32_t *const ap[kRows], const int16_t *bp,
   }
   alignas(32) int32_t tile[kCols];
   for (int64_t r = 0; r < rows; ++r) {
-    if (cols == kCols) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(c + r * ldc), acc[r][0]);
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(c + r * ldc + 8),
-                          acc[r][1]);
-      continue;
-    }
     _mm256_store_si256(reinterpret_cast<__m256i *>(tile), acc[r][0]);
     _mm256_store_si256(reinterpret_cast<__m256i *>(tile + 8), acc[r][1]);
     std::copy(tile, tile + cols, c + r * ldc);
@@ -69,7 +69,7 @@ void tileGeneric(const int32_t *const ap[kRows], const int16_t *bp,
     for (int64_t j = 0; j < cols; ++j) {
       int32_t sum = 0;
       for (int64_t kk = 0; kk < kPairs; ++kk) {
-        const int16_t *pair = reinterpret_cast<const int16_t *>(ap[r] + kk);
+        const auto *pair = reinterpret_cast<const int16_t *>(ap[r] + kk);
         const int16_t *bv = bp + (kk * kCols + j) * 2;
         sum += int32_t(pair[0]) * bv[0] + int32_t(pair[1]) * bv[1];
       }
@@ -77,17 +77,18 @@ void tileGeneric(const int32_t *const ap[kRows], const int16_t *bp,
     }
 }
 
-/// B [k, n] minus its zero point (scalar or per column) into panels; the
-/// padding past n and past an odd k is 0.
+/// B [k, n] minus its zero point into panels; the padding past n and past
+/// an odd k is 0.
 template <typename T>
-void packBTyped(const T *b, const T *zp, bool perColumn, int64_t k, int64_t n,
-                Packed &p, KernelContext &ctx) {
-  ctx.parallelFor(p.panels, 1, [&](int64_t p0, int64_t p1) {
+void packB(const QGemmArgs &g, Packed &p, ThreadPool *pool) {
+  const T *b = static_cast<const T *>(g.b);
+  const int64_t k = g.k, n = g.n;
+  qgemmParallel(pool, p.panels, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t panel = p0; panel < p1; ++panel) {
       const int64_t j0 = panel * kCols, cols = std::min(kCols, n - j0);
       int32_t z[kCols] = {};
       for (int64_t j = 0; j < cols; ++j)
-        z[j] = zp ? int32_t(zp[perColumn ? j0 + j : 0]) : 0;
+        z[j] = bZeroAt(g, j0 + j);
       int16_t *dst = p.b.data() + panel * p.kPairs * kCols * 2;
       for (int64_t kk = 0; kk < k; ++kk) {
         const T *row = b + kk * n + j0;
@@ -105,45 +106,51 @@ void packBTyped(const T *b, const T *zp, bool perColumn, int64_t k, int64_t n,
   });
 }
 
-void packB(const KernelInput &b, const KernelInput *zp, int64_t k, int64_t n,
-           Packed &p, KernelContext &ctx) {
-  p.kPairs = (k + 1) / 2;
-  p.panels = (n + kCols - 1) / kCols;
-  p.b.resize(size_t(p.panels * p.kPairs * kCols * 2));
-  const bool perColumn = zp && zp->numElements() > 1;
-  if (b.dtype == DType::U8)
-    packBTyped(b.as<uint8_t>(), zp ? zp->as<uint8_t>() : nullptr, perColumn, k,
-               n, p, ctx);
-  else
-    packBTyped(b.as<int8_t>(), zp ? zp->as<int8_t>() : nullptr, perColumn, k, n,
-               p, ctx);
-}
-
 /// A's rows minus its zero point as int16 pairs (odd k padded with 0).
 template <typename T>
-void packATyped(const T *a, int32_t z, int64_t rows, int64_t k, Packed &p,
-                KernelContext &ctx) {
-  ctx.parallelFor(rows, 16, [&](int64_t r0, int64_t r1) {
+void packA(const QGemmArgs &g, Packed &p, ThreadPool *pool) {
+  const T *a = static_cast<const T *>(g.a);
+  qgemmParallel(pool, g.rows, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       auto *dst = reinterpret_cast<int16_t *>(p.a.data() + r * p.kPairs);
-      const T *row = a + r * k;
-      for (int64_t kk = 0; kk < k; ++kk)
-        dst[kk] = int16_t(int32_t(row[kk]) - z);
-      if (k % 2)
-        dst[k] = 0;
+      const T *row = a + r * g.k;
+      for (int64_t kk = 0; kk < g.k; ++kk)
+        dst[kk] = int16_t(int32_t(row[kk]) - g.aZero);
+      if (g.k % 2)
+        dst[g.k] = 0;
     }
   });
 }
 
-void packA(const KernelInput &a, const KernelInput *zp, int64_t rows, int64_t k,
-           Packed &p, KernelContext &ctx) {
-  p.a.resize(size_t(rows * p.kPairs));
-  if (a.dtype == DType::U8)
-    packATyped(a.as<uint8_t>(), zp ? int32_t(*zp->as<uint8_t>()) : 0, rows, k,
-               p, ctx);
+void qgemmInt16(const QGemmArgs &g, ThreadPool *pool, bool avx2) {
+  Packed p;
+  p.kPairs = (g.k + 1) / 2;
+  p.panels = (g.n + kCols - 1) / kCols;
+  p.b.resize(size_t(p.panels * p.kPairs * kCols * 2));
+  p.a.resize(size_t(g.rows * p.kPairs));
+  if (g.bUnsigned)
+    packB<uint8_t>(g, p, pool);
   else
-    packATyped(a.as<int8_t>(), zp ? int32_t(*zp->as<int8_t>()) : 0, rows, k, p,
-               ctx);
+    packB<int8_t>(g, p, pool);
+  if (g.aUnsigned)
+    packA<uint8_t>(g, p, pool);
+  else
+    packA<int8_t>(g, p, pool);
+  auto tile = avx2 ? tileAvx2 : tileGeneric;
+  const int64_t rowTiles = (g.rows + kRows - 1) / kRows;
+  qgemmParallel(pool, rowTiles * p.panels, 4, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      // Panel-major: consecutive tiles of a worker share one B panel.
+      const int64_t panel = t / rowTiles, r0 = (t % rowTiles) * kRows;
+      const int64_t nr = std::min(kRows, g.rows - r0);
+      const int32_t *ap[kRows];
+      for (int64_t r = 0; r < kRows; ++r)
+        ap[r] = p.a.data() + (r0 + (r < nr ? r : 0)) * p.kPairs;
+      const int64_t j0 = panel * kCols;
+      tile(ap, p.b.data() + panel * p.kPairs * kCols * 2, p.kPairs,
+           g.c + r0 * g.n + j0, g.n, nr, std::min(kCols, g.n - j0));
+    }
+  });
 }
 
 Status checkZeroPoint(KernelContext &ctx, size_t i, DType want,
@@ -177,43 +184,93 @@ Status matmulIntegerKernel(KernelContext &ctx) {
   std::string err;
   if (!shape::matmul(a.shape, b.shape, &outShape, &err))
     return ctx.error(err);
-  const int64_t k = a.shape.back(), n = b.shape[1];
-  const int64_t rows = shape::numElements(a.shape) / std::max<int64_t>(k, 1);
-  const KernelInput *azp = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
-  const KernelInput *bzp = ctx.hasInput(3) ? &ctx.input(3) : nullptr;
-  if (azp)
+  QGemmArgs g;
+  g.k = a.shape.back();
+  g.n = b.shape[1];
+  g.rows = shape::numElements(a.shape) / std::max<int64_t>(g.k, 1);
+  if (ctx.hasInput(2)) {
     if (Status s = checkZeroPoint(ctx, 2, a.dtype, 0); !s)
       return s;
-  if (bzp)
-    if (Status s = checkZeroPoint(ctx, 3, b.dtype, n); !s)
+    const KernelInput &zp = ctx.input(2);
+    g.aZero = a.dtype == DType::U8 ? *zp.as<uint8_t>() : *zp.as<int8_t>();
+  }
+  if (ctx.hasInput(3)) {
+    if (Status s = checkZeroPoint(ctx, 3, b.dtype, g.n); !s)
       return s;
+    g.bZero = ctx.input(3).data;
+    g.bZeroPerColumn = ctx.input(3).numElements() > 1;
+  }
   if (Status s = ctx.setOutputShape(0, outShape); !s)
     return s;
-  int32_t *c = ctx.output(0).as<int32_t>();
-  if (rows == 0 || n == 0)
+  g.a = a.data;
+  g.aUnsigned = a.dtype == DType::U8;
+  g.b = b.data;
+  g.bUnsigned = b.dtype == DType::U8;
+  g.c = ctx.output(0).as<int32_t>();
+  if (g.rows == 0 || g.n == 0)
     return Status::ok();
-  Packed p;
-  packB(b, bzp, k, n, p, ctx);
-  packA(a, azp, rows, k, p, ctx);
-  auto tile = gemmIsaSupported(GemmIsa::Avx2) ? tileAvx2 : tileGeneric;
-  const int64_t rowTiles = (rows + kRows - 1) / kRows;
-  ctx.parallelFor(rowTiles * p.panels, 4, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      // Panel-major: consecutive tiles of a worker share one B panel.
-      const int64_t panel = t / rowTiles, r0 = (t % rowTiles) * kRows;
-      const int64_t nr = std::min(kRows, rows - r0);
-      const int32_t *ap[kRows];
-      for (int64_t r = 0; r < kRows; ++r)
-        ap[r] = p.a.data() + (r0 + (r < nr ? r : 0)) * p.kPairs;
-      const int64_t j0 = panel * kCols;
-      tile(ap, p.b.data() + panel * p.kPairs * kCols * 2, p.kPairs,
-           c + r0 * n + j0, n, nr, std::min(kCols, n - j0));
-    }
-  });
+  qgemm(g, ctx.pool(), bestQGemmIsa());
   return Status::ok();
 }
 
 } // namespace
+
+void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,
+                   const std::function<void(int64_t, int64_t)> &fn) {
+  if (pool)
+    pool->parallelFor(n, grain, fn);
+  else if (n > 0)
+    fn(0, n);
+}
+
+bool qgemmIsaSupported(QGemmIsa isa) {
+  switch (isa) {
+  case QGemmIsa::Generic:
+    return true;
+  case QGemmIsa::Avx2:
+    return __builtin_cpu_supports("avx2");
+  case QGemmIsa::Avx512Vnni:
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+}
+
+QGemmIsa bestQGemmIsa() {
+  static const QGemmIsa best = [] {
+    // INGOT_GEMM_ISA=generic|avx2 caps the choice, as for sgemm.
+    const char *cap = std::getenv("INGOT_GEMM_ISA");
+    std::string want = cap ? cap : "";
+    if (want != "generic" && want != "avx2" &&
+        qgemmIsaSupported(QGemmIsa::Avx512Vnni))
+      return QGemmIsa::Avx512Vnni;
+    if (want != "generic" && qgemmIsaSupported(QGemmIsa::Avx2))
+      return QGemmIsa::Avx2;
+    return QGemmIsa::Generic;
+  }();
+  return best;
+}
+
+const char *qgemmIsaName(QGemmIsa isa) {
+  switch (isa) {
+  case QGemmIsa::Generic:
+    return "generic";
+  case QGemmIsa::Avx2:
+    return "avx2";
+  case QGemmIsa::Avx512Vnni:
+    return "avx512-vnni";
+  }
+  return "?";
+}
+
+void qgemm(const QGemmArgs &g, ThreadPool *pool, QGemmIsa isa) {
+  if (isa == QGemmIsa::Avx512Vnni)
+    qgemmVnni(g, pool);
+  else
+    qgemmInt16(g, pool, isa == QGemmIsa::Avx2);
+}
 
 void addMatMulIntegerKernels(std::vector<KernelImpl> &table) {
   table.push_back({"matmul_integer", matmulIntegerKernel});

@@ -19,6 +19,8 @@ void expF32(const float *x, float shift, float *y, int64_t n);
 void sigmoidF32(const float *x, float *y, int64_t n);
 /// y[i] = tanh(x[i]), within ~3 ulp (a polynomial below |x| = 0.625).
 void tanhF32(const float *x, float *y, int64_t n);
+/// y[i] = erf(x[i]), within 2e-7 of the exact value (4e-7 relative).
+void erfF32(const float *x, float *y, int64_t n);
 
 /// Round half to even (std::nearbyint in the default rounding mode)
 /// without a libm call, so loops over it vectorise: |v| + 2^23 lands where

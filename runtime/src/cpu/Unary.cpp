@@ -24,7 +24,7 @@ struct NegOp {
       return -x;
   }
 };
-// exp, sigmoid and tanh run over whole ranges with the vectorised MathF32
+// exp, erf, sigmoid and tanh run over whole ranges with the vectorised MathF32
 // code (the fused interpreter calls the same, so the bits agree).
 struct ExpOp {
   static void applyRange(const float *in, float *out, int64_t n) {
@@ -32,7 +32,9 @@ struct ExpOp {
   }
 };
 struct ErfOp {
-  static float apply(float x) { return std::erf(x); }
+  static void applyRange(const float *in, float *out, int64_t n) {
+    erfF32(in, out, n);
+  }
 };
 struct TanhOp {
   static void applyRange(const float *in, float *out, int64_t n) {

@@ -1,0 +1,60 @@
+//===- MatMulInteger.h - Exact 8-bit matrix products ------------*- C++ -*-===//
+//
+// C = (A - a_zero) x (B - b_zero) in int32 for uint8/int8 A [rows, k] and B
+// [k, n] (row-major), the core of the matmul_integer kernel. Two engines:
+// int16 pairs summed by vpmaddwd (AVX2, and a portable loop), and AVX-512
+// VNNI's vpdpbusd on shifted bytes with the zero points applied afterwards
+// from row and column sums. Both are exact: no intermediate saturates.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ingot {
+class ThreadPool;
+} // namespace ingot
+
+namespace ingot::cpu {
+
+struct QGemmArgs {
+  int64_t rows = 0, k = 0, n = 0;
+  const void *a = nullptr;
+  bool aUnsigned = true;
+  int32_t aZero = 0;
+  const void *b = nullptr;
+  bool bUnsigned = false;
+  /// One value, or one per column when bZeroPerColumn; null means 0.
+  const void *bZero = nullptr;
+  bool bZeroPerColumn = false;
+  int32_t *c = nullptr;
+};
+
+enum class QGemmIsa { Generic, Avx2, Avx512Vnni };
+
+bool qgemmIsaSupported(QGemmIsa isa);
+/// The fastest engine this CPU supports.
+QGemmIsa bestQGemmIsa();
+const char *qgemmIsaName(QGemmIsa isa);
+
+/// Runs on `pool` when given; `isa` must be supported.
+void qgemm(const QGemmArgs &args, ThreadPool *pool, QGemmIsa isa);
+
+/// The VNNI engine (MatMulIntegerVnni.cpp).
+void qgemmVnni(const QGemmArgs &args, ThreadPool *pool);
+
+/// fn(begin, end) over [0, n) on `pool`, or inline without one.
+void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,
+                   const std::function<void(int64_t, int64_t)> &fn);
+
+/// B's zero point for column j.
+inline int32_t bZeroAt(const QGemmArgs &g, int64_t j) {
+  if (!g.bZero)
+    return 0;
+  const int64_t i = g.bZeroPerColumn ? j : 0;
+  return g.bUnsigned ? static_cast<const uint8_t *>(g.bZero)[i]
+                     : static_cast<const int8_t *>(g.bZero)[i];
+}
+
+} // namespace ingot::cpu

@@ -1,0 +1,211 @@
+//===- MatMulIntegerVnni.cpp - 8-bit products with AVX-512 VNNI -----------===//
+//
+// vpdpbusd multiplies unsigned bytes by signed bytes and adds each group of
+// four products into an int32 lane without saturating. Operands are shifted
+// into those ranges (int8 A: a + 128; uint8 B: b - 128, both a flip of the
+// top bit) and the zero points and shifts are applied once per output:
+//   sum_k (a' - A0)(b' - B0[n]) = sum_k a'b' - A0 colsum[n] - B0[n] rowsum[m]
+//                                 + k A0 B0[n]
+// with A0 = shift + a_zero and B0[n] = b_zero[n] - shift. All in int32 with
+// wrap-around, exact whenever the true result fits int32.
+//
+// Compiled for the baseline ISA with per-function target attributes; only
+// called after CPUID reported AVX-512 F/BW and VNNI (qgemmIsaSupported).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/MatMulInteger.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#define INGOT_VNNI                                                             \
+  __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace ingot::cpu {
+namespace {
+
+constexpr int64_t kRows = 8, kCols = 32;
+
+struct Packed {
+  int64_t kQuads = 0, panels = 0;
+  std::vector<uint8_t> a; // [row][kQuads * 4], shifted to uint8
+  std::vector<int32_t> rowSum;
+  std::vector<int8_t> b;            // [panel][kQuad][kCols][4], shifted to int8
+  std::vector<int32_t> colCorr, b0; // per padded column
+};
+
+/// 8 rows x 32 columns; rows past `rows` read row 0 and are not stored.
+INGOT_VNNI void tile(const uint8_t *const ap[kRows], const int8_t *bp,
+                     const Packed &p, int64_t j0, int32_t *c, int64_t ldc,
+                     const int32_t *rowSum, int64_t rows, int64_t cols) {
+  __m512i acc[kRows][2];
+  for (auto &r : acc)
+    r[0] = r[1] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < p.kQuads; ++q) {
+    const __m512i b0 = _mm512_loadu_si512(bp + q * kCols * 4);
+    const __m512i b1 = _mm512_loadu_si512(bp + q * kCols * 4 + 64);
+    for (int r = 0; r < kRows; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, ap[r] + q * 4, 4);
+      const __m512i a = _mm512_set1_epi32(quad);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], a, b0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], a, b1);
+    }
+  }
+  for (int v = 0; v < 2; ++v) {
+    const int64_t left = cols - 16 * v;
+    if (left <= 0)
+      break;
+    const __mmask16 mask =
+        left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+    const __m512i corr = _mm512_loadu_si512(p.colCorr.data() + j0 + 16 * v);
+    const __m512i bz = _mm512_loadu_si512(p.b0.data() + j0 + 16 * v);
+    for (int64_t r = 0; r < rows; ++r) {
+      __m512i res = _mm512_add_epi32(acc[r][v], corr);
+      res = _mm512_sub_epi32(
+          res, _mm512_mullo_epi32(bz, _mm512_set1_epi32(rowSum[r])));
+      _mm512_mask_storeu_epi32(c + r * ldc + 16 * v, mask, res);
+    }
+  }
+}
+
+/// 32 columns of four consecutive rows of B (flipped to int8; rows past k
+/// are 0) as 32 quads in column order, and each quad's sum added to `sums`.
+template <typename T>
+INGOT_VNNI void packQuads(const T *b, const QGemmArgs &g, int64_t kk,
+                          int64_t j0, int64_t cols, __m256i flip, int8_t *dst,
+                          __m256i sums[4]) {
+  const __mmask32 mask =
+      cols >= 32 ? __mmask32(0xffffffffu) : __mmask32((1u << cols) - 1);
+  __m256i r[4];
+  for (int i = 0; i < 4; ++i)
+    r[i] =
+        kk + i < g.k
+            ? _mm256_xor_si256(
+                  _mm256_maskz_loadu_epi8(mask, b + (kk + i) * g.n + j0), flip)
+            : _mm256_setzero_si256();
+  // Byte pairs, then quads: within each 128-bit lane, columns 0-3, 4-7...
+  const __m256i t0 = _mm256_unpacklo_epi8(r[0], r[1]);
+  const __m256i t1 = _mm256_unpackhi_epi8(r[0], r[1]);
+  const __m256i t2 = _mm256_unpacklo_epi8(r[2], r[3]);
+  const __m256i t3 = _mm256_unpackhi_epi8(r[2], r[3]);
+  const __m256i q0 = _mm256_unpacklo_epi16(t0, t2);
+  const __m256i q1 = _mm256_unpackhi_epi16(t0, t2);
+  const __m256i q2 = _mm256_unpacklo_epi16(t1, t3);
+  const __m256i q3 = _mm256_unpackhi_epi16(t1, t3);
+  const __m256i out[4] = {_mm256_permute2x128_si256(q0, q1, 0x20),
+                          _mm256_permute2x128_si256(q2, q3, 0x20),
+                          _mm256_permute2x128_si256(q0, q1, 0x31),
+                          _mm256_permute2x128_si256(q2, q3, 0x31)};
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(dst + 32 * i), out[i]);
+    sums[i] = _mm256_dpbusd_epi32(sums[i], ones, out[i]);
+  }
+}
+
+template <typename T>
+INGOT_VNNI void packPanel(const T *b, const QGemmArgs &g, int32_t a0,
+                          int32_t shift, int64_t panel, Packed &p) {
+  const int64_t j0 = panel * kCols, cols = std::min(kCols, g.n - j0);
+  const __m256i flip = _mm256_set1_epi8(g.bUnsigned ? char(0x80) : 0);
+  int8_t *dst = p.b.data() + panel * p.kQuads * kCols * 4;
+  __m256i sums[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(),
+                     _mm256_setzero_si256(), _mm256_setzero_si256()};
+  for (int64_t q = 0; q < p.kQuads; ++q)
+    packQuads(b, g, 4 * q, j0, cols, flip, dst + q * kCols * 4, sums);
+  alignas(32) int32_t colSum[kCols];
+  for (int i = 0; i < 4; ++i)
+    _mm256_store_si256(reinterpret_cast<__m256i *>(colSum + 8 * i), sums[i]);
+  for (int64_t j = 0; j < cols; ++j) {
+    const uint32_t b0 = uint32_t(bZeroAt(g, j0 + j) - shift);
+    p.b0[j0 + j] = int32_t(b0);
+    p.colCorr[j0 + j] = int32_t(uint32_t(g.k) * uint32_t(a0) * b0 -
+                                uint32_t(a0) * uint32_t(colSum[j]));
+  }
+}
+
+/// B shifted to int8 in panels of k-quads, and the per-column correction
+/// k A0 B0[n] - A0 colsum[n] (uint32: wraps).
+template <typename T>
+void packB(const QGemmArgs &g, int32_t a0, Packed &p, ThreadPool *pool) {
+  const T *b = static_cast<const T *>(g.b);
+  const int32_t shift = g.bUnsigned ? 128 : 0;
+  qgemmParallel(pool, p.panels, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t panel = p0; panel < p1; ++panel)
+      packPanel(b, g, a0, shift, panel, p);
+  });
+}
+
+/// One row of A shifted to uint8 (the top bit flipped for int8), padded
+/// with 0 to `width`; returns its sum.
+INGOT_VNNI int32_t packRow(const uint8_t *src, int64_t k, int64_t width,
+                           uint8_t flip, uint8_t *dst) {
+  const __m512i f = _mm512_set1_epi8(char(flip));
+  __m512i sum = _mm512_setzero_si512();
+  for (int64_t kk = 0; kk < width; kk += 64) {
+    const int64_t left = std::min<int64_t>(64, k - kk);
+    const __mmask64 mask = left <= 0    ? 0
+                           : left >= 64 ? ~__mmask64(0)
+                                        : (__mmask64(1) << left) - 1;
+    const __m512i v = _mm512_maskz_mov_epi8(
+        mask, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask, src + kk), f));
+    const __mmask64 store =
+        width - kk >= 64 ? ~__mmask64(0) : (__mmask64(1) << (width - kk)) - 1;
+    _mm512_mask_storeu_epi8(dst + kk, store, v);
+    sum = _mm512_add_epi64(sum, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+  }
+  return int32_t(_mm512_reduce_add_epi64(sum));
+}
+
+void packA(const QGemmArgs &g, Packed &p, ThreadPool *pool) {
+  const auto *a = static_cast<const uint8_t *>(g.a);
+  const uint8_t flip = g.aUnsigned ? 0 : 0x80;
+  const int64_t width = p.kQuads * 4;
+  qgemmParallel(pool, g.rows, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      p.rowSum[r] =
+          packRow(a + r * g.k, g.k, width, flip, p.a.data() + r * width);
+  });
+}
+
+} // namespace
+
+void qgemmVnni(const QGemmArgs &g, ThreadPool *pool) {
+  Packed p;
+  p.kQuads = (g.k + 3) / 4;
+  p.panels = (g.n + kCols - 1) / kCols;
+  p.a.resize(size_t(g.rows * p.kQuads * 4));
+  p.rowSum.resize(size_t(g.rows));
+  p.b.resize(size_t(p.panels * p.kQuads * kCols * 4));
+  p.colCorr.assign(size_t(p.panels * kCols), 0);
+  p.b0.assign(size_t(p.panels * kCols), 0);
+  const int32_t a0 = (g.aUnsigned ? 0 : 128) + g.aZero;
+  if (g.bUnsigned)
+    packB<uint8_t>(g, a0, p, pool);
+  else
+    packB<int8_t>(g, a0, p, pool);
+  packA(g, p, pool);
+  const int64_t rowTiles = (g.rows + kRows - 1) / kRows;
+  const int64_t width = p.kQuads * 4;
+  qgemmParallel(pool, rowTiles * p.panels, 2, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      // Panel-major: consecutive tiles of a worker share one B panel.
+      const int64_t panel = t / rowTiles, r0 = (t % rowTiles) * kRows;
+      const int64_t nr = std::min(kRows, g.rows - r0);
+      const uint8_t *ap[kRows];
+      for (int64_t r = 0; r < kRows; ++r)
+        ap[r] = p.a.data() + (r0 + (r < nr ? r : 0)) * width;
+      const int64_t j0 = panel * kCols;
+      tile(ap, p.b.data() + panel * p.kQuads * kCols * 4, p, j0,
+           g.c + r0 * g.n + j0, g.n, p.rowSum.data() + r0, nr,
+           std::min(kCols, g.n - j0));
+    }
+  });
+}
+
+} // namespace ingot::cpu
