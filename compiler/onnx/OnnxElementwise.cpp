@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxImportContext.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace ingot::compiler::onnximport {
@@ -91,6 +93,50 @@ LogicalResult convertWhere(NodeContext &n) {
       failed(n.requireType(y, "input Y", {elementTypeOf(x)})))
     return failure();
   return n.setOutput(0, n.build<graph::WhereOp>(elementTypeOf(x), c, x, y));
+}
+
+/// IsNaN: x == x is false exactly for NaN; `not` turns that round.
+LogicalResult convertIsNaN(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(n.requireType(x, "input X", {n.f32()})))
+    return failure();
+  OpBuilder &b = n.builder();
+  FailureOr<Value> same =
+      n.build<graph::CompareOp>(n.i1(), x, x, b.getStringAttr("equal"));
+  if (failed(same))
+    return failure();
+  return n.setOutput(0, n.build<graph::UnaryMathOp>(n.i1(), *same,
+                                                    b.getStringAttr("not"),
+                                                    FloatAttr(), FloatAttr()));
+}
+
+/// IsInf: equality with +inf (of |x| when both signs are detected) or
+/// -inf; with neither, equality with NaN, which is always false.
+LogicalResult convertIsInf(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(n.requireType(x, "input X", {n.f32()})))
+    return failure();
+  const bool neg = n.attrInt("detect_negative", 1) != 0;
+  const bool pos = n.attrInt("detect_positive", 1) != 0;
+  if (n.ctx.hasError())
+    return failure();
+  OpBuilder &b = n.builder();
+  const double inf = std::numeric_limits<double>::infinity();
+  Value probe = x;
+  if (neg && pos) {
+    FailureOr<Value> a = n.build<graph::UnaryMathOp>(
+        n.f32(), x, b.getStringAttr("abs"), FloatAttr(), FloatAttr());
+    if (failed(a))
+      return failure();
+    probe = *a;
+  }
+  const double target = neg && pos ? inf
+                        : pos      ? inf
+                        : neg      ? -inf
+                                   : std::numeric_limits<double>::quiet_NaN();
+  return n.setOutput(0, n.build<graph::CompareOp>(
+                            n.i1(), probe, scalarConstant(n, n.f32(), target),
+                            b.getStringAttr("equal")));
 }
 
 /// Cast: the `to` attribute gives the result element type; a cast to the

@@ -32,6 +32,8 @@ const OpConverter kConverters[] = {
     {"Sigmoid", kMinOpset, kMaxOpset, convertSigmoid},
     {"Relu", kMinOpset, kMaxOpset, convertRelu},
     {"Where", 9, kMaxOpset, convertWhere},
+    {"IsNaN", 9, kMaxOpset, convertIsNaN},
+    {"IsInf", 10, kMaxOpset, convertIsInf},
     {"Cast", kMinOpset, kMaxOpset, convertCast},
     {"Identity", kMinOpset, kMaxOpset, convertIdentity},
     // Contractions, normalisation, reductions (OnnxNnOps.cpp).
@@ -47,6 +49,7 @@ const OpConverter kConverters[] = {
     {"Unsqueeze", kMinOpset, kMaxOpset, convertUnsqueeze},
     {"Concat", kMinOpset, kMaxOpset, convertConcat},
     {"Gather", kMinOpset, kMaxOpset, convertGather},
+    {"GatherND", 11, kMaxOpset, convertGatherND},
     {"Shape", kMinOpset, kMaxOpset, convertShape},
     {"Trilu", 14, kMaxOpset, convertTrilu},
     // Constants (OnnxConstantOps.cpp).

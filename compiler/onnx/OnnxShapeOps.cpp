@@ -146,6 +146,21 @@ LogicalResult convertGather(NodeContext &n) {
 }
 
 /// Shape: the input's dims as int64 (start/end from opset 15).
+/// GatherND: int64 index tuples of static length (the shape rule checks
+/// that they fit the data).
+LogicalResult convertGatherND(NodeContext &n) {
+  Value data, indices;
+  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
+      failed(n.requireType(indices, "indices", {n.i64()})))
+    return failure();
+  int64_t batchDims = n.attrInt("batch_dims", 0);
+  if (n.ctx.hasError())
+    return failure();
+  return n.setOutput(
+      0, n.build<graph::GatherNDOp>(elementTypeOf(data), data, indices,
+                                    n.builder().getI64IntegerAttr(batchDims)));
+}
+
 LogicalResult convertShape(NodeContext &n) {
   Value x;
   if (failed(n.input(0, x)))

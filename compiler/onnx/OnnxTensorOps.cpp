@@ -129,6 +129,19 @@ LogicalResult convertSplit(NodeContext &n) {
 
 /// Slice (10+): absent axes are [0, n), absent steps are 1s; all may be
 /// run-time values.
+/// A constant starts/ends vector with INT64_MIN entries (exporters write
+/// it for "from the very beginning") rewritten to INT64_MIN + 1, which
+/// clamps the same way but is not the value tracker's "unknown" marker.
+Value avoidUnknownMarker(NodeContext &n, Value v) {
+  std::optional<std::vector<int64_t>> ints = n.ctx.constantInts(v);
+  if (!ints || !llvm::is_contained(*ints, INT64_MIN) ||
+      !elementTypeOf(v).isInteger(64))
+    return v;
+  for (int64_t &x : *ints)
+    x = x == INT64_MIN ? INT64_MIN + 1 : x;
+  return tensorI64Constant(n, *ints);
+}
+
 LogicalResult convertSlice(NodeContext &n) {
   Value x, starts, ends, axes, steps;
   if (n.opset() < 10) // starts, ends and axes are attributes; no steps
@@ -153,6 +166,8 @@ LogicalResult convertSlice(NodeContext &n) {
   }
   if (!steps)
     steps = tensorI64Constant(n, std::vector<int64_t>(count, 1));
+  starts = avoidUnknownMarker(n, starts);
+  ends = avoidUnknownMarker(n, ends);
   return n.setOutput(0, n.build<graph::SliceOp>(elementTypeOf(x), x, starts,
                                                 ends, axes, steps));
 }

@@ -92,6 +92,12 @@ LogicalResult GatherElementsOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult GatherNDOp::verify() {
+  if (failed(verifySameElementType(*this, {getData()})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
 LogicalResult ScatterNDOp::verify() {
   if (failed(verifySameElementType(*this, {getData(), getUpdates()})) ||
       failed(checkStr(*this, "reduction", getReduction(),

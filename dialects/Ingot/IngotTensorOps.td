@@ -126,6 +126,25 @@ def Ingot_GatherElementsOp : Ingot_TensorOp<"gather_elements"> {
                        "functional-type(operands, results)";
 }
 
+def Ingot_GatherNDOp : Ingot_TensorOp<"gather_nd"> {
+  let summary = "gather slices of data addressed by index tuples";
+  let description = [{
+    ONNX `GatherND`: after `batch_dims` leading dims shared by data and
+    indices, each tuple in the indices' last dim (of static length k)
+    addresses dims [batch_dims, batch_dims + k) of data; the result is
+    indices.shape[:-1] + data.shape[batch_dims + k:]. Negative entries
+    count from the end of their dim.
+
+    ```mlir
+    %g = ingot.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x5x6xf32>, tensor<?x2xi64>) -> tensor<?x6xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$data, Ingot_I64Tensor:$indices,
+                   I64Attr:$batch_dims);
+  let assemblyFormat = "$data `,` $indices attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 def Ingot_ScatterNDOp : Ingot_TensorOp<"scatter_nd"> {
   let summary = "write slices of `updates` at index tuples";
   let description = [{

@@ -56,6 +56,32 @@ bool inferOneHot(OneHotOp o, ArrayRef<ValueInfo> ins, shape::Shape &out,
   return true;
 }
 
+/// indices.shape[:-1] + data.shape[b + k:], k the tuples' static length.
+bool inferGatherND(GatherNDOp g, ArrayRef<ValueInfo> ins, shape::Shape &out,
+                   std::string &error) {
+  const shape::Shape &data = ins[0].shape, &idx = ins[1].shape;
+  const int64_t b = g.getBatchDims(), r = data.size(), q = idx.size();
+  if (q < 1 || idx.back() == kDyn) {
+    error = "indices need a last dim of static length";
+    return false;
+  }
+  const int64_t k = idx.back();
+  if (b < 0 || b >= std::min(r, q) || k < 1 || k > r - b) {
+    error = "batch_dims " + std::to_string(b) + " and index tuples of " +
+            std::to_string(k) + " do not fit data " + shape::toString(data);
+    return false;
+  }
+  for (int64_t d = 0; d < b; ++d)
+    if (data[d] != kDyn && idx[d] != kDyn && data[d] != idx[d]) {
+      error = "batch dim " + std::to_string(d) + " differs: data " +
+              shape::toString(data) + ", indices " + shape::toString(idx);
+      return false;
+    }
+  out.assign(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), data.begin() + b + k, data.end());
+  return true;
+}
+
 } // namespace
 
 std::optional<bool> inferIndexingOp(Operation *op, ArrayRef<ValueInfo> ins,
@@ -72,6 +98,9 @@ std::optional<bool> inferIndexingOp(Operation *op, ArrayRef<ValueInfo> ins,
         }
         out = ins[1].shape;
         return true;
+      })
+      .Case<GatherNDOp>([&](GatherNDOp g) -> Result {
+        return inferGatherND(g, ins, out, error);
       })
       .Case<ScatterNDOp>([&](ScatterNDOp) -> Result {
         out = ins[0].shape;

@@ -158,6 +158,11 @@ void addReduceSpecs(std::vector<KernelSpec> &table) {
 
 /// TensorIndexKernels (runtime/src/cpu/TensorIndexKernels.cpp).
 void addTensorIndexSpecs(std::vector<KernelSpec> &table) {
+  table.push_back({"gather_nd",
+                   false,
+                   {{in("data", kDense), in("indices", kI64)},
+                    {like("y", 0)},
+                    {"batch_dims"}}});
   table.push_back({"gather_elements",
                    false,
                    {{in("data", kDense), in("indices", kIndex)},

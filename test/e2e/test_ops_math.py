@@ -88,6 +88,24 @@ for key, args in [("both", [("lo", np.array(-0.5, F32)),
 case(one("clip_int64", "Clip", [("x", I64, [3, 4]), ("lo", np.array(-3, I64)),
                                 ("hi", np.array(4, I64))], opset=13))
 
+# -- IsNaN, IsInf --------------------------------------------------------------
+def with_specials(r, s):
+    """Normals with NaN, +inf and -inf sprinkled in."""
+    x = r.standard_normal(s).astype(F32)
+    flat = x.reshape(-1)
+    picks = r.choice(flat.size, 6, replace=False)
+    flat[picks] = [np.nan, np.inf, -np.inf, np.nan, np.inf, -np.inf]
+    return x
+
+
+case(one("is_nan", "IsNaN", [("x", F32, ["n", 5])], opset=13,
+         sizes=sym2(2, 4), gen={"x": with_specials}))
+for key, attrs in [("both", {}), ("positive", {"detect_negative": 0}),
+                   ("negative", {"detect_positive": 0}),
+                   ("neither", {"detect_negative": 0, "detect_positive": 0})]:
+    case(one(f"is_inf_{key}", "IsInf", [("x", F32, [3, 6])], opset=10,
+             gen={"x": with_specials}, **attrs))
+
 # -- Logic and comparisons ----------------------------------------------------
 case(one("not", "Not", [("x", BOOL, ["n", 3])], sizes=sym2(2, 5)))
 for op in ("And", "Or"):

@@ -171,6 +171,18 @@ case(one("scatter_nd_int64", "ScatterND",
          [("x", I64, [4, 2]), ("i", i64([1], [2])), ("u", I64, [2, 2])],
          opset=13))
 
+# -- GatherND -----------------------------------------------------------------
+for key, dshape, ishape, lo, hi, batch_dims, sizes in [
+        ("points", [4, 5, 6], [7, 3], -4, 4, 0, ({},)),
+        ("rows", [4, 5, 6], [2, 3, 1], 0, 4, 0, ({},)),
+        ("slices_sym", [5, 6, 3], ["n", 2], -5, 5, 0, sym2(1, 4)),
+        ("batched", [2, 4, 3], [2, 5, 1], 0, 4, 1, ({},))]:
+    case(one(f"gather_nd_{key}", "GatherND",
+             [("x", F32, dshape), ("i", I64, ishape)], opset=13, sizes=sizes,
+             gen={"i": idx_gen(lo, hi)}, batch_dims=batch_dims))
+case(one("gather_nd_int64_data", "GatherND",
+         [("x", I64, [3, 4]), ("i", i64([2, 1], [0, -1]))], opset=12))
+
 # -- TopK ---------------------------------------------------------------------
 for key, shape, k, attrs, sizes in [
         ("largest", [3, 8], 3, {}, ({},)),

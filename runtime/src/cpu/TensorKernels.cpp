@@ -268,6 +268,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   table.push_back({"non_zero", nonZeroKernel});
   addTensorSliceKernels(table);
   addTensorIndexKernels(table);
+  addGatherNDKernels(table);
   addConvKernels(table);
   addConvTransposeKernels(table);
   addLstmKernels(table);

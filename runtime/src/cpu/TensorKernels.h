@@ -12,6 +12,7 @@ namespace ingot::cpu {
 
 void addTensorSliceKernels(std::vector<KernelImpl> &table);
 void addTensorIndexKernels(std::vector<KernelImpl> &table);
+void addGatherNDKernels(std::vector<KernelImpl> &table);
 void addConvKernels(std::vector<KernelImpl> &table);
 void addConvTransposeKernels(std::vector<KernelImpl> &table);
 void addLstmKernels(std::vector<KernelImpl> &table);

@@ -113,3 +113,11 @@ func.func @pool_rank6(%x: tensor<1x1x2x2x2x2xf32>) -> tensor<1x1x1x1x1x1xf32> {
   %y = ingot.max_pool %x {auto_pad = "NOTSET", ceil_mode = 0 : i64, count_include_pad = 0 : i64, dilations = array<i64: 1, 1, 1, 1>, kernel_shape = array<i64: 2, 2, 2, 2>, pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1, 1>} : tensor<1x1x2x2x2x2xf32> -> tensor<1x1x1x1x1x1xf32>
   return %y : tensor<1x1x1x1x1x1xf32>
 }
+
+// -----
+
+func.func @gather_nd_tuple_too_long(%x: tensor<4x5xf32>, %i: tensor<2x3xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{'ingot.gather_nd' op batch_dims 0 and index tuples of 3 do not fit data [4,5]}}
+  %g = ingot.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x5xf32>, tensor<2x3xi64>) -> tensor<2xf32>
+  return %g : tensor<2xf32>
+}

@@ -139,3 +139,16 @@ func.func @one_hot_non_zero(%i: tensor<?xi64>, %v: tensor<2xf32>, %x: tensor<3x4
   %n = ingot.non_zero %x : tensor<3x4xf32> -> tensor<2x?xi64>
   return %o, %n : tensor<?x5xf32>, tensor<2x?xi64>
 }
+
+// -----
+
+// Tuples of 2 address dims 0-1; with batch_dims = 1 the first dim is
+// shared and tuples of 1 address dim 1.
+// CHECK-LABEL: func.func @gather_nd
+// CHECK: ingot.gather_nd %{{.*}}, %{{.*}} {batch_dims = 0 : i64} : (tensor<4x5x6xf32>, tensor<?x2xi64>) -> tensor<?x6xf32>
+// CHECK: ingot.gather_nd %{{.*}}, %{{.*}} {batch_dims = 1 : i64} : (tensor<4x5x6xf32>, tensor<4x3x1xi64>) -> tensor<4x3x6xf32>
+func.func @gather_nd(%x: tensor<4x5x6xf32>, %i: tensor<?x2xi64>, %j: tensor<4x3x1xi64>) -> (tensor<?x6xf32>, tensor<4x3x6xf32>) {
+  %0 = ingot.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x5x6xf32>, tensor<?x2xi64>) -> tensor<?x6xf32>
+  %1 = ingot.gather_nd %x, %j {batch_dims = 1 : i64} : (tensor<4x5x6xf32>, tensor<4x3x1xi64>) -> tensor<4x3x6xf32>
+  return %0, %1 : tensor<?x6xf32>, tensor<4x3x6xf32>
+}
