@@ -1,7 +1,7 @@
 """Tensors of the dtypes ingot's kernels widen — int8, int16, uint8..uint64,
-float16, bfloat16-free float64 — as graph inputs, outputs and initializers
-(raw and typed fields), through Cast and data movement (kept as they are)
-and through arithmetic (computed widened, results cast back). numpy is the
+float16, float64 (bfloat16 has no numpy dtype to feed) — as graph inputs,
+outputs and initializers (raw and typed fields), through Cast and data
+movement (kept as they are) and through arithmetic (computed widened, results cast back). numpy is the
 reference: onnxruntime lacks kernels for several of these (int8 Add, uint16
 Less...). Integer results must be bit-exact, including wrap-around;
 float64 is computed in float32, so 1e-6 relative to the largest value

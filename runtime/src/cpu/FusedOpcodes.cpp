@@ -46,12 +46,8 @@ void unaryLoop(const float *x, float *out, int64_t n, F f) {
 
 } // namespace
 
-// Cloned for AVX2 (8 lanes instead of SSE2's 4; the IEEE ops round the
-// same, and without FMA nothing is contracted, so the bits do not change)
-// and chosen at load time.
-__attribute__((target_clones("avx2", "default"))) void
-applyOpcode(const fused::Instruction &ins, Val a, Val b,
-            const std::vector<float> &c, float *out, int64_t n) {
+void applyOpcode(const fused::Instruction &ins, Val a, Val b,
+                 const std::vector<float> &c, float *out, int64_t n) {
   switch (ins.op) {
   case Opcode::Add:
     return binaryLoop(a, b, out, n, [](float x, float y) { return x + y; });

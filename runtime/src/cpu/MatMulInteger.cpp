@@ -13,13 +13,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/MatMulInteger.h"
+#include "cpu/Gemm.h"
 #include "cpu/KernelUtil.h"
 
 #include "ingot/ThreadPool.h"
 
 #include <immintrin.h>
 
-#include <cstdlib>
 #include <string>
 
 #define INGOT_AVX2 __attribute__((target("avx2,fma")))
@@ -239,16 +239,18 @@ bool qgemmIsaSupported(QGemmIsa isa) {
 }
 
 QGemmIsa bestQGemmIsa() {
+  // Follows sgemm's choice (and its INGOT_GEMM_ISA cap): VNNI where the
+  // AVX-512 kernels run and the CPU has it.
   static const QGemmIsa best = [] {
-    // INGOT_GEMM_ISA=generic|avx2 caps the choice, as for sgemm.
-    const char *cap = std::getenv("INGOT_GEMM_ISA");
-    std::string want = cap ? cap : "";
-    if (want != "generic" && want != "avx2" &&
-        qgemmIsaSupported(QGemmIsa::Avx512Vnni))
-      return QGemmIsa::Avx512Vnni;
-    if (want != "generic" && qgemmIsaSupported(QGemmIsa::Avx2))
+    switch (bestGemmIsa()) {
+    case GemmIsa::Avx512:
+      return qgemmIsaSupported(QGemmIsa::Avx512Vnni) ? QGemmIsa::Avx512Vnni
+                                                     : QGemmIsa::Avx2;
+    case GemmIsa::Avx2:
       return QGemmIsa::Avx2;
-    return QGemmIsa::Generic;
+    default:
+      return QGemmIsa::Generic;
+    }
   }();
   return best;
 }

@@ -1,0 +1,74 @@
+//===- ReduceMinMax.cpp - Max or min of a whole f32 tensor ----------------===//
+//
+// The reduction DynamicQuantizeLinear's range needs on every activation:
+// parallel chunks, 8 lanes wide where AVX2 is available.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/ReduceMinMax.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace ingot::cpu {
+namespace {
+
+/// Max or min of p[0..m) (NaN if any is NaN), 8 lanes at a time: maxps
+/// and minps skip NaNs, which an unordered compare records apart.
+__attribute__((target("avx2"))) float minMaxAvx2(const float *p, int64_t m,
+                                                 bool isMax) {
+  __m256 best = _mm256_set1_ps(isMax ? -INFINITY : INFINITY);
+  __m256 nan = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    const __m256 v = _mm256_loadu_ps(p + i);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    best = isMax ? _mm256_max_ps(v, best) : _mm256_min_ps(v, best);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, best);
+  float r = lanes[0];
+  for (int l = 1; l < 8; ++l)
+    r = isMax ? std::max(r, lanes[l]) : std::min(r, lanes[l]);
+  bool anyNan = _mm256_movemask_ps(nan) != 0;
+  for (; i < m; ++i) {
+    anyNan |= p[i] != p[i];
+    r = isMax ? std::max(r, p[i]) : std::min(r, p[i]);
+  }
+  return anyNan ? NAN : r;
+}
+
+float minMaxRange(const float *p, int64_t m, bool isMax) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2)
+    return minMaxAvx2(p, m, isMax);
+  float r = isMax ? -INFINITY : INFINITY;
+  for (int64_t i = 0; i < m; ++i) {
+    if (p[i] != p[i])
+      return NAN;
+    r = isMax ? std::max(r, p[i]) : std::min(r, p[i]);
+  }
+  return r;
+}
+
+} // namespace
+
+float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax) {
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<float> part(static_cast<size_t>(chunks));
+  ctx.parallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      part[size_t(c)] =
+          minMaxRange(in + c * kChunk, std::min(kChunk, n - c * kChunk), isMax);
+  });
+  float r = isMax ? -INFINITY : INFINITY;
+  for (float v : part)
+    r = v != v || (isMax ? v > r : v < r) ? v : r;
+  return r;
+}
+
+} // namespace ingot::cpu
