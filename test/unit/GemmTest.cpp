@@ -11,6 +11,7 @@
 #include "KernelTestUtil.h"
 
 #include "cpu/Gemm.h"
+#include "cpu/StepCache.h"
 
 using namespace ingot;
 using namespace ingot::test;
@@ -61,7 +62,15 @@ void checkSgemm(cpu::GemmIsa isa, const GemmCase &gc, ThreadPool *pool,
   g.ldc = ldc;
   g.alpha = gc.alpha;
   g.beta = gc.beta;
+  // B packed ahead (a weight's panels): the same sums in the same order.
+  Tensor cPacked = c;
+  cpu::GemmArgs gp = g;
+  gp.c = ptr<float>(cPacked);
+  cpu::sgemm(gp, pool, cpu::PackedB(g, isa));
   cpu::sgemm(g, pool, isa);
+  ASSERT_EQ(cPacked.data, c.data)
+      << "prepacked B differs: " << cpu::gemmIsaName(isa) << " m=" << gc.m
+      << " n=" << gc.n << " k=" << gc.k;
   for (int64_t i = 0; i < gc.m; ++i)
     for (int64_t j = 0; j < gc.n; ++j) {
       double s = 0, mag = 0;
@@ -234,7 +243,15 @@ TEST(Gemm, GemmKernel) {
           SCOPED_TRACE("tA=" + std::to_string(tA) +
                        " tB=" + std::to_string(tB) + " C" +
                        shape::toString(cs) + (withC ? "" : " absent"));
-          expectClose(runOk(call), {m, n}, ref, kRtol, 1e-30, &mag);
+          Tensor plain = runOk(call);
+          expectClose(plain, {m, n}, ref, kRtol, 1e-30, &mag);
+          // B as a weight: packed into the step's cache on the first run
+          // and reused on the second, bit for bit the same result.
+          cpu::StepCache cache;
+          call.constants = {false, true};
+          call.stepCache = &cache;
+          EXPECT_EQ(runOk(call).data, plain.data);
+          EXPECT_EQ(runOk(call).data, plain.data);
         }
   // Defaults: alpha = beta = 1, no transposes.
   Tensor a = rng.uniform({2, 3}), b = rng.uniform({3, 4}), c = rng.uniform({4});
@@ -246,6 +263,23 @@ TEST(Gemm, GemmKernel) {
   Tensor badC = rng.uniform({3});
   std::vector<Tensor> outs;
   EXPECT_FALSE(runKernel({"gemm", {&a, &b, &badC}}, &outs).isOk());
+}
+
+TEST(Gemm, StepCacheRepacksForAnotherWeight) {
+  // One step's cache fed two weights in turn (as a cache shared by
+  // mistake, or a plan whose weight changed) must never serve stale panels.
+  Rng rng(380);
+  Tensor a = rng.uniform({40, 50});
+  Tensor b1 = rng.uniform({50, 70}), b2 = rng.uniform({50, 70});
+  cpu::StepCache cache;
+  for (const Tensor *b : {&b1, &b2, &b1}) {
+    Call plain{"matmul", {&a, b}};
+    Tensor want = runOk(plain);
+    Call cached = plain;
+    cached.constants = {false, true};
+    cached.stepCache = &cache;
+    EXPECT_EQ(runOk(cached).data, want.data);
+  }
 }
 
 } // namespace

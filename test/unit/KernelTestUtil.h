@@ -131,6 +131,10 @@ struct Call {
   int aliasInput = -1;
   /// Per input: values per block of a quantised weight (Quant.h), 0 else.
   std::vector<int64_t> groupSizes;
+  /// Per input: whether it is a weight (KernelInput::constant).
+  std::vector<bool> constants;
+  /// The step's cache of what the kernel derives from weights, or none.
+  cpu::StepCache *stepCache = nullptr;
 };
 
 /// Runs a kernel; outputs get their runtime shapes and bytes.
@@ -139,6 +143,7 @@ inline Status runKernel(const Call &c, std::vector<Tensor> *outs) {
   if (!k)
     return Status::error("no kernel " + c.kernel);
   cpu::KernelContext ctx(c.kernel, "test/" + c.kernel, &c.attrs, c.pool);
+  ctx.setStepCache(c.stepCache);
   std::vector<std::vector<uint8_t>> storage(c.outDTypes.size());
   for (size_t i = 0; i < c.outDTypes.size(); ++i)
     storage[i].assign(size_t(std::max<int64_t>(c.capacity, 64)), 0xAB);
@@ -152,6 +157,7 @@ inline Status runKernel(const Call &c, std::vector<Tensor> *outs) {
       in.name = "in" + std::to_string(i);
       if (i < c.groupSizes.size())
         in.groupSize = c.groupSizes[i];
+      in.constant = i < c.constants.size() && c.constants[i];
     }
     ctx.inputs.push_back(in);
   }

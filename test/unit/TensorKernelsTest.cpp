@@ -56,6 +56,35 @@ TEST(TensorKernels, SliceDefaultsAxesAndSteps) {
   EXPECT_EQ(ptr<int64_t>(y)[3], 7);
 }
 
+TEST(TensorKernels, SliceMergesUnitAndWholeDims) {
+  Rng rng(3);
+  // A crop of an [N, C, H, 1] image (TensorFlow's 1-D conv layout): the
+  // copy runs along merged dims; a step on the merged-into dim stops it.
+  Tensor x = rng.uniform({2, 6, 5, 1});
+  struct C {
+    std::vector<int64_t> st, en, ax, sp;
+  };
+  for (const C &c :
+       {C{{1, 1}, {2, 5}, {0, 1}, {1, 1}}, C{{0, 1}, {2, 6}, {0, 1}, {1, 2}},
+        C{{1, 4}, {2, 5}, {0, 2}, {1, 1}}, C{{0}, {1}, {3}, {1}}}) {
+    const int64_t n = c.st.size();
+    Tensor st = i64({n}, c.st), en = i64({n}, c.en), ax = i64({n}, c.ax),
+           sp = i64({n}, c.sp);
+    int64_t lo[4] = {0, 0, 0, 0}, hi[4] = {2, 6, 5, 1}, step[4] = {1, 1, 1, 1};
+    for (int64_t j = 0; j < n; ++j)
+      lo[c.ax[j]] = c.st[j], hi[c.ax[j]] = c.en[j], step[c.ax[j]] = c.sp[j];
+    std::vector<double> ref;
+    Shape out(4);
+    for (int d = 0; d < 4; ++d)
+      out[d] = (hi[d] - lo[d] + step[d] - 1) / step[d];
+    for (int64_t a = lo[0]; a < hi[0]; a += step[0])
+      for (int64_t b = lo[1]; b < hi[1]; b += step[1])
+        for (int64_t e = lo[2]; e < hi[2]; e += step[2])
+          ref.push_back(ptr<float>(x)[(a * 6 + b) * 5 + e]);
+    expectClose(runOk(Call("slice", {&x, &st, &en, &ax, &sp})), out, ref, 0);
+  }
+}
+
 TEST(TensorKernels, PadModes) {
   Rng rng(2);
   Tensor x = rng.uniform({3, 4});
@@ -210,7 +239,12 @@ TEST(TensorKernels, ConvMatchesDirectLoops) {
                      C{{1, 6, 7, 13}, {6, 1, 5, 5}, 6, 1, 1, 3},
                      // Blocks of output positions (1845 >= 4 x 448).
                      C{{1, 64, 45, 41}, {8, 64, 3, 3}, 1, 1, 1, 1},
-                     C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0}}) {
+                     C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0},
+                     // [N, C, H, 1] images by [kh, 1] kernels (TensorFlow's
+                     // 1-D convs), plain, strided and depthwise.
+                     C{{1, 5, 17, 1}, {4, 5, 5, 1}, 1, 1, 1, 0},
+                     C{{2, 3, 12, 1}, {4, 3, 3, 1}, 1, 2, 2, 0},
+                     C{{1, 4, 10, 1}, {4, 1, 3, 1}, 4, 1, 1, 0}}) {
     Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
            b = rng.uniform({c.w[0]});
     Shape out;

@@ -203,6 +203,7 @@ Status convKernel(KernelContext &ctx) {
     return ctx.error("bias must have M elements");
   if (Status s = ctx.setOutputShape(0, outputShape(n, m, kernel.size(), w)); !s)
     return s;
+  hoistUnitInnerDims(w);
   const int64_t cg = c / group, mg = m / group;
   if (cg == 1 && group > 1) {
     depthwiseConv(ctx, w, n, c, m, ctx.output(0).as<float>());

@@ -77,6 +77,25 @@ inline shape::Shape outputShape(int64_t n, int64_t c, size_t nd,
   return out;
 }
 
+/// Moves a trailing spatial dim of one element (an [N, C, H, 1] image
+/// convolved by an [M, C, kh, 1] kernel, as TensorFlow exports 1-D convs)
+/// out of the innermost place, so the loops that walk the last dim run
+/// along H instead of once per element. Taps keep their order: a unit
+/// dim contributes index 0 on both sides.
+inline void hoistUnitInnerDims(Window &w) {
+  for (int moved = 0; moved < kSpatial - 1; ++moved) {
+    if (w.in[2] != 1 || w.k[2] != 1 || w.out[2] != 1 || w.pad[2] != 0 ||
+        w.padEnd[2] != 0 || (w.in[1] == 1 && w.k[1] == 1 && w.out[1] == 1))
+      return;
+    for (int64_t *f : {w.in, w.k, w.stride, w.dil, w.pad, w.padEnd, w.out}) {
+      f[2] = f[1];
+      f[1] = f[0];
+    }
+    w.in[0] = w.k[0] = w.stride[0] = w.dil[0] = w.out[0] = 1;
+    w.pad[0] = w.padEnd[0] = 0;
+  }
+}
+
 /// Source index of output position o at kernel tap t along spatial dim d,
 /// or -1 when it falls in the padding.
 inline int64_t tapSource(const Window &w, int d, int64_t o, int64_t t) {

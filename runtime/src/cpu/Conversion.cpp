@@ -182,9 +182,30 @@ template <typename From> RangeFn rangeTo(DType to) {
 #undef INGOT_CASE
 }
 
+/// Bools (one byte, any nonzero true) to a plain numeric type as 0 or 1:
+/// one-hot encodings cast whole [tokens, vocab] masks to float.
+template <typename To>
+void boolRange(const void *in, void *out, int64_t b, int64_t e) {
+  const uint8_t *x = static_cast<const uint8_t *>(in);
+  To *y = static_cast<To *>(out);
+  for (int64_t i = b; i < e; ++i)
+    y[i] = To(x[i] != 0);
+}
+
 /// A typed loop for `from` -> `to`, or null where the generic element
-/// path is needed (bool and the 16-bit floats).
+/// path is needed (to bool, and the 16-bit floats).
 RangeFn typedConversion(DType from, DType to) {
+#define INGOT_BOOL_CASE(D, T)                                                  \
+  case DType::D:                                                               \
+    return boolRange<T>;
+  if (from == DType::Bool) {
+    switch (to) {
+      INGOT_PLAIN_DTYPES(INGOT_BOOL_CASE)
+    default:
+      return nullptr;
+    }
+  }
+#undef INGOT_BOOL_CASE
 #define INGOT_CASE(D, T)                                                       \
   case DType::D:                                                               \
     return rangeTo<T>(to);

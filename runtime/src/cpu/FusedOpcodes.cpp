@@ -62,9 +62,11 @@ void applyOpcode(const fused::Instruction &ins, Val a, Val b,
   case Opcode::Min:
     return binaryLoop(a, b, out, n, minNan);
   case Opcode::Pow:
-    // As the pow kernel: a one-element exponent of 2 or 0.5 skips pow.
+    // As the pow kernel: a one-element exponent of 2, 3 or 0.5 skips pow.
     if (b.scalar && b.s == 2.0f)
       return binaryLoop(a, b, out, n, [](float x, float) { return x * x; });
+    if (b.scalar && b.s == 3.0f)
+      return binaryLoop(a, b, out, n, [](float x, float) { return x * x * x; });
     if (b.scalar && b.s == 0.5f)
       return binaryLoop(a, b, out, n,
                         [](float x, float) { return std::sqrt(x); });

@@ -161,14 +161,64 @@ void smallMGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks) {
   });
 }
 
-void blockedGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks) {
-  const int MR = ks.mr, NR = ks.nr;
+/// One pc slice of a blocked GEMM: C's row blocks x chunks of NR panels.
+struct SliceTasks {
+  const GemmArgs &g;
+  const GemmKernelSet &ks;
+  int64_t mc, nChunks, panels, jc, pc, kc;
+  float beta;
+  /// B's panel p of this slice: kc rows of NR floats.
+  std::function<const float *(int64_t)> panelAt;
+
+  void run(int64_t tb, int64_t te) const {
+    const int MR = ks.mr, NR = ks.nr;
+    // A row-major and a kernel that reads it in place: no packing at all.
+    const bool rowA = !g.transA && ks.microRowA;
+    float *packedA = rowA ? nullptr : tlsPackA.get(size_t(mc * kc));
+    int64_t packedIc = -1;
+    for (int64_t t = tb; t < te; ++t) {
+      const int64_t ib = t / nChunks, chunk = t % nChunks;
+      const int64_t ic = ib * mc, mcCur = std::min(mc, g.m - ic);
+      if (mcCur <= 0)
+        continue;
+      if (!rowA && packedIc != ic) {
+        for (int64_t ir = 0; ir < mcCur; ir += MR)
+          packAPanel(g, ic + ir, std::min<int64_t>(MR, mcCur - ir), pc, kc, MR,
+                     packedA + ir * kc);
+        packedIc = ic;
+      }
+      const int64_t p0 = panels * chunk / nChunks;
+      const int64_t p1 = panels * (chunk + 1) / nChunks;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t j = jc + p * NR;
+        const int64_t nr = std::min<int64_t>(NR, g.n - j);
+        const float *bp = panelAt(p);
+        for (int64_t ir = 0; ir < mcCur; ir += MR) {
+          const int64_t mr = std::min<int64_t>(MR, mcCur - ir);
+          float *c = g.c + (ic + ir) * g.ldc + j;
+          if (rowA)
+            ks.microRowA(kc, g.a + (ic + ir) * g.lda + pc, g.lda, bp, c, g.ldc,
+                         mr, nr, g.alpha, beta);
+          else
+            ks.micro(kc, packedA + ir * kc, bp, c, g.ldc, mr, nr, g.alpha,
+                     beta);
+        }
+      }
+    }
+  }
+};
+
+/// BLIS-ordered blocks; B packed here per KC x NC block unless `pre` holds
+/// it packed whole.
+void blockedGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks,
+                 const PackedB *pre) {
+  const int NR = ks.nr;
   const int64_t threads = pool ? pool->size() : 1;
   const int64_t mBlocks = ceilDiv(g.m, kMcMax);
-  const int64_t mc = ceilDiv(ceilDiv(g.m, mBlocks), MR) * MR;
+  const int64_t mc = ceilDiv(ceilDiv(g.m, mBlocks), ks.mr) * ks.mr;
   const int64_t ncMax = std::min(kNc, ceilDiv(g.n, NR) * NR);
   const int64_t kcMax = std::min(kKc, g.k);
-  float *packedB = tlsPackB.get(size_t(kcMax * ncMax));
+  float *packedB = pre ? nullptr : tlsPackB.get(size_t(kcMax * ncMax));
   for (int64_t jc = 0; jc < g.n; jc += kNc) {
     const int64_t nc = std::min(kNc, g.n - jc);
     const int64_t panels = ceilDiv(nc, NR);
@@ -177,110 +227,28 @@ void blockedGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks) {
         threads > 1
             ? std::clamp<int64_t>(ceilDiv(threads * 3, mBlocks), 1, panels)
             : 1;
-    const int64_t tasks = mBlocks * nChunks;
     for (int64_t pc = 0; pc < g.k; pc += kKc) {
       const int64_t kc = std::min(kKc, g.k - pc);
-      const float beta = pc == 0 ? g.beta : 1.0f;
-      parallel(pool, panels, 4, [&](int64_t pb, int64_t pe) {
-        for (int64_t p = pb; p < pe; ++p)
-          packBPanel(g, pc, kc, jc + p * NR, std::min<int64_t>(NR, nc - p * NR),
-                     NR, packedB + p * kc * NR);
-      });
-      parallel(pool, tasks, 1, [&](int64_t tb, int64_t te) {
-        float *packedA = tlsPackA.get(size_t(mc * kc));
-        int64_t packedIc = -1;
-        for (int64_t t = tb; t < te; ++t) {
-          const int64_t ib = t / nChunks, chunk = t % nChunks;
-          const int64_t ic = ib * mc;
-          const int64_t mcCur = std::min(mc, g.m - ic);
-          if (mcCur <= 0)
-            continue;
-          if (packedIc != ic) {
-            for (int64_t ir = 0; ir < mcCur; ir += MR)
-              packAPanel(g, ic + ir, std::min<int64_t>(MR, mcCur - ir), pc, kc,
-                         MR, packedA + ir * kc);
-            packedIc = ic;
-          }
-          const int64_t p0 = panels * chunk / nChunks;
-          const int64_t p1 = panels * (chunk + 1) / nChunks;
-          for (int64_t p = p0; p < p1; ++p) {
-            const int64_t j = jc + p * NR;
-            const int64_t nr = std::min<int64_t>(NR, g.n - j);
-            const float *bp = packedB + p * kc * NR;
-            for (int64_t ir = 0; ir < mcCur; ir += MR)
-              ks.micro(kc, packedA + ir * kc, bp, g.c + (ic + ir) * g.ldc + j,
-                       g.ldc, std::min<int64_t>(MR, mcCur - ir), nr, g.alpha,
-                       beta);
-          }
-        }
-      });
+      if (!pre)
+        parallel(pool, panels, 4, [&](int64_t pb, int64_t pe) {
+          for (int64_t p = pb; p < pe; ++p)
+            packBPanel(g, pc, kc, jc + p * NR,
+                       std::min<int64_t>(NR, nc - p * NR), NR,
+                       packedB + p * kc * NR);
+        });
+      auto panelAt = [&](int64_t p) {
+        return pre ? pre->panel(jc / NR + p) + pc * NR : packedB + p * kc * NR;
+      };
+      const SliceTasks slice{
+          g,      ks, mc, nChunks, panels, jc, pc, kc, pc == 0 ? g.beta : 1.0f,
+          panelAt};
+      parallel(pool, mBlocks * nChunks, 1,
+               [&](int64_t tb, int64_t te) { slice.run(tb, te); });
     }
   }
-}
-
-// Portable kernels: plain loops the compiler vectorises for the baseline ISA.
-constexpr int kGenericMr = 4, kGenericNr = 8;
-
-void genericMicro(int64_t kc, const float *ap, const float *bp, float *c,
-                  int64_t ldc, int64_t mr, int64_t nr, float alpha,
-                  float beta) {
-  float acc[kGenericMr * kGenericNr] = {};
-  for (int64_t kk = 0; kk < kc; ++kk)
-    for (int r = 0; r < kGenericMr; ++r)
-      for (int j = 0; j < kGenericNr; ++j)
-        acc[r * kGenericNr + j] +=
-            ap[kk * kGenericMr + r] * bp[kk * kGenericNr + j];
-  storeTile(acc, kGenericNr, c, ldc, mr, nr, alpha, beta);
-}
-
-void genericSmallM(int64_t m, int64_t k, int64_t nn, const float *a,
-                   int64_t aRowStride, int64_t aColStride, const float *b,
-                   int64_t ldb, float *c, int64_t ldc, float alpha,
-                   float beta) {
-  alignas(64) float acc[kSmallM][kSmallMWidth];
-  for (int64_t r = 0; r < m; ++r)
-    std::fill(acc[r], acc[r] + nn, 0.0f);
-  for (int64_t kk = 0; kk < k; ++kk) {
-    const float *brow = b + kk * ldb;
-    for (int64_t r = 0; r < m; ++r) {
-      const float av = a[r * aRowStride + kk * aColStride];
-      for (int64_t j = 0; j < nn; ++j)
-        acc[r][j] += av * brow[j];
-    }
-  }
-  for (int64_t r = 0; r < m; ++r)
-    storeTile(acc[r], 0, c + r * ldc, ldc, 1, nn, alpha, beta);
-}
-
-float genericDot(int64_t k, const float *x, const float *y) {
-  float s[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= k; i += 8)
-    for (int j = 0; j < 8; ++j)
-      s[j] += x[i + j] * y[i + j];
-  float t = 0;
-  for (; i < k; ++i)
-    t += x[i] * y[i];
-  return t + ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
 }
 
 } // namespace
-
-void storeTile(const float *acc, int64_t nrFull, float *c, int64_t ldc,
-               int64_t mr, int64_t nr, float alpha, float beta) {
-  for (int64_t r = 0; r < mr; ++r)
-    for (int64_t j = 0; j < nr; ++j) {
-      float v = alpha * acc[r * nrFull + j];
-      float &out = c[r * ldc + j];
-      out = beta == 0.0f ? v : v + beta * out;
-    }
-}
-
-const GemmKernelSet &genericGemmKernels() {
-  static const GemmKernelSet set{kGenericMr, kGenericNr, genericMicro,
-                                 genericSmallM, genericDot};
-  return set;
-}
 
 bool gemmIsaSupported(GemmIsa isa) {
   switch (isa) {
@@ -325,20 +293,57 @@ void sgemm(const GemmArgs &g, ThreadPool *pool) {
   sgemm(g, pool, bestGemmIsa());
 }
 
-void sgemm(const GemmArgs &g, ThreadPool *pool, GemmIsa isa) {
+namespace {
+
+const GemmKernelSet &gemmKernels(GemmIsa isa) {
+  return isa == GemmIsa::Avx512 ? avx512GemmKernels()
+         : isa == GemmIsa::Avx2 ? avx2GemmKernels()
+                                : genericGemmKernels();
+}
+
+/// The cases every entry point shares; false when `g` still needs a GEMM.
+bool trivialGemm(const GemmArgs &g) {
   if (g.m <= 0 || g.n <= 0)
-    return;
+    return true;
   if (g.k <= 0 || g.alpha == 0.0f) {
     scaleC(g);
-    return;
+    return true;
   }
-  const GemmKernelSet &ks = isa == GemmIsa::Avx512 ? avx512GemmKernels()
-                            : isa == GemmIsa::Avx2 ? avx2GemmKernels()
-                                                   : genericGemmKernels();
+  return false;
+}
+
+} // namespace
+
+void sgemm(const GemmArgs &g, ThreadPool *pool, GemmIsa isa) {
+  if (trivialGemm(g))
+    return;
+  const GemmKernelSet &ks = gemmKernels(isa);
   if (g.m <= kSmallM)
     smallMGemm(g, pool, ks);
   else
-    blockedGemm(g, pool, ks);
+    blockedGemm(g, pool, ks, nullptr);
+}
+
+void sgemm(const GemmArgs &g, ThreadPool *pool, const PackedB &packedB) {
+  if (trivialGemm(g))
+    return;
+  const GemmKernelSet &ks = gemmKernels(packedB.isa());
+  if (g.m <= kSmallM || packedB.k() != g.k || packedB.n() != g.n ||
+      packedB.nr() != ks.nr)
+    return sgemm(g, pool, packedB.isa());
+  blockedGemm(g, pool, ks, &packedB);
+}
+
+PackedB::PackedB(const GemmArgs &g, GemmIsa isa)
+    : isa_(isa), k_(g.k), n_(g.n), nr_(gemmKernels(isa).nr) {
+  const int64_t panels = ceilDiv(n_, nr_);
+  // 16 spare floats to start the panels on a 64-byte boundary.
+  storage_.assign(size_t(panels * k_ * nr_ + 16), 0.0f);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(storage_.data());
+  data_ = storage_.data() + ((64 - at % 64) % 64) / sizeof(float);
+  for (int64_t p = 0; p < panels; ++p)
+    packBPanel(g, 0, k_, p * nr_, std::min<int64_t>(nr_, n_ - p * nr_), nr_,
+               data_ + p * k_ * nr_);
 }
 
 } // namespace ingot::cpu

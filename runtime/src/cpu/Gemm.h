@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ingot {
 class ThreadPool;
@@ -41,16 +43,44 @@ GemmIsa bestGemmIsa();
 const char *gemmIsaName(GemmIsa isa);
 bool gemmIsaSupported(GemmIsa isa);
 
+/// op(B) packed once into the NR-wide column panels that the micro-kernel
+/// of one ISA reads, for a B that stays the same across calls (a weight):
+/// sgemm with it skips packing B, which costs as much as the arithmetic
+/// when A has few rows (an encoder's 64 tokens).
+class PackedB {
+public:
+  PackedB() = default;
+  /// Packs op(B) of `args` (b, ldb, transB; k x n).
+  PackedB(const GemmArgs &args, GemmIsa isa);
+  GemmIsa isa() const { return isa_; }
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  int nr() const { return nr_; }
+  size_t bytes() const { return storage_.size() * sizeof(float); }
+  /// Panel p: k rows of nr floats (columns past n zero), 64-byte aligned.
+  const float *panel(int64_t p) const { return data_ + p * k_ * nr_; }
+
+private:
+  GemmIsa isa_ = GemmIsa::Generic;
+  int64_t k_ = 0, n_ = 0;
+  int nr_ = 0;
+  std::vector<float> storage_;
+  float *data_ = nullptr;
+};
+
 /// Runs on `pool` when given (serially inside another parallel region).
 void sgemm(const GemmArgs &args, ThreadPool *pool);
+/// With op(B) already packed (its ISA's micro-kernel runs); args.b must
+/// still point at B, which the few-row path reads unpacked.
+void sgemm(const GemmArgs &args, ThreadPool *pool, const PackedB &packedB);
 /// Same with a forced micro-kernel ISA (tests, benchmarks); the ISA must be
 /// supported by this CPU.
 void sgemm(const GemmArgs &args, ThreadPool *pool, GemmIsa isa);
 
-// Micro-kernels, one per ISA (GemmKernels*.cpp). Each computes an MR x NR
-// tile from packed panels: Ap holds kc columns of MR values, Bp kc rows of
-// NR values. The tile is stored into C (mr x nr valid entries) as
-// alpha * acc + beta * C, with C not read when beta == 0.
+// Micro-kernels, one per ISA (Gemm{Generic,Avx2,Avx512}.cpp). Each computes an
+// MR x NR tile from packed panels: Ap holds kc columns of MR values, Bp kc rows
+// of NR values. The tile is stored into C (mr x nr valid entries) as alpha *
+// acc + beta * C, with C not read when beta == 0.
 using MicroKernelFn = void (*)(int64_t kc, const float *ap, const float *bp,
                                float *c, int64_t ldc, int64_t mr, int64_t nr,
                                float alpha, float beta);
@@ -67,9 +97,16 @@ constexpr int64_t kSmallMWidth = 1024;
 /// Dot product of two contiguous vectors.
 using DotFn = float (*)(int64_t k, const float *x, const float *y);
 
+/// The micro-kernel's tile reading A in place: row r at step kk is
+/// a[r * lda + kk] (row-major A); rows past mr are read but never stored.
+using MicroRowAFn = void (*)(int64_t kc, const float *a, int64_t lda,
+                             const float *bp, float *c, int64_t ldc, int64_t mr,
+                             int64_t nr, float alpha, float beta);
+
 struct GemmKernelSet {
   int mr, nr;
   MicroKernelFn micro;
+  MicroRowAFn microRowA; // null: A is always packed
   SmallMFn smallM;
   DotFn dot;
 };

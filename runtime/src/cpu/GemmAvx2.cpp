@@ -26,9 +26,15 @@ INGOT_AVX2 inline __m256 blend(__m256 acc, const float *c, __m256 alpha,
   return readC ? _mm256_fmadd_ps(beta, _mm256_loadu_ps(c), v) : v;
 }
 
-INGOT_AVX2 void micro6x16(int64_t kc, const float *ap, const float *bp,
-                          float *c, int64_t ldc, int64_t mr, int64_t nr,
-                          float alpha, float beta) {
+/// The 6 x 16 tile, A packed (kRowMajorA false) or read in place from
+/// row-major rows lda apart (rows past mr repeat the last; never stored).
+template <bool kRowMajorA>
+INGOT_AVX2 inline void
+tile6x16(int64_t kc, const float *ap, int64_t lda, const float *bp, float *c,
+         int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
+  const float *rows[kMr];
+  for (int r = 0; r < kMr; ++r)
+    rows[r] = ap + (r < mr ? r : mr - 1) * lda;
   // Named accumulators rather than an array: GCC otherwise keeps the array
   // in memory and stores all 12 vectors on every k step.
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
@@ -37,25 +43,26 @@ INGOT_AVX2 void micro6x16(int64_t kc, const float *ap, const float *bp,
   for (int64_t kk = 0; kk < kc; ++kk) {
     const __m256 b0 = _mm256_load_ps(bp);
     const __m256 b1 = _mm256_load_ps(bp + 8);
-    __m256 a = _mm256_broadcast_ss(ap);
+    __m256 a = _mm256_broadcast_ss(kRowMajorA ? rows[0] + kk : ap + 0);
     c00 = _mm256_fmadd_ps(a, b0, c00);
     c01 = _mm256_fmadd_ps(a, b1, c01);
-    a = _mm256_broadcast_ss(ap + 1);
+    a = _mm256_broadcast_ss(kRowMajorA ? rows[1] + kk : ap + 1);
     c10 = _mm256_fmadd_ps(a, b0, c10);
     c11 = _mm256_fmadd_ps(a, b1, c11);
-    a = _mm256_broadcast_ss(ap + 2);
+    a = _mm256_broadcast_ss(kRowMajorA ? rows[2] + kk : ap + 2);
     c20 = _mm256_fmadd_ps(a, b0, c20);
     c21 = _mm256_fmadd_ps(a, b1, c21);
-    a = _mm256_broadcast_ss(ap + 3);
+    a = _mm256_broadcast_ss(kRowMajorA ? rows[3] + kk : ap + 3);
     c30 = _mm256_fmadd_ps(a, b0, c30);
     c31 = _mm256_fmadd_ps(a, b1, c31);
-    a = _mm256_broadcast_ss(ap + 4);
+    a = _mm256_broadcast_ss(kRowMajorA ? rows[4] + kk : ap + 4);
     c40 = _mm256_fmadd_ps(a, b0, c40);
     c41 = _mm256_fmadd_ps(a, b1, c41);
-    a = _mm256_broadcast_ss(ap + 5);
+    a = _mm256_broadcast_ss(kRowMajorA ? rows[5] + kk : ap + 5);
     c50 = _mm256_fmadd_ps(a, b0, c50);
     c51 = _mm256_fmadd_ps(a, b1, c51);
-    ap += kMr;
+    if (!kRowMajorA)
+      ap += kMr;
     bp += kNr;
   }
   alignas(32) float tile[kMr * kNr];
@@ -76,6 +83,18 @@ INGOT_AVX2 void micro6x16(int64_t kc, const float *ap, const float *bp,
     _mm256_store_ps(tile + r * kNr + 8, acc[r][1]);
   }
   storeTile(tile, kNr, c, ldc, mr, nr, alpha, beta);
+}
+
+INGOT_AVX2 void micro6x16(int64_t kc, const float *ap, const float *bp,
+                          float *c, int64_t ldc, int64_t mr, int64_t nr,
+                          float alpha, float beta) {
+  tile6x16<false>(kc, ap, 0, bp, c, ldc, mr, nr, alpha, beta);
+}
+
+INGOT_AVX2 void micro6x16RowA(int64_t kc, const float *a, int64_t lda,
+                              const float *bp, float *c, int64_t ldc,
+                              int64_t mr, int64_t nr, float alpha, float beta) {
+  tile6x16<true>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
 }
 
 /// M rows of C over nn <= kSmallMWidth columns in one pass over k: each step
@@ -188,7 +207,8 @@ INGOT_AVX2 float dot(int64_t k, const float *x, const float *y) {
 } // namespace
 
 const GemmKernelSet &avx2GemmKernels() {
-  static const GemmKernelSet set{kMr, kNr, micro6x16, smallM, dot};
+  static const GemmKernelSet set{kMr,           kNr,    micro6x16,
+                                 micro6x16RowA, smallM, dot};
   return set;
 }
 

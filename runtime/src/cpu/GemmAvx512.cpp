@@ -26,21 +26,29 @@ INGOT_AVX512 inline __m512 blend(__m512 acc, const float *c, __m512 alpha,
   return readC ? _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mask, c), v) : v;
 }
 
-INGOT_AVX512 void micro12x32(int64_t kc, const float *ap, const float *bp,
-                             float *c, int64_t ldc, int64_t mr, int64_t nr,
-                             float alpha, float beta) {
+/// The 12 x 32 tile. A is packed (kRowMajorA false: MR values per k step)
+/// or read in place from row-major rows lda apart (rows past mr repeat the
+/// last one; their sums are never stored), which saves packing A at all:
+/// each broadcast reads one float either way.
+template <bool kRowMajorA>
+INGOT_AVX512 inline void
+tile12x32(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
+          int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
   __m512 acc[kMr][2];
-  for (int r = 0; r < kMr; ++r)
+  const float *rows[kMr];
+  for (int r = 0; r < kMr; ++r) {
     acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    rows[r] = a + (r < mr ? r : mr - 1) * lda;
+  }
   for (int64_t kk = 0; kk < kc; ++kk) {
     const __m512 b0 = _mm512_load_ps(bp);
     const __m512 b1 = _mm512_load_ps(bp + 16);
     for (int r = 0; r < kMr; ++r) {
-      const __m512 a = _mm512_set1_ps(ap[r]);
-      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+      const __m512 av =
+          _mm512_set1_ps(kRowMajorA ? rows[r][kk] : a[kk * kMr + r]);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
-    ap += kMr;
     bp += kNr;
   }
   // Partial columns use masked loads/stores; rows past mr are skipped.
@@ -58,6 +66,19 @@ INGOT_AVX512 void micro12x32(int64_t kc, const float *ap, const float *bp,
       _mm512_mask_storeu_ps(row + 16, m1,
                             blend(acc[r][1], row + 16, va, vb, readC, m1));
   }
+}
+
+INGOT_AVX512 void micro12x32(int64_t kc, const float *ap, const float *bp,
+                             float *c, int64_t ldc, int64_t mr, int64_t nr,
+                             float alpha, float beta) {
+  tile12x32<false>(kc, ap, 0, bp, c, ldc, mr, nr, alpha, beta);
+}
+
+INGOT_AVX512 void micro12x32RowA(int64_t kc, const float *a, int64_t lda,
+                                 const float *bp, float *c, int64_t ldc,
+                                 int64_t mr, int64_t nr, float alpha,
+                                 float beta) {
+  tile12x32<true>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
 }
 
 /// M rows of C over nn <= kSmallMWidth columns in one pass over k: each step
@@ -172,7 +193,8 @@ INGOT_AVX512 float dot(int64_t k, const float *x, const float *y) {
 } // namespace
 
 const GemmKernelSet &avx512GemmKernels() {
-  static const GemmKernelSet set{kMr, kNr, micro12x32, smallM, dot};
+  static const GemmKernelSet set{kMr,    kNr, micro12x32, micro12x32RowA,
+                                 smallM, dot};
   return set;
 }
 

@@ -35,6 +35,8 @@ struct KvCacheView;
 
 namespace ingot::cpu {
 
+class StepCache;
+
 /// A read-only operand. `present` is false for an absent optional input.
 struct KernelInput {
   bool present = false;
@@ -43,6 +45,9 @@ struct KernelInput {
   shape::Shape shape; // runtime shape, all dims known
   std::string name;   // buffer/value name, for messages
   int64_t groupSize = 0; // quantised weights: values per block (Quant.h)
+  /// A weight of the artifact: the same bytes at the same address on every
+  /// run, so what a kernel derives from it may be kept (StepCache.h).
+  bool constant = false;
 
   int64_t numElements() const { return shape::numElements(shape); }
   size_t bytes() const {
@@ -94,6 +99,10 @@ public:
   /// The KV cache of the run, or nullptr when the caller set none.
   const KvCacheView *kvCache() const { return kvCache_; }
   void setKvCache(const KvCacheView *view) { kvCache_ = view; }
+  /// Where this step keeps what it derives from constant inputs across
+  /// runs, or nullptr (then the kernel recomputes it).
+  StepCache *stepCache() const { return stepCache_; }
+  void setStepCache(StepCache *cache) { stepCache_ = cache; }
 
   size_t numInputs() const { return inputs.size(); }
   bool hasInput(size_t i) const {
@@ -153,6 +162,7 @@ private:
   const std::vector<Attr> *attrs_;
   ThreadPool *pool_;
   const KvCacheView *kvCache_ = nullptr;
+  StepCache *stepCache_ = nullptr;
   const KernelInfo *info_ = nullptr; // nullptr for a name not in the table
 };
 

@@ -7,6 +7,7 @@
 
 #include "cpu/Gemm.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/StepCache.h"
 
 #include "ingot/ThreadPool.h"
 
@@ -16,6 +17,27 @@ namespace {
 /// Below this many multiply-adds per matrix, batches run in parallel with a
 /// serial GEMM each rather than one after another with a threaded GEMM.
 constexpr int64_t kSmallGemmWork = 1 << 21;
+
+/// C = op(A) op(B), with op(B) packed once and kept in the step's cache
+/// when B is a weight: repacking it on every call cost as much as the
+/// multiply for an encoder's few dozen rows. Few-row calls stream B
+/// unpacked and need no panels.
+void gemmWithWeights(const KernelContext &ctx, const KernelInput &b,
+                     const GemmArgs &g) {
+  if (!b.constant || !ctx.stepCache() || g.m <= kSmallM) {
+    sgemm(g, ctx.pool());
+    return;
+  }
+  const GemmIsa isa = bestGemmIsa();
+  // Everything the panels depend on, so another B or shape repacks.
+  uint64_t key = reinterpret_cast<uintptr_t>(g.b);
+  for (uint64_t v : {uint64_t(g.k), uint64_t(g.n), uint64_t(g.ldb),
+                     uint64_t(g.transB), uint64_t(isa)})
+    key = (key ^ v) * 0x100000001b3ull;
+  std::shared_ptr<const PackedB> packed =
+      ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(g, isa); });
+  sgemm(g, ctx.pool(), *packed);
+}
 
 Status matmulKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 2, 1); !s)
@@ -59,7 +81,7 @@ Status matmulKernel(KernelContext &ctx) {
       shape::numElements(batchA) == batches) {
     g.m = batches * m;
     g.c = out;
-    sgemm(g, ctx.pool());
+    gemmWithWeights(ctx, b, g);
     return Status::ok();
   }
 
@@ -161,7 +183,7 @@ Status gemmKernel(KernelContext &ctx) {
     });
     g.beta = float(beta);
   }
-  sgemm(g, ctx.pool());
+  gemmWithWeights(ctx, b, g);
   return Status::ok();
 }
 

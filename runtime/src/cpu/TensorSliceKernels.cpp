@@ -11,6 +11,42 @@
 namespace ingot::cpu {
 namespace {
 
+/// The slice as a walk over the fewest dims: output dims of one element
+/// fold into the base offset, and a dim copied whole merges into the one
+/// before it when that one steps by 1, so a [1, 512, 508, 1] crop copies
+/// long runs instead of one element per row.
+struct SliceWalk {
+  int64_t base = 0;
+  std::vector<int64_t> dims, strides; // output extents, source strides
+};
+
+SliceWalk planSliceWalk(const shape::Shape &in, const shape::Shape &out,
+                        const std::vector<int64_t> &first,
+                        const std::vector<int64_t> &step) {
+  SliceWalk w;
+  const std::vector<int64_t> inSt = stridesOf(in);
+  bool prevUnitStep = false;
+  for (size_t d = 0; d < out.size(); ++d) {
+    w.base += first[d] * inSt[d];
+    if (out[d] == 1)
+      continue;
+    const bool whole = step[d] == 1 && first[d] == 0 && out[d] == in[d];
+    if (whole && prevUnitStep && w.strides.back() == in[d] * inSt[d]) {
+      w.dims.back() *= out[d];
+      w.strides.back() = inSt[d];
+      continue;
+    }
+    w.dims.push_back(out[d]);
+    w.strides.push_back(step[d] * inSt[d]);
+    prevUnitStep = step[d] == 1;
+  }
+  if (w.dims.empty()) {
+    w.dims.push_back(1);
+    w.strides.push_back(1);
+  }
+  return w;
+}
+
 Status sliceKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(3, 5, 1); !s)
     return s;
@@ -68,24 +104,25 @@ Status sliceKernel(KernelContext &ctx) {
     return s;
   if (shape::numElements(out) == 0)
     return Status::ok();
-  std::vector<int64_t> inSt = stridesOf(x.shape);
+  SliceWalk walk = planSliceWalk(x.shape, out, first, step);
   dispatchBySize(dtypeSize(x.dtype), [&]<typename T>() {
-    const T *src = x.as<T>();
+    const T *src = x.as<T>() + walk.base;
     T *dst = ctx.output(0).as<T>();
-    if (rank == 0) {
-      dst[0] = src[0];
-      return;
-    }
-    shape::Shape rows(out.begin(), out.end() - 1);
-    std::vector<int64_t> idx(rank - 1, 0);
-    const int64_t len = out.back(), last = rank - 1;
-    const int64_t lastStride = step[last] * inSt[last];
+    const size_t last = walk.dims.size() - 1;
+    const int64_t len = walk.dims[last], lastStride = walk.strides[last];
+    shape::Shape rows(walk.dims.begin(), walk.dims.end() - 1);
+    std::vector<int64_t> idx(last, 0);
     do {
-      int64_t off = first[last] * inSt[last];
-      for (int64_t d = 0; d < last; ++d)
-        off += (first[d] + idx[d] * step[d]) * inSt[d];
-      for (int64_t i = 0; i < len; ++i)
-        *dst++ = src[off + i * lastStride];
+      int64_t off = 0;
+      for (size_t d = 0; d < last; ++d)
+        off += idx[d] * walk.strides[d];
+      if (lastStride == 1) {
+        std::copy(src + off, src + off + len, dst);
+        dst += len;
+      } else {
+        for (int64_t i = 0; i < len; ++i)
+          *dst++ = src[off + i * lastStride];
+      }
     } while (nextIndex(idx, rows));
   });
   return Status::ok();

@@ -11,6 +11,7 @@
 #include "ingot/Executor.h"
 
 #include "cpu/KernelRegistry.h"
+#include "cpu/StepCache.h"
 #include "exec/ExecutorMessages.h"
 #include "exec/KernelCost.h"
 #include "exec/PhysicalMemory.h"
@@ -38,6 +39,8 @@ struct Executor::Impl {
   std::vector<const uint8_t *> data;            // per buffer
   std::vector<shape::Shape> shapes;             // per buffer, runtime
   std::vector<bool> known;                      // shape set in this run
+  /// Per step: what its kernel derived from weights (packed GEMM panels).
+  std::vector<std::unique_ptr<cpu::StepCache>> stepCaches;
 
   Impl(const Artifact &a, ThreadPool &p) : artifact(a), pool(p) {}
 
@@ -208,6 +211,11 @@ Status Executor::Impl::runStep(size_t index) {
   const Step &step = m.steps[index];
   cpu::KernelContext ctx(step.kernel, step.origin, &step.attrs, &pool);
   ctx.setKvCache(kvCache);
+  if (stepCaches.size() != m.steps.size())
+    stepCaches.resize(m.steps.size());
+  if (!stepCaches[index])
+    stepCaches[index] = std::make_unique<cpu::StepCache>();
+  ctx.setStepCache(stepCaches[index].get());
   ctx.inputs.resize(step.inputs.size());
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     uint32_t id = step.inputs[i];
@@ -225,6 +233,7 @@ Status Executor::Impl::runStep(size_t index) {
     in.name = bufferLabel(b);
     in.groupSize =
         b.kind == BufferKind::Param ? m.tensors[b.tensorIndex].groupSize : 0;
+    in.constant = b.kind == BufferKind::Param;
   }
   ctx.outputs.resize(step.outputs.size());
   for (size_t i = 0; i < step.outputs.size(); ++i) {
