@@ -63,6 +63,14 @@ TEST(KernelCost, MatMulAndDefaultRule) {
   EXPECT_EQ(estimateKernelCost(mm).flops, 2 * (2 * 5 * 3) * 7);
   EXPECT_EQ(estimateKernelCost(mm).bytes, (70 + 21 + 30) * 4);
 
+  // conv: each output element is a dot product with one weight row
+  // (C/group x kh x kw = 3 x 3 x 2 here).
+  cpu::KernelContext conv("conv", "", nullptr, nullptr);
+  conv.inputs = {operand(DType::F32, {1, 6, 9, 9}),
+                 operand(DType::F32, {4, 3, 3, 2})};
+  conv.outputs = {result(DType::F32, {1, 4, 7, 8})};
+  EXPECT_EQ(estimateKernelCost(conv).flops, 2 * (4 * 7 * 8) * (3 * 3 * 2));
+
   // An unknown kernel: every operand byte once, no FLOPs.
   cpu::KernelContext other("kernel_from_the_future", "", nullptr, nullptr);
   other.inputs = {operand(DType::F16, {10}), cpu::KernelInput{},

@@ -1,5 +1,4 @@
-//===- TensorResize.cpp - resize (nearest, linear)
-//--------------------------===//
+//===- TensorResize.cpp - resize (nearest, linear) -----------------------===//
 //
 // Each dim gets a table mapping output index -> (source index, next index,
 // weight of the next), computed in f32 as onnxruntime does. Nearest uses
@@ -48,6 +47,64 @@ int64_t nearestIndex(float x, const std::string &mode) {
   if (x - f == 0.5f)
     return int64_t(mode == "round_prefer_ceil" ? f + 1 : f);
   return int64_t(std::round(x));
+}
+
+/// Output rows (every dim but the last fixed) in parallel. Per row, the
+/// corners of the blended outer dims are found once; along the last dim
+/// each element sums its corners in the order of the per-element
+/// definition (bit b of a corner picks dim blend[b]'s second index, the
+/// last dim being the highest bit), so weights multiply in the same order.
+void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
+                const shape::Shape &in, const shape::Shape &out) {
+  const size_t rank = in.size(), last = rank - 1;
+  std::vector<size_t> outerBlend;
+  for (size_t d = 0; d < last; ++d)
+    if (maps[d].blends)
+      outerBlend.push_back(d);
+  const bool lastBlends = maps[last].blends;
+  const std::vector<int64_t> st = stridesOf(in);
+  const float *src = ctx.input(0).as<float>();
+  float *dst = ctx.output(0).as<float>();
+  const int64_t len = out[last], rows = shape::numElements(out) / len;
+  const AxisMap &lm = maps[last];
+  const size_t combos = size_t(1) << outerBlend.size();
+  ctx.parallelFor(
+      rows, std::max<int64_t>(1, 16384 / len), [&](int64_t r0, int64_t r1) {
+        std::vector<int64_t> off(combos);
+        std::vector<float> wgt(combos);
+        for (int64_t r = r0; r < r1; ++r) {
+          int64_t base = 0, rem = r;
+          std::vector<int64_t> idx(rank, 0);
+          for (size_t d = last; d-- > 0;) {
+            idx[d] = rem % out[d], rem /= out[d];
+            base += maps[d].i0[idx[d]] * st[d];
+          }
+          for (size_t c = 0; c < combos; ++c) {
+            off[c] = base, wgt[c] = 1.0f;
+            for (size_t b = 0; b < outerBlend.size(); ++b) {
+              const AxisMap &m = maps[outerBlend[b]];
+              const int64_t o = idx[outerBlend[b]];
+              if (c >> b & 1) {
+                off[c] += (m.i1[o] - m.i0[o]) * st[outerBlend[b]];
+                wgt[c] *= m.w1[o];
+              } else {
+                wgt[c] *= 1.0f - m.w1[o];
+              }
+            }
+          }
+          float *row = dst + r * len;
+          for (int64_t o = 0; o < len; ++o) {
+            float acc = 0.0f;
+            for (size_t c = 0; c < combos; ++c)
+              acc += (lastBlends ? wgt[c] * (1.0f - lm.w1[o]) : wgt[c]) *
+                     src[off[c] + lm.i0[o] * st[last]];
+            if (lastBlends)
+              for (size_t c = 0; c < combos; ++c)
+                acc += wgt[c] * lm.w1[o] * src[off[c] + lm.i1[o] * st[last]];
+            row[o] = acc;
+          }
+        }
+      });
 }
 
 Status resizeKernel(KernelContext &ctx) {
@@ -123,38 +180,10 @@ Status resizeKernel(KernelContext &ctx) {
       m.blends |= w != 0.0f;
     }
   }
-  std::vector<size_t> blend;
-  for (size_t d = 0; d < rank; ++d)
-    if (maps[d].blends)
-      blend.push_back(d);
-  const std::vector<int64_t> st = stridesOf(x.shape);
-  const float *src = x.as<float>();
-  float *dst = ctx.output(0).as<float>();
-  std::vector<int64_t> idx(rank, 0);
-  const size_t corners = size_t(1) << blend.size();
-  do {
-    int64_t base = 0;
-    for (size_t d = 0; d < rank; ++d)
-      base += maps[d].i0[idx[d]] * st[d];
-    float acc = 0.0f;
-    // Every corner of the blended dims, weighted by the product of theirs.
-    for (size_t corner = 0; corner < corners; ++corner) {
-      int64_t off = base;
-      float wgt = 1.0f;
-      for (size_t b = 0; b < blend.size(); ++b) {
-        const AxisMap &m = maps[blend[b]];
-        int64_t o = idx[blend[b]];
-        if (corner >> b & 1) {
-          off += (m.i1[o] - m.i0[o]) * st[blend[b]];
-          wgt *= m.w1[o];
-        } else {
-          wgt *= 1.0f - m.w1[o];
-        }
-      }
-      acc += wgt * src[off];
-    }
-    *dst++ = acc;
-  } while (nextIndex(idx, out));
+  if (rank == 0)
+    ctx.output(0).as<float>()[0] = x.as<float>()[0];
+  else
+    resizeRows(ctx, maps, x.shape, out);
   return Status::ok();
 }
 

@@ -4,6 +4,8 @@
 //   default       bytes = every present input + every output, FLOPs = 0
 //   linear        bytes = x + W (+ bias) + y; FLOPs = 2·m·n·k
 //   matmul, gemm  bytes = default; FLOPs = 2·(output elements)·k
+//   conv          bytes = default; FLOPs = 2·(output elements)·C/group·taps
+//                 (the weight's elements per output channel)
 //   attention     see attentionCost below
 //   norms         bytes = default; a few FLOPs per element of x
 //   elementwise   bytes = default; FLOPs per output element
@@ -187,6 +189,20 @@ KernelCost matmulCost(const KernelContext &ctx, bool gemm) {
   return c;
 }
 
+KernelCost convCost(const KernelContext &ctx) {
+  KernelCost c;
+  c.bytes = defaultBytes(ctx);
+  if (ctx.numInputs() < 2 || !ctx.hasInput(1) || !ctx.numOutputs())
+    return c;
+  const shape::Shape &w = ctx.input(1).shape;
+  if (w.empty() || w[0] <= 0)
+    return c;
+  // w is [M, C/group, taps...]: each output element takes one row of it.
+  c.flops = 2.0 * outputElements(ctx) *
+            (double(shape::numElements(w)) / double(w[0]));
+  return c;
+}
+
 KernelCost gatherCost(const KernelContext &ctx) {
   KernelCost c;
   c.bytes = defaultBytes(ctx);
@@ -208,6 +224,8 @@ KernelCost estimateKernelCost(const cpu::KernelContext &ctx) {
     return attentionCost(ctx);
   if (k == "gather")
     return gatherCost(ctx);
+  if (k == "conv")
+    return convCost(ctx);
   KernelCost c;
   c.bytes = defaultBytes(ctx);
   if (double per = flopsPerElement(k); per > 0) {
