@@ -10,6 +10,7 @@
 
 #include "ingot/Executor.h"
 #include "ingot/Artifact.h"
+#include "ingot/Profiler.h"
 #include "ingot/ThreadPool.h"
 
 #include <gtest/gtest.h>
@@ -245,6 +246,73 @@ TEST(Executor, RunsAnMlpForSeveralBatchSizes) {
     EXPECT_EQ(
         std::memcmp(outs[3].tensor.data.data(), mlp.weights[4].data(), 16), 0);
   }
+}
+
+TEST(Executor, StepsThatReadOnlyWeightsRunOnce) {
+  // w1 stored quartered and doubled twice in the plan (as exported graphs
+  // cast and scale int8 weights), the results in arena memory that
+  // layer_norm's output reuses: kept apart, the last must survive the
+  // first run unchanged, and the one in between is freed.
+  Mlp mlp = buildMlp();
+  Manifest &m = mlp.manifest;
+  TensorEntry quarter;
+  quarter.name = "w1_quarter";
+  quarter.shape = {kIn, kHidden};
+  m.tensors.push_back(quarter);
+  mlp.weights.push_back(mlp.weights[0]);
+  for (float &v : mlp.weights.back())
+    v *= 0.25f;
+  auto addBuffer = [&](BufferKind kind, const std::string &name) {
+    Buffer b;
+    b.id = uint32_t(m.buffers.size());
+    b.kind = kind;
+    b.name = name;
+    b.rank = 2;
+    b.maxShape = quarter.shape;
+    if (kind == BufferKind::Param) {
+      b.tensorIndex = int32_t(m.tensors.size() - 1);
+    } else {
+      b.maxBytes = kIn * kHidden * 4;
+      b.arenaOffset = kMaxBatch * kHidden * 4; // h3's memory
+    }
+    m.buffers.push_back(b);
+    return b.id;
+  };
+  const uint32_t q = addBuffer(BufferKind::Param, "w1_quarter");
+  const uint32_t half = addBuffer(BufferKind::Arena, "w1_half");
+  const uint32_t full = addBuffer(BufferKind::Arena, "w1_full");
+  auto prep = [&](uint32_t in, uint32_t out) {
+    Step st;
+    st.kernel = "add";
+    st.origin = "mlp/prep" + std::to_string(out);
+    st.inputs = {in, in};
+    st.outputs = {out};
+    return st;
+  };
+  m.steps.insert(m.steps.begin(), {prep(q, half), prep(half, full)});
+  m.steps[2].inputs = {0, full};
+  std::unique_ptr<Artifact> art = writeAndOpen(mlp, "mlp-prep.ingot");
+  ASSERT_TRUE(art);
+  ThreadPool pool(2);
+  Executor exec(*art, pool);
+  StepProfiler profiler;
+  exec.setProfiler(&profiler);
+  EXPECT_EQ(exec.constantResultBytes(), uint64_t(kIn * kHidden * 4));
+  for (int64_t batch : {int64_t(3), kMaxBatch, int64_t(5)}) {
+    std::vector<float> x = randomFloats(batch * kIn, 300 + batch);
+    std::vector<float> s = randomFloats(batch, 400 + batch);
+    std::vector<NamedTensor> outs;
+    Status st = exec.run(
+        {{"s", f32Tensor({batch, 1}, s)}, {"x", f32Tensor({batch, kIn}, x)}},
+        &outs);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    std::vector<double> logits;
+    expectNear(outs[0].tensor, reference(mlp, x, s, batch, &logits));
+  }
+  std::vector<int> perRun(3, 0);
+  for (const KernelEvent &e : profiler.kernels())
+    ++perRun[size_t(e.run)];
+  EXPECT_EQ(perRun, (std::vector<int>{10, 8, 8})); // the adds run once
 }
 
 Status runWith(Executor &exec, std::vector<NamedTensor> inputs) {

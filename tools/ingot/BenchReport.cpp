@@ -94,6 +94,7 @@ void jsonCommon(OrderedJson &o, const BenchContext &ctx, const Manifest &m,
                 double decodePct, double prefillPct) {
   KvPeak kv = kvPeak(ctx, m);
   o["memory"] = {{"weights_bytes", ctx.footprint.weightsBytes},
+                 {"weight_derived_bytes", ctx.footprint.weightDerivedBytes},
                  {"kv_allocated_bytes", kv.allocatedBytes},
                  {"kv_used_bytes", kv.usedBytes},
                  {"kv_waste_pct", finiteOrNull(kv.wastePct)},
@@ -204,6 +205,8 @@ void printMemoryTable(const BenchContext &ctx, const Manifest &m) {
                 (long long)ctx.stats.peakKvBlocksUsed, kv.wastePct);
   row("kv cache used at peak", buf);
   row("activation arena", mib(ctx.footprint.arenaBytes));
+  if (ctx.footprint.weightDerivedBytes)
+    row("weight-derived", mib(ctx.footprint.weightDerivedBytes));
   row("runtime overhead", mib(ctx.footprint.overheadBytes));
   row("total", mib(ctx.footprint.totalBytes));
   std::printf("machine\n");

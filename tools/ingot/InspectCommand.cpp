@@ -261,6 +261,9 @@ void printFootprint(const Artifact &art, const MemoryFootprint &f) {
   std::printf("memory to serve %s\n", printable(art.path()).c_str());
   const Manifest &m = art.manifest();
   line("weights", f.weightsBytes, "");
+  line("weight-derived", f.weightDerivedBytes,
+       "made by the first run: weight-only steps' results, packed GEMM "
+       "weights");
   line("kv cache", f.kvBytes,
        m.hasLlm ? cat({std::to_string(f.kvBlocks), " blocks x ",
                        std::to_string(m.llm.blockSize),

@@ -157,6 +157,7 @@ OrderedJson jsonMemory(const MemorySummary &mem, const MemoryFootprint &fp) {
           {"kv_blocks", fp.kvBlocks},
           {"kv_tokens", fp.kvTokens},
           {"kv_budget_bytes", fp.kvBytes},
+          {"weight_derived_bytes", fp.weightDerivedBytes},
           {"manifest_bytes", fp.manifestBytes},
           {"step_io_bytes", fp.stepIoBytes},
           {"thread_scratch_bytes", fp.threadScratchBytes},

@@ -189,6 +189,11 @@ int runMain(int argc, char **argv) {
                           gpu ? gpu->device().description() : "the CPU", once);
       !s)
     return fail(s.message());
+  if (cpu && opts.repeat > 0 && cpu->constantResultBytes())
+    std::fprintf(stderr,
+                 "ingot: %.1f MiB beside the arena hold results of steps "
+                 "that read only weights (computed by the first run)\n",
+                 double(cpu->constantResultBytes()) / (1 << 20));
 
   if (!opts.profile.empty()) {
     std::vector<FlagPath> read = {{"the artifact", opts.artifact}};

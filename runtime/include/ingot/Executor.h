@@ -45,6 +45,10 @@ public:
   /// Reports every run and kernel to `profiler` (owned by the caller, must
   /// outlive the runs); nullptr, the default, takes no timestamps at all.
   void setProfiler(StepProfiler *profiler);
+  /// Bytes held outside the arena for results of steps that read only
+  /// weights (computed on the first run, kept for the later ones; see
+  /// exec/ConstantSteps.h).
+  uint64_t constantResultBytes() const;
 
 private:
   struct Impl;

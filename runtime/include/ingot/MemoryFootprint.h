@@ -22,13 +22,17 @@ struct MemoryFootprint {
   uint64_t kvBytes = 0;              // K and V of kvBlocks blocks, all layers
   uint64_t arenaBytes = 0;           // the planned activation arena
   uint64_t arenaLowerBoundBytes = 0; // its liveness lower bound
+  /// Kept beside the weights once the first run made them: results of
+  /// steps that read only weights, and matmul/gemm weights packed into
+  /// GEMM panels (their size, an upper bound: few-row calls pack none).
+  uint64_t weightDerivedBytes = 0;
   // Runtime overhead, three estimates:
   uint64_t manifestBytes = 0;      // decoded manifest and plan tables
   uint64_t stepIoBytes = 0;        // one step's inputs and the logits copy
   uint64_t threadScratchBytes = 0; // per-thread GEMM packing + attention
   unsigned threads = 0;            // threads the scratch estimate is for
   uint64_t overheadBytes = 0;      // the sum of the three
-  uint64_t totalBytes = 0;         // weights + KV + arena + overhead
+  uint64_t totalBytes = 0;         // weights + derived + KV + arena + overhead
 };
 
 /// `threads` 0 = all online CPUs (what the engine uses by default). Works

@@ -17,6 +17,10 @@
 namespace ingot::cpu {
 namespace {
 
+/// Multiply-adds of one (image, group) GEMM below which the pairs run in
+/// parallel rather than one after another with a threaded GEMM each.
+constexpr int64_t kSmallConvWork = int64_t(1) << 21;
+
 /// Output positions [lo, hi) along spatial dim d whose tap t reads inside
 /// the input (the others read padding).
 inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
@@ -215,22 +219,43 @@ Status convKernel(KernelContext &ctx) {
   bool direct = w.outSize() == w.inSize();
   for (int d = 0; d < kSpatial; ++d)
     direct &= w.k[d] == 1 && w.stride[d] == 1 && w.pad[d] == 0;
-  std::vector<float> col;
+  const float *x0 = x.as<float>(), *w0 = wt.as<float>();
+  const float *bias = hasBias ? ctx.input(2).as<float>() : nullptr;
   float *y = ctx.output(0).as<float>();
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t g = 0; g < group; ++g) {
-      if (w.outSize() == 0 || mg == 0)
-        continue;
-      float *yg = y + (b * m + g * mg) * w.outSize();
-      groupConv(ctx, w, x.as<float>() + (b * c + g * cg) * w.inSize(),
-                wt.as<float>() + g * mg * kdim, cg, mg, direct, col, yg);
-      if (hasBias)
-        for (int64_t o = 0; o < mg; ++o) {
-          float bias = ctx.input(2).as<float>()[g * mg + o];
-          for (int64_t p = 0; p < w.outSize(); ++p)
-            yg[o * w.outSize() + p] += bias;
-        }
-    }
+  const int64_t outSize = w.outSize();
+  if (outSize == 0 || mg == 0)
+    return Status::ok();
+  // One (image, group) of the output: its GEMM, then its bias.
+  auto imageGroup = [&](int64_t t, std::vector<float> &col) {
+    const int64_t b = t / group, g = t % group;
+    float *yg = y + (b * m + g * mg) * outSize;
+    groupConv(ctx, w, x0 + (b * c + g * cg) * w.inSize(), w0 + g * mg * kdim,
+              cg, mg, direct, col, yg);
+    if (bias)
+      ctx.parallelFor(mg, std::max<int64_t>(1, 16384 / outSize),
+                      [&](int64_t o0, int64_t o1) {
+                        for (int64_t o = o0; o < o1; ++o) {
+                          const float v = bias[g * mg + o];
+                          for (int64_t p = 0; p < outSize; ++p)
+                            yg[o * outSize + p] += v;
+                        }
+                      });
+  };
+  // Small GEMMs (a VAD's 4-frame convs over a batch of 10) spend more on
+  // waking the pool than on arithmetic: then (image, group) pairs run in
+  // parallel, each GEMM serially (the nested parallelFor runs inline).
+  const int64_t tasks = n * group;
+  if (tasks > 1 && mg * outSize * kdim < kSmallConvWork) {
+    ctx.parallelFor(tasks, 1, [&](int64_t t0, int64_t t1) {
+      std::vector<float> col;
+      for (int64_t t = t0; t < t1; ++t)
+        imageGroup(t, col);
+    });
+    return Status::ok();
+  }
+  std::vector<float> col;
+  for (int64_t t = 0; t < tasks; ++t)
+    imageGroup(t, col);
   return Status::ok();
 }
 

@@ -2,6 +2,7 @@
 #include "ingot/MemoryFootprint.h"
 
 #include "engine/EngineSupport.h"
+#include "exec/ConstantSteps.h"
 #include "ingot/KvCache.h"
 
 #include <unistd.h>
@@ -25,6 +26,24 @@ const TensorEntry &tensorOf(const Manifest &m, uint32_t id) {
   return m.tensors[size_t(m.buffers[id].tensorIndex)];
 }
 
+/// What the executor derives from weights on the first run and keeps
+/// (Executor.cpp, cpu/MatMul.cpp).
+uint64_t weightDerivedBytes(const Manifest &m) {
+  const ConstantSteps constants = findConstantSteps(m);
+  uint64_t bytes = constants.bytes;
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    const Step &step = m.steps[s];
+    if (constants.step[s] || step.inputs.size() < 2 ||
+        (step.kernel != "matmul" && step.kernel != "gemm"))
+      continue;
+    const uint32_t b = step.inputs[1];
+    if (b >= m.buffers.size() || !constants.buffer[b])
+      continue;
+    bytes += isParam(m, b) ? tensorOf(m, b).bytes : m.buffers[b].maxBytes;
+  }
+  return bytes;
+}
+
 } // namespace
 
 MemoryFootprint computeFootprint(const Manifest &m, int64_t kvBlocks,
@@ -38,6 +57,7 @@ MemoryFootprint computeFootprint(const Manifest &m, int64_t kvBlocks,
   f.weightsBytes = m.memory.weightsBytes;
   f.arenaBytes = m.memory.arenaBytes;
   f.arenaLowerBoundBytes = m.memory.arenaLowerBoundBytes;
+  f.weightDerivedBytes = weightDerivedBytes(m);
   f.manifestBytes = m.memory.overheadBytes;
   uint64_t scratch = kGemmPackBytes;
   if (m.hasLlm) {
@@ -55,7 +75,8 @@ MemoryFootprint computeFootprint(const Manifest &m, int64_t kvBlocks,
   }
   f.threadScratchBytes = uint64_t(threads) * scratch;
   f.overheadBytes = f.manifestBytes + f.stepIoBytes + f.threadScratchBytes;
-  f.totalBytes = f.weightsBytes + f.kvBytes + f.arenaBytes + f.overheadBytes;
+  f.totalBytes = f.weightsBytes + f.weightDerivedBytes + f.kvBytes +
+                 f.arenaBytes + f.overheadBytes;
   return f;
 }
 

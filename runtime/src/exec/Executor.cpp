@@ -12,6 +12,7 @@
 
 #include "cpu/KernelRegistry.h"
 #include "cpu/StepCache.h"
+#include "exec/ConstantSteps.h"
 #include "exec/ExecutorMessages.h"
 #include "exec/KernelCost.h"
 #include "exec/PhysicalMemory.h"
@@ -20,6 +21,7 @@
 #include "ingot/ThreadPool.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <sys/mman.h>
@@ -41,10 +43,19 @@ struct Executor::Impl {
   std::vector<bool> known;                      // shape set in this run
   /// Per step: what its kernel derived from weights (packed GEMM panels).
   std::vector<std::unique_ptr<cpu::StepCache>> stepCaches;
+  /// Steps that read only weights: run once, results kept apart from the
+  /// arena with the shapes they had.
+  ConstantSteps constants;
+  /// Per buffer (empty for the others).
+  std::vector<std::unique_ptr<uint8_t, void (*)(void *)>> constantResults;
+  std::vector<shape::Shape> constantShapes; // per buffer
+  bool constantsReady = false;
 
   Impl(const Artifact &a, ThreadPool &p) : artifact(a), pool(p) {}
 
   Status checkPlan();
+  Status placeConstantResults();
+  void restoreConstantResults();
   Status bindInputs(const std::vector<NamedTensor> &inputs);
   Status runStep(size_t index);
 };
@@ -122,7 +133,38 @@ Status Executor::Impl::checkPlan() {
       }
     }
   }
+  return placeConstantResults();
+}
+
+Status Executor::Impl::placeConstantResults() {
+  const Manifest &m = artifact.manifest();
+  constants = findConstantSteps(m);
+  constantResults.clear();
+  for (size_t b = 0; b < m.buffers.size(); ++b)
+    constantResults.emplace_back(nullptr, std::free);
+  for (size_t s = 0; s < m.steps.size(); ++s)
+    if (constants.step[s])
+      for (uint32_t out : m.steps[s].outputs) {
+        const size_t bytes = (m.buffers[out].maxBytes + 63) / 64 * 64;
+        constantResults[out].reset(
+            static_cast<uint8_t *>(std::aligned_alloc(64, bytes ? bytes : 64)));
+        if (!constantResults[out])
+          return Status::error("cannot allocate " + std::to_string(bytes) +
+                               " bytes for the result of " +
+                               describeStep(m.steps[s], s) +
+                               ", which reads only weights");
+        data[out] = constantResults[out].get();
+      }
   return Status::ok();
+}
+
+/// After the first run: the constant steps' results and shapes stand.
+void Executor::Impl::restoreConstantResults() {
+  for (size_t b = 0; b < constantShapes.size(); ++b)
+    if (constants.buffer[b] && !known[b]) {
+      shapes[b] = constantShapes[b];
+      known[b] = true;
+    }
 }
 
 Status Executor::Impl::bindInputs(const std::vector<NamedTensor> &inputs) {
@@ -233,7 +275,7 @@ Status Executor::Impl::runStep(size_t index) {
     in.name = bufferLabel(b);
     in.groupSize =
         b.kind == BufferKind::Param ? m.tensors[b.tensorIndex].groupSize : 0;
-    in.constant = b.kind == BufferKind::Param;
+    in.constant = constants.buffer[id];
   }
   ctx.outputs.resize(step.outputs.size());
   for (size_t i = 0; i < step.outputs.size(); ++i) {
@@ -312,6 +354,10 @@ void Executor::setProfiler(StepProfiler *profiler) {
   impl_->profiler = profiler;
 }
 
+uint64_t Executor::constantResultBytes() const {
+  return impl_->constants.bytes;
+}
+
 Status Executor::run(const std::vector<NamedTensor> &inputs,
                      std::vector<NamedTensor> *outputs) {
   Impl &im = *impl_;
@@ -331,12 +377,27 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
   // The run's span covers the steps only: validation and the output copies
   // are not engine-step work a kernel could be blamed for.
   im.profiledRun = im.profiler ? im.profiler->beginRun() : -1;
-  for (size_t i = 0; i < m.steps.size(); ++i)
+  if (im.constantsReady)
+    im.restoreConstantResults();
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    if (im.constantsReady && im.constants.step[i])
+      continue;
     if (Status s = im.runStep(i); !s) {
       if (im.profiler)
         im.profiler->endRun(im.profiledRun);
       return s;
     }
+  }
+  if (!im.constantsReady) {
+    im.constantShapes = im.shapes;
+    im.constantsReady = true;
+    // Results only other constant steps read are done with.
+    for (size_t b = 0; b < im.constantResults.size(); ++b)
+      if (im.constantResults[b] && !im.constants.keep[b]) {
+        im.constantResults[b].reset();
+        im.data[b] = nullptr;
+      }
+  }
   if (im.profiler)
     im.profiler->endRun(im.profiledRun);
   outputs->clear();

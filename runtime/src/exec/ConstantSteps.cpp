@@ -1,0 +1,60 @@
+//===- ConstantSteps.cpp - Steps that compute the same bytes every run ----===//
+#include "exec/ConstantSteps.h"
+
+#include <string_view>
+
+namespace ingot {
+namespace {
+
+/// Kernels whose result depends on more than their operands: the paged
+/// attention kernels read and write the run's KV cache.
+bool readsRunState(std::string_view kernel) {
+  return kernel.find("paged") != std::string_view::npos;
+}
+
+} // namespace
+
+ConstantSteps findConstantSteps(const Manifest &m) {
+  ConstantSteps c;
+  c.step.assign(m.steps.size(), false);
+  c.buffer.assign(m.buffers.size(), false);
+  for (const Buffer &b : m.buffers)
+    c.buffer[b.id] = b.kind == BufferKind::Param;
+  for (size_t s = 0; s < m.steps.size(); ++s) {
+    const Step &step = m.steps[s];
+    bool constant = !readsRunState(step.kernel);
+    size_t inputs = 0;
+    for (uint32_t id : step.inputs)
+      if (id != kNoBuffer) {
+        ++inputs;
+        constant &= id < c.buffer.size() && c.buffer[id];
+      }
+    // A step without inputs makes its result from attributes alone; one
+    // of those is as cheap to rerun as to keep, and a weight reader is
+    // what pays back the memory.
+    if (!constant || inputs == 0)
+      continue;
+    c.step[s] = true;
+    for (uint32_t out : step.outputs)
+      if (out < c.buffer.size())
+        c.buffer[out] = true;
+  }
+  c.keep.assign(m.buffers.size(), false);
+  auto keepIfResult = [&](uint32_t id) {
+    if (id < c.buffer.size() && c.buffer[id] &&
+        m.buffers[id].kind != BufferKind::Param)
+      c.keep[id] = true;
+  };
+  for (size_t s = 0; s < m.steps.size(); ++s)
+    if (!c.step[s])
+      for (uint32_t id : m.steps[s].inputs)
+        keepIfResult(id);
+  for (const IoSpec &io : m.outputs)
+    keepIfResult(io.buffer);
+  for (const Buffer &b : m.buffers)
+    if (c.keep[b.id])
+      c.bytes += b.maxBytes;
+  return c;
+}
+
+} // namespace ingot

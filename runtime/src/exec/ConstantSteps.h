@@ -1,0 +1,37 @@
+//===- ConstantSteps.h - Steps that compute the same bytes every run -*- C++
+//-*-===//
+//
+// A step whose every input is a weight, or the result of such a step,
+// writes the same bytes on every run: an exported graph's in-graph weight
+// preparation (int8 weights cast and scaled, DequantizeLinear of a QDQ
+// model's weights, a transposed weight). The executor runs those steps
+// once, keeps their results in memory of their own instead of the arena
+// (which later steps reuse), skips them afterwards, and hands the results
+// to their readers as weights (KernelInput::constant, so a GEMM packs them
+// once). onnxruntime folds such subgraphs when it loads a model; here the
+// artifact keeps the compact weights and the folding happens on the first
+// run, at the cost of the results' memory.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ingot/Manifest.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ingot {
+
+struct ConstantSteps {
+  std::vector<bool> step;   // per step: computed on the first run only
+  std::vector<bool> buffer; // per buffer: a weight or such a step's result
+  /// Per buffer: a result that later runs read (a step that runs every
+  /// time reads it, or it is a model output); the others only feed other
+  /// constant steps and are freed after the first run.
+  std::vector<bool> keep;
+  uint64_t bytes = 0; // the kept results' memory (their compiled bounds)
+};
+
+ConstantSteps findConstantSteps(const Manifest &m);
+
+} // namespace ingot
