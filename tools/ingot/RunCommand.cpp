@@ -191,7 +191,7 @@ int runMain(int argc, char **argv) {
     return fail(s.message());
   if (cpu && opts.repeat > 0 && cpu->constantResultBytes())
     std::fprintf(stderr,
-                 "ingot: %.1f MiB beside the arena hold results of steps "
+                 "ingot: %.3f MiB beside the arena hold results of steps "
                  "that read only weights (computed by the first run)\n",
                  double(cpu->constantResultBytes()) / (1 << 20));
 

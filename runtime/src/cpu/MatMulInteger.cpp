@@ -15,6 +15,7 @@
 #include "cpu/MatMulInteger.h"
 #include "cpu/Gemm.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/StepCache.h"
 
 #include "ingot/ThreadPool.h"
 
@@ -209,7 +210,18 @@ Status matmulIntegerKernel(KernelContext &ctx) {
   g.c = ctx.output(0).as<int32_t>();
   if (g.rows == 0 || g.n == 0)
     return Status::ok();
-  qgemm(g, ctx.pool(), bestQGemmIsa());
+  const QGemmIsa isa = bestQGemmIsa();
+  if (isa == QGemmIsa::Avx512Vnni && b.constant && ctx.stepCache()) {
+    // A weight B: its panels and column sums are packed once per step.
+    uint64_t key = reinterpret_cast<uintptr_t>(g.b);
+    for (uint64_t v : {uint64_t(g.k), uint64_t(g.n), uint64_t(g.bUnsigned)})
+      key = (key ^ v) * 0x100000001b3ull;
+    std::shared_ptr<const QPackedB> packed = ctx.stepCache()->get<QPackedB>(
+        key, [&] { return qpackBVnni(g, ctx.pool()); });
+    qgemmVnni(g, ctx.pool(), packed.get());
+    return Status::ok();
+  }
+  qgemm(g, ctx.pool(), isa);
   return Status::ok();
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace ingot {
 class ThreadPool;
@@ -41,8 +42,21 @@ const char *qgemmIsaName(QGemmIsa isa);
 /// Runs on `pool` when given; `isa` must be supported.
 void qgemm(const QGemmArgs &args, ThreadPool *pool, QGemmIsa isa);
 
-/// The VNNI engine (MatMulIntegerVnni.cpp).
-void qgemmVnni(const QGemmArgs &args, ThreadPool *pool);
+/// What the VNNI engine derives from B alone (flipped to int8 in panels of
+/// k-quads, and its column sums), kept across calls when B is a weight;
+/// the zero points are applied per call.
+struct QPackedB {
+  int64_t k = 0, n = 0, kQuads = 0, panels = 0;
+  bool bUnsigned = false;
+  std::vector<int8_t> b;       // [panel][kQuad][32][4]
+  std::vector<int32_t> colSum; // per padded column
+};
+QPackedB qpackBVnni(const QGemmArgs &args, ThreadPool *pool);
+
+/// The VNNI engine (MatMulIntegerVnni.cpp); packs B itself unless given
+/// one packed from the same B.
+void qgemmVnni(const QGemmArgs &args, ThreadPool *pool,
+               const QPackedB *packedB = nullptr);
 
 /// fn(begin, end) over [0, n) on `pool`, or inline without one.
 void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,

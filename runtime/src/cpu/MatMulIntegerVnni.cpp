@@ -30,11 +30,13 @@ namespace {
 
 constexpr int64_t kRows = 8, kCols = 32;
 
+/// One call's operands: B's panels (packed now or kept from an earlier
+/// call), A shifted, and the per-column corrections for this A's zero point.
 struct Packed {
   int64_t kQuads = 0, panels = 0;
+  const QPackedB *b = nullptr;
   std::vector<uint8_t> a; // [row][kQuads * 4], shifted to uint8
   std::vector<int32_t> rowSum;
-  std::vector<int8_t> b;            // [panel][kQuad][kCols][4], shifted to int8
   std::vector<int32_t> colCorr, b0; // per padded column
 };
 
@@ -109,8 +111,8 @@ INGOT_VNNI void packQuads(const T *b, const QGemmArgs &g, int64_t kk,
 }
 
 template <typename T>
-INGOT_VNNI void packPanel(const T *b, const QGemmArgs &g, int32_t a0,
-                          int32_t shift, int64_t panel, Packed &p) {
+INGOT_VNNI void packPanel(const T *b, const QGemmArgs &g, int64_t panel,
+                          QPackedB &p) {
   const int64_t j0 = panel * kCols, cols = std::min(kCols, g.n - j0);
   const __m256i flip = _mm256_set1_epi8(g.bUnsigned ? char(0x80) : 0);
   int8_t *dst = p.b.data() + panel * p.kQuads * kCols * 4;
@@ -121,24 +123,28 @@ INGOT_VNNI void packPanel(const T *b, const QGemmArgs &g, int32_t a0,
   alignas(32) int32_t colSum[kCols];
   for (int i = 0; i < 4; ++i)
     _mm256_store_si256(reinterpret_cast<__m256i *>(colSum + 8 * i), sums[i]);
-  for (int64_t j = 0; j < cols; ++j) {
-    const uint32_t b0 = uint32_t(bZeroAt(g, j0 + j) - shift);
-    p.b0[j0 + j] = int32_t(b0);
-    p.colCorr[j0 + j] = int32_t(uint32_t(g.k) * uint32_t(a0) * b0 -
-                                uint32_t(a0) * uint32_t(colSum[j]));
-  }
+  std::copy(colSum, colSum + cols, p.colSum.begin() + j0);
 }
 
-/// B shifted to int8 in panels of k-quads, and the per-column correction
-/// k A0 B0[n] - A0 colsum[n] (uint32: wraps).
 template <typename T>
-void packB(const QGemmArgs &g, int32_t a0, Packed &p, ThreadPool *pool) {
+void packBPanels(const QGemmArgs &g, QPackedB &p, ThreadPool *pool) {
   const T *b = static_cast<const T *>(g.b);
-  const int32_t shift = g.bUnsigned ? 128 : 0;
   qgemmParallel(pool, p.panels, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t panel = p0; panel < p1; ++panel)
-      packPanel(b, g, a0, shift, panel, p);
+      packPanel(b, g, panel, p);
   });
+}
+
+/// Per column: B0[n] = b_zero[n] - shift and the correction
+/// k A0 B0[n] - A0 colsum[n] (uint32: wraps).
+void columnCorrections(const QGemmArgs &g, int32_t a0, Packed &p) {
+  const uint32_t shift = g.bUnsigned ? 128 : 0;
+  for (int64_t j = 0; j < g.n; ++j) {
+    const uint32_t b0 = uint32_t(bZeroAt(g, j)) - shift;
+    p.b0[j] = int32_t(b0);
+    p.colCorr[j] = int32_t(uint32_t(g.k) * uint32_t(a0) * b0 -
+                           uint32_t(a0) * uint32_t(p.b->colSum[j]));
+  }
 }
 
 /// One row of A shifted to uint8 (the top bit flipped for int8), padded
@@ -175,20 +181,36 @@ void packA(const QGemmArgs &g, Packed &p, ThreadPool *pool) {
 
 } // namespace
 
-void qgemmVnni(const QGemmArgs &g, ThreadPool *pool) {
-  Packed p;
+QPackedB qpackBVnni(const QGemmArgs &g, ThreadPool *pool) {
+  QPackedB p;
+  p.k = g.k, p.n = g.n, p.bUnsigned = g.bUnsigned;
   p.kQuads = (g.k + 3) / 4;
   p.panels = (g.n + kCols - 1) / kCols;
+  p.b.resize(size_t(p.panels * p.kQuads * kCols * 4));
+  p.colSum.assign(size_t(p.panels * kCols), 0);
+  if (g.bUnsigned)
+    packBPanels<uint8_t>(g, p, pool);
+  else
+    packBPanels<int8_t>(g, p, pool);
+  return p;
+}
+
+void qgemmVnni(const QGemmArgs &g, ThreadPool *pool, const QPackedB *packedB) {
+  QPackedB own;
+  if (!packedB || packedB->k != g.k || packedB->n != g.n ||
+      packedB->bUnsigned != g.bUnsigned) {
+    own = qpackBVnni(g, pool);
+    packedB = &own;
+  }
+  Packed p;
+  p.b = packedB;
+  p.kQuads = packedB->kQuads;
+  p.panels = packedB->panels;
   p.a.resize(size_t(g.rows * p.kQuads * 4));
   p.rowSum.resize(size_t(g.rows));
-  p.b.resize(size_t(p.panels * p.kQuads * kCols * 4));
   p.colCorr.assign(size_t(p.panels * kCols), 0);
   p.b0.assign(size_t(p.panels * kCols), 0);
-  const int32_t a0 = (g.aUnsigned ? 0 : 128) + g.aZero;
-  if (g.bUnsigned)
-    packB<uint8_t>(g, a0, p, pool);
-  else
-    packB<int8_t>(g, a0, p, pool);
+  columnCorrections(g, (g.aUnsigned ? 0 : 128) + g.aZero, p);
   packA(g, p, pool);
   const int64_t rowTiles = (g.rows + kRows - 1) / kRows;
   const int64_t width = p.kQuads * 4;
@@ -201,7 +223,7 @@ void qgemmVnni(const QGemmArgs &g, ThreadPool *pool) {
       for (int64_t r = 0; r < kRows; ++r)
         ap[r] = p.a.data() + (r0 + (r < nr ? r : 0)) * width;
       const int64_t j0 = panel * kCols;
-      tile(ap, p.b.data() + panel * p.kQuads * kCols * 4, p, j0,
+      tile(ap, packedB->b.data() + panel * p.kQuads * kCols * 4, p, j0,
            g.c + r0 * g.n + j0, g.n, p.rowSum.data() + r0, nr,
            std::min(kCols, g.n - j0));
     }
