@@ -34,6 +34,9 @@ for key, direction, seq, batch, bias, state, outputs, opset in [
         ("bidir", "bidirectional", 5, 2, True, True, ("y", "yh", "yc"), 14),
         ("only_h", "forward", 7, 2, True, True, ("", "yh"), 14),
         ("sym_seq", "bidirectional", "s", 2, True, False, ("y", "yh", "yc"),
+         14),
+        # More than 4 rows: R goes through packed GEMM panels.
+        ("wide_batch", "bidirectional", 3, 6, True, True, ("y", "yh", "yc"),
          14)]:
     dirs = 2 if direction == "bidirectional" else 1
     args = [("x", F32, [seq, batch, I]), ("w", w(dirs, 4 * H, I)),

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include "cpu/StepCache.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -244,17 +246,28 @@ TEST(TensorKernels, ConvMatchesDirectLoops) {
                      // 1-D convs), plain, strided and depthwise.
                      C{{1, 5, 17, 1}, {4, 5, 5, 1}, 1, 1, 1, 0},
                      C{{2, 3, 12, 1}, {4, 3, 3, 1}, 1, 2, 2, 0},
-                     C{{1, 4, 10, 1}, {4, 1, 3, 1}, 4, 1, 1, 0}}) {
+                     C{{1, 4, 10, 1}, {4, 1, 3, 1}, 4, 1, 1, 0},
+                     // Fewer output positions than channels: the GEMM
+                     // runs transposed (im2col and a direct 1x1).
+                     C{{2, 6, 5, 3}, {20, 6, 3, 3}, 1, 1, 1, 0},
+                     C{{1, 8, 2, 2}, {24, 8, 1, 1}, 1, 1, 1, 0}}) {
     Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
            b = rng.uniform({c.w[0]});
     Shape out;
     std::vector<double> ref = naiveConv(x, w, &b, c.group, c.s, c.d, c.p, &out);
-    Tensor y =
-        runOk(Call("conv", {&x, &w, &b},
-                   {intAttr("group", c.group), intsAttr("strides", {c.s, c.s}),
-                    intsAttr("dilations", {c.d, c.d}),
-                    intsAttr("pads", {c.p, c.p, c.p, c.p})}));
+    Call call("conv", {&x, &w, &b},
+              {intAttr("group", c.group), intsAttr("strides", {c.s, c.s}),
+               intsAttr("dilations", {c.d, c.d}),
+               intsAttr("pads", {c.p, c.p, c.p, c.p})});
+    Tensor y = runOk(call);
     expectClose(y, out, ref, 1e-5, 1e-5);
+    // The weight as a weight: what the kernel keeps in the step's cache
+    // (packed panels) gives the same bits on the first and a later run.
+    cpu::StepCache cache;
+    call.constants = {false, true, true};
+    call.stepCache = &cache;
+    EXPECT_EQ(runOk(call).data, y.data);
+    EXPECT_EQ(runOk(call).data, y.data);
   }
 }
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/ConvWindow.h"
 #include "cpu/Gemm.h"
+#include "cpu/StepCache.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +21,8 @@ namespace {
 /// Multiply-adds of one (image, group) GEMM below which the pairs run in
 /// parallel rather than one after another with a threaded GEMM each.
 constexpr int64_t kSmallConvWork = int64_t(1) << 21;
+/// Output positions below which a conv's GEMM runs transposed.
+constexpr int64_t kNarrowOutput = 16;
 
 /// Output positions [lo, hi) along spatial dim d whose tap t reads inside
 /// the input (the others read padding).
@@ -157,11 +160,41 @@ void blockedConv(KernelContext &ctx, const Window &w, const float *xg,
   });
 }
 
+/// Few output positions (a VAD's 4-frame convs): C = W · cols would fill
+/// one NR-wide column panel to outSize of its 32 columns, so the GEMM runs
+/// transposed, Cᵀ = colsᵀ · Wᵀ, into a small buffer then transposed into
+/// y. Wᵀ's panels are kept in the step's cache when the weight is one (a
+/// single group); up to kSmallM positions read W in place instead.
+void narrowConv(KernelContext &ctx, const float *wg, const float *cols,
+                int64_t mg, int64_t outSize, int64_t kdim, bool cacheW,
+                float *yg) {
+  std::vector<float> t(size_t(outSize * mg));
+  GemmArgs args;
+  args.m = outSize, args.n = mg, args.k = kdim;
+  args.a = cols, args.lda = outSize, args.transA = true;
+  args.b = wg, args.ldb = kdim, args.transB = true;
+  args.c = t.data(), args.ldc = mg;
+  if (cacheW && outSize > kSmallM && ctx.stepCache()) {
+    const GemmIsa isa = bestGemmIsa();
+    uint64_t key = reinterpret_cast<uintptr_t>(wg);
+    for (uint64_t v : {uint64_t(mg), uint64_t(kdim), uint64_t(isa)})
+      key = (key ^ v) * 0x100000001b3ull;
+    sgemm(args, ctx.pool(), *ctx.stepCache()->get<PackedB>(key, [&] {
+      return PackedB(args, isa);
+    }));
+  } else {
+    sgemm(args, ctx.pool());
+  }
+  for (int64_t o = 0; o < mg; ++o)
+    for (int64_t p = 0; p < outSize; ++p)
+      yg[o * outSize + p] = t[p * mg + o];
+}
+
 /// One image's group: in blocks when large, else its whole im2col matrix
 /// (or, for a 1x1 stride-1 conv, the input itself) times the weights.
 void groupConv(KernelContext &ctx, const Window &w, const float *xg,
                const float *wg, int64_t cg, int64_t mg, bool direct,
-               std::vector<float> &col, float *yg) {
+               bool cacheW, std::vector<float> &col, float *yg) {
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
   // ~1 MiB of columns per block (256 KiB to 2 MiB measured alike within
   // noise on a 96 -> 24 channel 3x3 conv), and at least 4 blocks.
@@ -172,10 +205,13 @@ void groupConv(KernelContext &ctx, const Window &w, const float *xg,
     col.resize(size_t(kdim * outSize));
     im2colRange(xg, cg, w, 0, outSize, col.data());
   }
+  const float *cols = direct ? xg : col.data();
+  if (outSize < kNarrowOutput && mg > outSize)
+    return narrowConv(ctx, wg, cols, mg, outSize, kdim, cacheW, yg);
   GemmArgs args;
   args.m = mg, args.n = outSize, args.k = kdim;
   args.a = wg, args.lda = kdim;
-  args.b = direct ? xg : col.data(), args.ldb = outSize;
+  args.b = cols, args.ldb = outSize;
   args.c = yg, args.ldc = outSize;
   sgemm(args, ctx.pool());
 }
@@ -230,7 +266,7 @@ Status convKernel(KernelContext &ctx) {
     const int64_t b = t / group, g = t % group;
     float *yg = y + (b * m + g * mg) * outSize;
     groupConv(ctx, w, x0 + (b * c + g * cg) * w.inSize(), w0 + g * mg * kdim,
-              cg, mg, direct, col, yg);
+              cg, mg, direct, wt.constant && group == 1, col, yg);
     if (bias)
       ctx.parallelFor(mg, std::max<int64_t>(1, 16384 / outSize),
                       [&](int64_t o0, int64_t o1) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/Gemm.h"
 #include "cpu/MathF32.h"
+#include "cpu/StepCache.h"
 #include "cpu/TensorKernels.h"
 
 #include <algorithm>
@@ -25,8 +26,9 @@ struct LstmDims {
 /// One direction: writes its h for every step into y (row stride
 /// dirs · batch · H, nullptr to skip) and leaves the last h and c.
 void runDirection(const LstmDims &d, int64_t dir, bool reverse, const float *x,
-                  const float *w, const float *r, const float *b, float *h,
-                  float *c, float *y, ThreadPool *pool) {
+                  const float *w, const float *r, const PackedB &packedW,
+                  const PackedB *packedR, const float *b, float *h, float *c,
+                  float *y, ThreadPool *pool) {
   const int64_t H = d.hidden, G = 4 * H, rows = d.seq * d.batch;
   std::vector<float> xw(size_t(rows * G)), gates(size_t(d.batch * G));
   std::vector<float> tanhC(static_cast<size_t>(H));
@@ -35,21 +37,24 @@ void runDirection(const LstmDims &d, int64_t dir, bool reverse, const float *x,
   proj.a = x, proj.lda = d.input;
   proj.b = w, proj.ldb = d.input, proj.transB = true;
   proj.c = xw.data(), proj.ldc = G;
-  sgemm(proj, pool);
+  sgemm(proj, pool, packedW);
   if (b)
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < G; ++j)
         xw[i * G + j] += b[j] + b[G + j];
+  GemmArgs rec; // + h_{t-1} · Rᵀ, every step
+  rec.m = d.batch, rec.n = G, rec.k = H;
+  rec.a = h, rec.lda = H;
+  rec.b = r, rec.ldb = H, rec.transB = true;
+  rec.c = gates.data(), rec.ldc = G, rec.beta = 1.0f;
   for (int64_t s = 0; s < d.seq; ++s) {
     const int64_t t = reverse ? d.seq - 1 - s : s;
     std::memcpy(gates.data(), xw.data() + t * d.batch * G,
                 gates.size() * sizeof(float));
-    GemmArgs rec; // + h_{t-1} · Rᵀ
-    rec.m = d.batch, rec.n = G, rec.k = H;
-    rec.a = h, rec.lda = H;
-    rec.b = r, rec.ldb = H, rec.transB = true;
-    rec.c = gates.data(), rec.ldc = G, rec.beta = 1.0f;
-    sgemm(rec, nullptr);
+    if (packedR)
+      sgemm(rec, nullptr, *packedR);
+    else
+      sgemm(rec, nullptr);
     for (int64_t bi = 0; bi < d.batch; ++bi) {
       float *g = gates.data() + bi * G;
       sigmoidF32(g, g, 3 * H); // i, o, f
@@ -65,6 +70,43 @@ void runDirection(const LstmDims &d, int64_t dir, bool reverse, const float *x,
                     size_t(H) * sizeof(float));
     }
   }
+}
+
+/// Each direction's W (for the projection of every step's x) and R (for
+/// the per-step h · Rᵀ) packed into GEMM panels: once per call, or once
+/// per step of the plan when they are weights. R is left unpacked for a
+/// few rows (sgemm reads it in place then).
+struct LstmPacks {
+  std::vector<PackedB> w, r;
+};
+
+std::shared_ptr<const LstmPacks> packWeights(const KernelContext &ctx,
+                                             const LstmDims &d) {
+  const GemmIsa isa = bestGemmIsa();
+  const int64_t G = 4 * d.hidden;
+  auto pack = [&] {
+    LstmPacks p;
+    for (int64_t dir = 0; dir < d.dirs; ++dir) {
+      GemmArgs g;
+      g.m = d.seq * d.batch, g.n = G, g.k = d.input, g.transB = true;
+      g.b = ctx.input(1).as<float>() + dir * G * d.input, g.ldb = d.input;
+      p.w.emplace_back(g, isa);
+      if (d.batch <= kSmallM)
+        continue;
+      g.k = d.hidden, g.ldb = d.hidden;
+      g.b = ctx.input(2).as<float>() + dir * G * d.hidden;
+      p.r.emplace_back(g, isa);
+    }
+    return p;
+  };
+  if (!ctx.input(1).constant || !ctx.input(2).constant || !ctx.stepCache())
+    return std::make_shared<const LstmPacks>(pack());
+  uint64_t key = reinterpret_cast<uintptr_t>(ctx.input(1).data);
+  for (uint64_t v : {uint64_t(reinterpret_cast<uintptr_t>(ctx.input(2).data)),
+                     uint64_t(d.input), uint64_t(d.hidden), uint64_t(d.dirs),
+                     uint64_t(d.batch > kSmallM), uint64_t(isa)})
+    key = (key ^ v) * 0x100000001b3ull;
+  return ctx.stepCache()->get<LstmPacks>(key, pack);
 }
 
 Status lstmKernel(KernelContext &ctx) {
@@ -105,6 +147,7 @@ Status lstmKernel(KernelContext &ctx) {
     return s;
   float *out = ctx.output(0).as<float>();
   std::vector<float> h(size_t(d.batch * H)), c(size_t(d.batch * H));
+  const std::shared_ptr<const LstmPacks> packs = packWeights(ctx, d);
   for (int64_t dir = 0; dir < d.dirs; ++dir) {
     const int64_t stateAt = dir * d.batch * H;
     auto init = [&](size_t i, std::vector<float> &v) {
@@ -118,7 +161,8 @@ Status lstmKernel(KernelContext &ctx) {
     init(5, c);
     runDirection(d, dir, direction == "reverse" || dir == 1, x.as<float>(),
                  ctx.input(1).as<float>() + dir * G * d.input,
-                 ctx.input(2).as<float>() + dir * G * H,
+                 ctx.input(2).as<float>() + dir * G * H, packs->w[size_t(dir)],
+                 packs->r.empty() ? nullptr : &packs->r[size_t(dir)],
                  ctx.hasInput(3) ? ctx.input(3).as<float>() + dir * 2 * G
                                  : nullptr,
                  h.data(), c.data(), select == 0 ? out : nullptr, ctx.pool());
