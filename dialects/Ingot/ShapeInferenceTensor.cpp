@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -200,6 +201,46 @@ bool inferTile(ArrayRef<ValueInfo> ins, shape::Shape &out,
   return true;
 }
 
+/// A float scalar of Range whose value is a whole number known ahead: a
+/// float constant, or a cast of an integer constant (YOLOv8's anchor grid
+/// takes Range(0.0, float(dim), 1.0) of a feature map's width).
+std::optional<int64_t> integralFloat(Value v) {
+  Value source = v;
+  if (auto cast = v.getDefiningOp<CastOp>())
+    source = cast.getInput();
+  auto c = source.getDefiningOp<ConstantOp>();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+  if (!dense || dense.getNumElements() != 1)
+    return std::nullopt;
+  if (dense.getElementType().isInteger(64)) {
+    const int64_t i = (*dense.getValues<APInt>().begin()).getSExtValue();
+    return std::abs(i) < (int64_t(1) << 24) ? std::optional(i) : std::nullopt;
+  }
+  if (!dense.getElementType().isF32() && !dense.getElementType().isF64())
+    return std::nullopt;
+  const double d = (*dense.getValues<APFloat>().begin()).convertToDouble();
+  if (d != std::floor(d) || std::fabs(d) >= double(int64_t(1) << 24))
+    return std::nullopt;
+  return int64_t(d);
+}
+
+/// start, limit and delta: tracked integers, or whole-number floats.
+std::optional<std::array<int64_t, 3>> rangeOperands(RangeOp r,
+                                                    ArrayRef<ValueInfo> ins) {
+  std::array<int64_t, 3> v;
+  const Value operands[3] = {r.getStart(), r.getLimit(), r.getDelta()};
+  for (size_t i = 0; i < 3; ++i) {
+    if (allValuesKnown(ins[i].values)) {
+      v[i] = (*ins[i].values)[0];
+    } else if (std::optional<int64_t> f = integralFloat(operands[i])) {
+      v[i] = *f;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return v;
+}
+
 bool inferRange(RangeOp r, ArrayRef<ValueInfo> ins, shape::Shape &out,
                 std::optional<std::vector<int64_t>> &values,
                 std::string &error) {
@@ -209,22 +250,22 @@ bool inferRange(RangeOp r, ArrayRef<ValueInfo> ins, shape::Shape &out,
       return false;
     }
   int64_t count = r.getCount();
-  bool ints = allValuesKnown(ins[0].values) && allValuesKnown(ins[1].values) &&
-              allValuesKnown(ins[2].values);
-  if (ints) {
-    int64_t a = (*ins[0].values)[0], b = (*ins[1].values)[0],
-            d = (*ins[2].values)[0];
+  if (std::optional<std::array<int64_t, 3>> v = rangeOperands(r, ins)) {
+    const auto [a, b, d] = *v;
     if (d == 0) {
       error = "range delta must not be 0";
       return false;
     }
     int64_t n = (b - a + d + (d > 0 ? -1 : 1)) / d;
     count = std::max<int64_t>(n, 0);
-    if (count <= kMaxTrackedValues) {
-      std::vector<int64_t> v;
+    // Values only for an integer result (they feed shapes); a float one's
+    // size is all its readers need.
+    if (count <= kMaxTrackedValues &&
+        isTrackedTensor(r->getResult(0).getType())) {
+      std::vector<int64_t> vals;
       for (int64_t i = 0; i < count; ++i)
-        v.push_back(a + i * d);
-      values = std::move(v);
+        vals.push_back(a + i * d);
+      values = std::move(vals);
     }
   }
   out = {count >= 0 ? count : kDyn};

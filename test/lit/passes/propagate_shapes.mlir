@@ -163,3 +163,22 @@ func.func @reshape_merge_heads(%x: tensor<?x?x4x8xf32>) -> tensor<?x?x?xf32> {
   %r = ingot.reshape %x, %t {allowzero = 0 : i64} : (tensor<?x?x4x8xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
   return %r : tensor<?x?x?xf32>
 }
+
+// -----
+
+// A float Range over whole numbers known ahead (YOLOv8's anchor grid:
+// Range(0.0, float(width), 1.0) with the width a constant once the input
+// is pinned) gets a static size; a fractional delta leaves it dynamic.
+// CHECK-LABEL: func.func @float_range_whole_numbers
+// CHECK:         ingot.range {{.*}} -> tensor<40xf32>
+// CHECK:         ingot.range {{.*}} -> tensor<?xf32>
+func.func @float_range_whole_numbers() -> (tensor<?xf32>, tensor<?xf32>) {
+  %start = ingot.constant dense<0.0> : tensor<f32>
+  %w = ingot.constant dense<40> : tensor<i64>
+  %limit = ingot.cast %w : tensor<i64> -> tensor<f32>
+  %one = ingot.constant dense<1.0> : tensor<f32>
+  %half = ingot.constant dense<0.5> : tensor<f32>
+  %r = ingot.range %start, %limit, %one {count = -1 : i64} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  %h = ingot.range %start, %limit, %half {count = -1 : i64} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  return %r, %h : tensor<?xf32>, tensor<?xf32>
+}
