@@ -1,7 +1,9 @@
 //===- ChecksumTest.cpp - Checksum64 known answers, properties, speed -----===//
 #include "ingot/Checksum.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <random>
 #include <set>
@@ -70,21 +72,43 @@ TEST(ChecksumTest, EverySingleByteChangeIsDetected) {
   EXPECT_NE(checksum64(zeros.data(), 64), checksum64(zeros.data(), 65));
 }
 
-TEST(ChecksumTest, RunsAtSeveralGigabytesPerSecond) {
-  std::vector<uint8_t> data(64 << 20, 0x5a);
-  auto start = std::chrono::steady_clock::now();
-  uint64_t sum = 0;
-  const int reps = 8;
-  for (int i = 0; i < reps; ++i)
-    sum += checksum64(data.data(), data.size());
-  double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  double gbps = reps * double(data.size()) / s / 1e9;
-  std::printf("checksum64: %.1f GB/s (sum %llx)\n", gbps,
-              (unsigned long long)sum);
-  // Loose bound: the machine running tests may be shared or unoptimised.
-  EXPECT_GT(gbps, 1.0);
+/// Seconds `fn` takes over `data`, best of a few rounds.
+template <typename Fn>
+double bestSeconds(const std::vector<uint8_t> &data, Fn fn, uint64_t &sink) {
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    auto start = std::chrono::steady_clock::now();
+    sink += fn(data.data(), data.size());
+    best = std::min(best, std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+  }
+  return best;
+}
+
+/// The cheapest pass over every byte: a ceiling measured in the same run,
+/// so a shared, loaded or sanitised machine slows both sides alike.
+uint64_t sumWords(const uint8_t *p, size_t n) {
+  uint64_t acc = 0;
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc += w;
+  }
+  return acc;
+}
+
+TEST(ChecksumTest, RunsNearTheSpeedOfReadingTheBytes) {
+  std::vector<uint8_t> data = randomBytes(16 << 20, 7);
+  uint64_t sink = 0;
+  double hash = bestSeconds(data, checksum64, sink);
+  double read = bestSeconds(data, sumWords, sink);
+  std::printf("checksum64 %.1f GB/s, word sum %.1f GB/s (%llx)\n",
+              data.size() / hash / 1e9, data.size() / read / 1e9,
+              (unsigned long long)sink);
+  // XXH3 streams at memory speed; a byte-at-a-time hash would be >10x
+  // slower than the word sum. 4x leaves room for noise and instrumentation.
+  EXPECT_LT(hash, 4 * read);
 }
 
 } // namespace
