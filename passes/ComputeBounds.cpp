@@ -119,9 +119,13 @@ struct ComputeBoundsPass
       shape::Shape &bound = outs[0].shape;
       if (isa<ReshapeOp>(op))
         boundReshapeFromData(ins[0].shape, bound);
-      if (shape::numElements(bound) == shape::kDynamic)
+      if (shape::numElements(bound) == shape::kDynamic) {
         if (std::optional<shape::Shape> b = boundTensorResult(op, ins, bound))
           bound = *b;
+        else if (std::optional<shape::Shape> m =
+                     boundMathResult(op, ins, bound))
+          bound = *m;
+      }
       if (shape::numElements(bound) == shape::kDynamic) {
         op->emitOpError("result size depends on run-time data, not on input "
                         "shapes; pin the inputs with --shape");

@@ -19,6 +19,10 @@ inline llvm::SmallVector<mlir::Type> numericTypes(NodeContext &n,
 }
 
 // OnnxMathReduce.cpp
+/// Any Reduce* as ingot.reduce of `kind`; `ints` admits integer inputs,
+/// `axesInputFrom` is the opset that moved `axes` to an input.
+mlir::LogicalResult convertReduceKind(NodeContext &n, llvm::StringRef kind,
+                                      bool ints, int64_t axesInputFrom);
 mlir::LogicalResult convertReduceSum(NodeContext &n);
 mlir::LogicalResult convertReduceMax(NodeContext &n);
 mlir::LogicalResult convertReduceMin(NodeContext &n);

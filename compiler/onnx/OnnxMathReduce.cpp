@@ -1,8 +1,8 @@
 //===- OnnxMathReduce.cpp - Reduction, LogSoftmax and CumSum converters --===//
 //
 // Reduce*, ArgMax/ArgMin, LogSoftmax and CumSum; the table that registers
-// them is in OnnxMathOps.cpp. Axes must be known at compile time except
-// CumSum's, which the kernel can read at run time.
+// them is in OnnxMathOps.cpp. Axes not known at compile time are read by
+// the kernels at run time.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxMathConverters.h"
@@ -13,14 +13,39 @@ namespace ingot::compiler::onnximport {
 
 namespace {
 
-/// Shared by every Reduce*: axes from the attribute before `axesInputFrom`,
-/// from the optional second input after, with noop_with_empty_axes from the
-/// same opset. The axes must be known at compile time: ingot.reduce can
-/// take them as a run-time operand, but bound computation cannot size such
-/// a result yet.
+/// Reduce axes given as input `i`: `axes` when known at compile time,
+/// else `runtime` is the i64 tensor the kernel reads when it runs (as
+/// onnxruntime does; bound computation sizes the result).
+LogicalResult reduceAxesInput(NodeContext &n, int i, std::vector<int64_t> &axes,
+                              Value &runtime) {
+  if (std::optional<std::vector<int64_t>> known =
+          n.ctx.initializerInts(n.node.input(i))) {
+    axes = std::move(*known);
+    return success();
+  }
+  if (failed(n.input(i, runtime)) ||
+      failed(n.requireType(runtime, "axes", {n.i64()})))
+    return failure();
+  if (std::optional<std::vector<int64_t>> known = n.ctx.constantInts(runtime)) {
+    axes = std::move(*known);
+    runtime = nullptr;
+    return success();
+  }
+  if (cast<RankedTensorType>(runtime.getType()).getRank() != 1)
+    return n.fail("axes of shape " +
+                      shape::toString(graph::shapeOf(runtime.getType())),
+                  "a 1-D axes tensor");
+  return success();
+}
+
+} // namespace
+
+/// Shared by every Reduce* (ReduceMean too, when its axes come at run
+/// time): axes from the attribute before `axesInputFrom`, from the optional
+/// second input after, with noop_with_empty_axes from the same opset.
 LogicalResult convertReduceKind(NodeContext &n, StringRef kind, bool ints,
                                 int64_t axesInputFrom) {
-  Value x;
+  Value x, runtimeAxes;
   SmallVector<Type> allowed = numericTypes(n, ints);
   if ((kind == "max" || kind == "min") && n.opset() >= 20)
     allowed.push_back(n.i1()); // any / all
@@ -32,13 +57,13 @@ LogicalResult convertReduceKind(NodeContext &n, StringRef kind, bool ints,
     axes = n.attrInts("axes");
   } else {
     noopWhenEmpty = n.attrInt("noop_with_empty_axes", 0) != 0;
-    if (n.hasInput(1) && failed(n.constantInts(1, "axes", axes)))
+    if (n.hasInput(1) && failed(reduceAxesInput(n, 1, axes, runtimeAxes)))
       return failure();
   }
   int64_t keepdims = n.attrInt("keepdims", 1);
   if (n.ctx.hasError())
     return failure();
-  if (axes.empty() && noopWhenEmpty)
+  if (!runtimeAxes && axes.empty() && noopWhenEmpty)
     return n.setOutput(0, x);
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   for (int64_t axis : axes) {
@@ -47,11 +72,16 @@ LogicalResult convertReduceKind(NodeContext &n, StringRef kind, bool ints,
       return failure();
   }
   OpBuilder &b = n.builder();
+  IntegerAttr noop;
+  if (runtimeAxes)
+    noop = b.getI64IntegerAttr(noopWhenEmpty);
   return n.setOutput(0, n.build<graph::ReduceOp>(
-                            elementTypeOf(x), x, Value(), b.getStringAttr(kind),
-                            b.getDenseI64ArrayAttr(axes),
-                            b.getI64IntegerAttr(keepdims != 0), IntegerAttr()));
+                            elementTypeOf(x), x, runtimeAxes,
+                            b.getStringAttr(kind), b.getDenseI64ArrayAttr(axes),
+                            b.getI64IntegerAttr(keepdims != 0), noop));
 }
+
+namespace {
 
 LogicalResult convertArgReduce(NodeContext &n, StringRef kind) {
   Value x;

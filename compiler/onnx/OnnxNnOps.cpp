@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxImportContext.h"
+#include "compiler/onnx/OnnxMathConverters.h"
 
 using namespace mlir;
 
@@ -63,13 +64,56 @@ LogicalResult convertSoftmax(NodeContext &n) {
 
 /// LayerNormalization (17+): output Y only; Mean and InvStdDev may be
 /// declared but must not be used.
+namespace {
+
+/// LayerNormalization's optional Mean and InvStdDev outputs (x's shape with
+/// the normalised dims kept as 1), computed beside the fused kernel only
+/// when something reads them: mean = E[x], inv = 1 / sqrt(E[(x - mean)^2]
+/// + epsilon) over the dims from `axis` on.
+LogicalResult layerNormStatistics(NodeContext &n, Value x, int64_t axis,
+                                  float epsilon) {
+  auto consumed = [&](int i) {
+    return i < n.node.output_size() && !n.node.output(i).empty() &&
+           n.ctx.isConsumed(n.node.output(i));
+  };
+  if (!consumed(1) && !consumed(2))
+    return success();
+  OpBuilder &b = n.builder();
+  std::vector<int64_t> axes;
+  for (int64_t a = axis; a < cast<RankedTensorType>(x.getType()).getRank(); ++a)
+    axes.push_back(a);
+  auto mean = [&](Value v) {
+    return n.build<graph::ReduceMeanOp>(
+        n.f32(), v, b.getDenseI64ArrayAttr(axes), b.getI64IntegerAttr(1));
+  };
+  FailureOr<Value> mu = mean(x);
+  if (failed(mu) || failed(n.setOutput(1, mu)))
+    return failure();
+  FailureOr<Value> centred = n.build<graph::SubOp>(n.f32(), x, *mu);
+  if (failed(centred))
+    return failure();
+  FailureOr<Value> squared = n.build<graph::MulOp>(n.f32(), *centred, *centred);
+  FailureOr<Value> variance = failed(squared) ? squared : mean(*squared);
+  if (failed(variance))
+    return failure();
+  FailureOr<Value> shifted = n.build<graph::AddOp>(
+      n.f32(), *variance, scalarConstant(n, n.f32(), epsilon));
+  FailureOr<Value> stddev =
+      failed(shifted) ? shifted : n.build<graph::SqrtOp>(n.f32(), *shifted);
+  if (failed(stddev))
+    return failure();
+  return n.setOutput(2, n.build<graph::DivOp>(n.f32(),
+                                              scalarConstant(n, n.f32(), 1.0f),
+                                              *stddev));
+}
+
+} // namespace
+
 LogicalResult convertLayerNormalization(NodeContext &n) {
   Value x, scale, bias;
   if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
       failed(n.optionalInput(2, bias)) ||
-      failed(n.requireType(x, "input X", {n.f32()})) ||
-      failed(n.requireUnused(1, "Mean")) ||
-      failed(n.requireUnused(2, "InvStdDev")))
+      failed(n.requireType(x, "input X", {n.f32()})))
     return failure();
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   int64_t axis = n.attrInt("axis", -1), normalized;
@@ -83,15 +127,27 @@ LogicalResult convertLayerNormalization(NodeContext &n) {
                       dtypeName(int32_t(stashType)) + ")",
                   "1 (float32)");
   OpBuilder &b = n.builder();
-  return n.setOutput(0, n.build<graph::LayerNormOp>(
-                            n.f32(), x, scale, bias, b.getI64IntegerAttr(axis),
-                            b.getF32FloatAttr(epsilon)));
+  if (failed(n.setOutput(
+          0, n.build<graph::LayerNormOp>(n.f32(), x, scale, bias,
+                                         b.getI64IntegerAttr(axis),
+                                         b.getF32FloatAttr(epsilon)))))
+    return failure();
+  return layerNormStatistics(n, x, normalized, epsilon);
 }
 
 /// ReduceMean: axes from the attribute before opset 18, from the optional
-/// (compile-time constant) second input from 18 on, where empty axes with
-/// noop_with_empty_axes=1 make the node an identity.
+/// second input from 18 on, where empty axes with noop_with_empty_axes=1
+/// make the node an identity. Axes known only at run time make it an
+/// ingot.reduce of kind "mean", which reads them when it runs.
 LogicalResult convertReduceMean(NodeContext &n) {
+  if (n.opset() >= 18 && n.hasInput(1) &&
+      !n.ctx.initializerInts(n.node.input(1))) {
+    Value given;
+    if (failed(n.input(1, given)))
+      return failure();
+    if (!n.ctx.constantInts(given))
+      return convertReduceKind(n, "mean", false, 18);
+  }
   Value x;
   if (failed(n.input(0, x)) || failed(n.requireType(x, "input", {n.f32()})))
     return failure();

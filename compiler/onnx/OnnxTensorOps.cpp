@@ -1,8 +1,9 @@
 //===- OnnxTensorOps.cpp - Data movement and convolution converters -------===//
 //
-// Flatten, Split, Slice, Expand, Tile, Range, Pad, GatherElements,
+// Flatten, Slice, Expand, Tile, Range, Pad, GatherElements,
 // ScatterND, DepthToSpace, OneHot and NonZero, and the table of the whole
-// tensor family (Conv, pooling, Resize and TopK are in OnnxTensorNnOps.cpp).
+// tensor family (Conv, pooling, Resize and TopK are in OnnxTensorNnOps.cpp,
+// Split in OnnxSplit.cpp).
 // Multi-output ONNX ops become one single-result ingot op per output.
 //
 //===----------------------------------------------------------------------===//
@@ -36,95 +37,6 @@ LogicalResult convertFlatten(NodeContext &n) {
   return n.setOutput(
       0, n.build<graph::FlattenOp>(elementTypeOf(x), x,
                                    n.builder().getI64IntegerAttr(axis)));
-}
-
-/// Equal parts of a dynamic dim: the chunk (ceil(d / parts) from 18, d /
-/// parts before) is computed from the run-time dim with shape arithmetic,
-/// which folds wherever the dim becomes known (bounds included).
-LogicalResult splitDynamicDim(NodeContext &n, Value x, int64_t axis,
-                              int64_t parts) {
-  OpBuilder &b = n.builder();
-  Type i64 = n.i64();
-  FailureOr<Value> dim = n.build<graph::ShapeOp>(
-      i64, x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(axis + 1));
-  if (failed(dim))
-    return failure();
-  Value chunk = *dim;
-  if (n.opset() >= 18) {
-    FailureOr<Value> up =
-        n.build<graph::AddOp>(i64, chunk, tensorI64Constant(n, {parts - 1}));
-    if (failed(up))
-      return failure();
-    chunk = *up;
-  }
-  FailureOr<Value> divided =
-      n.build<graph::DivOp>(i64, chunk, tensorI64Constant(n, {parts}));
-  if (failed(divided))
-    return failure();
-  Value axes = tensorI64Constant(n, {axis}), steps = tensorI64Constant(n, {1});
-  for (int64_t i = 0; i < parts; ++i) {
-    FailureOr<Value> starts =
-        n.build<graph::MulOp>(i64, *divided, tensorI64Constant(n, {i}));
-    FailureOr<Value> ends =
-        n.build<graph::MulOp>(i64, *divided, tensorI64Constant(n, {i + 1}));
-    if (failed(starts) || failed(ends) ||
-        failed(
-            n.setOutput(i, n.build<graph::SliceOp>(elementTypeOf(x), x, *starts,
-                                                   *ends, axes, steps))))
-      return failure();
-  }
-  return success();
-}
-
-/// Split: one slice per output; sizes from the `split` input (13+), else
-/// `num_outputs` (18+, the last chunk may be smaller) or the output count
-/// (equal parts); a dynamic dim is split with run-time arithmetic.
-LogicalResult convertSplit(NodeContext &n) {
-  Value x;
-  if (failed(n.input(0, x)))
-    return failure();
-  int64_t rank = rankOf(x), axis;
-  if (failed(n.normalizeAxis(n.attrInt("axis", 0), rank, "axis", axis)))
-    return failure();
-  int64_t outputs = n.node.output_size();
-  std::vector<int64_t> sizes;
-  bool given;
-  if (failed(intsOperand(n, 1, "split", 13, false, sizes, given)))
-    return failure();
-  if (given) {
-    if (int64_t(sizes.size()) != outputs)
-      return n.fail("split has " + std::to_string(sizes.size()) +
-                    " entries for " + std::to_string(outputs) + " outputs");
-  } else {
-    int64_t parts =
-        n.opset() >= 18 ? n.attrInt("num_outputs", outputs) : outputs;
-    if (n.ctx.hasError())
-      return failure();
-    if (parts != outputs || parts < 1)
-      return n.fail("num_outputs " + std::to_string(parts) + " but " +
-                    std::to_string(outputs) + " outputs");
-    int64_t dim = cast<RankedTensorType>(x.getType()).getDimSize(axis);
-    if (ShapedType::isDynamic(dim))
-      return splitDynamicDim(n, x, axis, parts);
-    int64_t chunk = n.opset() >= 18 ? (dim + parts - 1) / parts : dim / parts;
-    if (n.opset() < 18 && dim % parts != 0)
-      return n.fail("dim " + std::to_string(dim) + " does not split into " +
-                    std::to_string(parts) + " equal parts");
-    for (int64_t i = 0; i < parts; ++i)
-      sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
-  }
-  Value axes = tensorI64Constant(n, {axis}), steps = tensorI64Constant(n, {1});
-  int64_t begin = 0;
-  for (int64_t i = 0; i < outputs; ++i) {
-    Value starts = tensorI64Constant(n, {begin});
-    Value ends = tensorI64Constant(n, {begin + sizes[i]});
-    begin += sizes[i];
-    if (failed(
-            n.setOutput(i, n.build<graph::SliceOp>(elementTypeOf(x), x, starts,
-                                                   ends, axes, steps))))
-      return failure();
-  }
-  return success();
 }
 
 /// Slice (10+): absent axes are [0, n), absent steps are 1s; all may be

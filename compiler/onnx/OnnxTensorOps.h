@@ -1,6 +1,7 @@
 //===- OnnxTensorOps.h - Shared by the tensor-family converters -*- C++ -*-===//
 //
-// Private to OnnxTensorOps.cpp and OnnxTensorNnOps.cpp.
+// Private to the tensor-family converters (OnnxTensorOps.cpp, OnnxSplit.cpp,
+// OnnxTensorNnOps.cpp and the files beside them).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -13,6 +14,7 @@ int64_t rankOf(mlir::Value v);
 /// Fails unless x is an f32 [N, C, d1 (, d2 (, d3))] tensor.
 mlir::LogicalResult requireSpatial(NodeContext &n, mlir::Value x);
 
+mlir::LogicalResult convertSplit(NodeContext &n);
 mlir::LogicalResult convertTopK(NodeContext &n);
 mlir::LogicalResult convertConv(NodeContext &n);
 mlir::LogicalResult convertConvTranspose(NodeContext &n);

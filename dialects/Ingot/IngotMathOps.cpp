@@ -93,7 +93,7 @@ LogicalResult ReduceOp::verify() {
     return emitOpError("input and result must share an element type");
   bool anyNumeric = llvm::is_contained({"sum", "max", "min", "prod"}, kind);
   bool floatOnly =
-      llvm::is_contained({"l2", "sum_square", "log_sum_exp"}, kind);
+      llvm::is_contained({"l2", "sum_square", "log_sum_exp", "mean"}, kind);
   if (!anyNumeric && !floatOnly)
     return emitOpError("unknown kind \"") << kind << "\"";
   // Bool max/min are any/all (ONNX 20+).

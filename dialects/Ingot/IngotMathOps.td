@@ -71,7 +71,8 @@ def Ingot_ReduceOp : Ingot_Op<"reduce"> {
   let summary = "reduction over axes selected by `kind`";
   let description = [{
     `kind` is `sum`, `max`, `min`, `prod` (f32, i64, i32; `max`/`min` also
-    i1), or `l2`, `sum_square`, `log_sum_exp` (f32). Axes are the `axes` attribute when
+    i1), or `l2`, `sum_square`, `log_sum_exp` (f32), or `mean` (f32; only
+    with run-time axes, where ReduceMean has no ingot.reduce_mean). Axes are the `axes` attribute when
     known at compile time; otherwise the optional i64 `axes_input` operand,
     read at run time (the attribute is then empty, and
     `noop_with_empty_axes = 1` makes an empty operand an identity). Empty

@@ -66,6 +66,10 @@ std::optional<bool> inferFusedOp(mlir::Operation *op,
 std::optional<shape::Shape> boundTensorResult(mlir::Operation *op,
                                               llvm::ArrayRef<ValueInfo> ins,
                                               const shape::Shape &inferred);
+/// The same for a reduce whose axes come at run time (ShapeInferenceMath.cpp).
+std::optional<shape::Shape> boundMathResult(mlir::Operation *op,
+                                            llvm::ArrayRef<ValueInfo> ins,
+                                            const shape::Shape &inferred);
 
 /// The info the IR states for `value`: its type's shape, and its values
 /// when it is produced by an integer `ingot.constant`.

@@ -94,8 +94,7 @@ std::optional<bool> inferMathOp(Operation *op, ArrayRef<ValueInfo> ins,
 /// computation when every input dim is known (same contract as
 /// boundTensorResult): a reduce with a run-time axes operand never exceeds
 /// its input dims with keepdims, nor the largest input dim without.
-/// nullopt when `op` has no such bound. Not wired into ComputeBounds yet,
-/// so the importer keeps axes compile-time constants.
+/// nullopt when `op` has no such bound.
 std::optional<shape::Shape> boundMathResult(Operation *op,
                                             ArrayRef<ValueInfo> ins,
                                             const shape::Shape &inferred) {
@@ -104,10 +103,13 @@ std::optional<shape::Shape> boundMathResult(Operation *op,
     return std::nullopt;
   const shape::Shape &in = ins[0].shape;
   shape::Shape bound = inferred;
-  int64_t largest = in.empty() ? 1 : *std::max_element(in.begin(), in.end());
+  // A reduced dim of size 0 keeps a 1 (the identity), so no bound is < 1.
+  int64_t largest = 1;
+  for (int64_t d : in)
+    largest = std::max(largest, d);
   for (size_t i = 0; i < bound.size(); ++i)
     if (bound[i] == shape::kDynamic)
-      bound[i] = r.getKeepdims() ? in[i] : largest;
+      bound[i] = r.getKeepdims() ? std::max<int64_t>(in[i], 1) : largest;
   return bound;
 }
 

@@ -82,6 +82,32 @@ for dt in (I64, I32):
                      {"axes": i64(1)}, opset=18),
                ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"])
 
+
+def random_axes(rank):
+    """k distinct axes of a rank-`rank` input, negative half the time: k is
+    the axes input's length, so each run reduces other axes."""
+    def gen(rng, dims):
+        picked = rng.permutation(rank)[:dims[0]]
+        return picked - rank * rng.integers(0, 2)
+    return gen
+
+
+# Axes fed as a graph input, read by the kernel at run time (the result is
+# sized by its bound): keepdims with a symbolic count of axes, and without
+# keepdims at a static count; ReduceMean too. Two runs, other axes each.
+RUNTIME_REDUCE = REDUCE + ["ReduceMean"]
+for key, keep, axes_shape, sizes in [
+        ("keep_sym_count", 1, ["k"], ({"k": 1}, {"k": 2})),
+        ("keep_no_axes", 1, ["k"], ({"k": 0}, {"k": 3})),
+        ("drop_two", 0, [2], ({}, {}))]:
+    per_output(Model(f"reduce_runtime_axes_{key}",
+                     [node(op, ["x", "axes"], [f"y_{op}"], keepdims=keep)
+                      for op in RUNTIME_REDUCE],
+                     [("x", F32, [3, 4, 5]), ("axes", I64, axes_shape)],
+                     [(f"y_{op}", F32, [None] * (3 if keep else 1))
+                      for op in RUNTIME_REDUCE], {}, 18, sizes,
+                     {**positive, "axes": random_axes(3)}), RUNTIME_REDUCE)
+
 # -- ArgMax / ArgMin ----------------------------------------------------------
 ties = {"x": lambda r, s: r.integers(-2, 3, s)}
 for op in ("ArgMax", "ArgMin"):
@@ -163,6 +189,14 @@ for key, shape, axis, scale, sizes in [
               ("s", np.random.default_rng(5).uniform(0.5, 1.5, scale)
                .astype(F32))], opset=23, sizes=sizes, axis=axis,
              epsilon=1e-5))
+# LayerNormalization's Mean and InvStdDev outputs, each read by the graph.
+for key, shape, axis, sizes in [("last_sym", ["n", 24], -1, sym2(1, 3)),
+                                ("two_dims", [2, 3, 5], 1, ({},))]:
+    scale = np.random.default_rng(6).uniform(0.5, 1.5, shape[axis:])
+    case(one(f"layernorm_stats_{key}", "LayerNormalization",
+             [("x", F32, shape), ("s", scale.astype(F32))], opset=17,
+             sizes=sizes, outputs=("y", "mean", "inv_std"), axis=axis,
+             epsilon=1e-3))
 
 # -- Einsum -------------------------------------------------------------------
 for key, eq, shapes, sizes in [
@@ -297,14 +331,15 @@ def test_einsum_multi_letter_contraction_rejected(tmp_path):
     assert "2 contracted" in err and "supported:" in err, err
 
 
-def test_reduce_axes_from_graph_input_rejected(tmp_path):
+def test_reduce_axes_of_unknown_count_without_keepdims_rejected(tmp_path):
+    # The result's rank would depend on how many axes come at run time.
     model = make_model([node("ReduceSum", ["x", "axes"], ["y"], name="rs",
-                             keepdims=1)],
-                       [("x", F32, [3, 4]), ("axes", I64, [1])],
-                       [("y", F32, [None, None])], opset=18)
+                             keepdims=0)],
+                       [("x", F32, [3, 4]), ("axes", I64, ["k"])],
+                       [("y", F32, [None])], opset=18)
     err = compile_error(tmp_path, model)
-    for part in ("node 'rs'", "ReduceSum", "opset 18",
-                 "must be known at compile time", "supported:"):
+    for part in ("node 'rs'", "ReduceSum", "opset 18", "axes operand of "
+                 "static length"):
         assert part in err, err
 
 

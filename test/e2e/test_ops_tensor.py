@@ -55,6 +55,26 @@ case(one("split_sym_other_dim", "Split", [("x", F32, ["n", 4]),
                                           ("s", i64(1, 3))],
          opset=18, outputs=("a", "b"), axis=1, sizes=sym2(2, 3)))
 
+
+def partition(total):
+    """Random sizes (zeros included) summing to `total`, one per output."""
+    def gen(rng, dims):
+        cuts = np.sort(rng.integers(0, total + 1, dims[0] - 1))
+        return np.diff(np.concatenate([[0], cuts, [total]]))
+    return gen
+
+
+# Sizes fed at run time: each run splits at other places.
+for key, shape, parts, axis, opset, sizes in [
+        ("", [9, 4], 3, 0, 13, ({}, {}, {})),
+        ("_sym", ["n", 6], 2, -1, 18, sym2(1, 3))]:
+    outs = [f"y{i}" for i in range(parts)]
+    case(Model(f"split_runtime_sizes{key}",
+               [node("Split", ["x", "s"], outs, axis=axis)],
+               [("x", F32, shape), ("s", I64, [parts])],
+               [(o, F32, [None] * len(shape)) for o in outs], {}, opset,
+               sizes, {"s": partition(shape[axis])}))
+
 # -- Slice --------------------------------------------------------------------
 for key, shape, st, en, ax, sp, sizes in [
         ("basic", [6, 5], [1, 0], [4, 3], None, None, ({},)),

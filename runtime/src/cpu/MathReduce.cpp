@@ -58,7 +58,7 @@ Status reduceTyped(KernelContext &ctx, const std::string &kind,
                                         : Acc(std::numeric_limits<T>::max());
   std::vector<Acc> acc(outN, init);
   Status st = Status::ok();
-  if (kind == "sum")
+  if (kind == "sum" || kind == "mean")
     st = forEachReduced(ctx, x.shape, kept,
                         [&](int64_t i, int64_t o) { acc[o] += in[i]; });
   else if (kind == "prod")
@@ -96,6 +96,9 @@ Status reduceTyped(KernelContext &ctx, const std::string &kind,
   if (kind == "l2")
     for (Acc &v : acc)
       v = std::sqrt(v);
+  if (kind == "mean") // 0/0 over an empty range is NaN, as in onnxruntime
+    for (Acc &v : acc)
+      v /= Acc(x.numElements()) / Acc(std::max<int64_t>(outN, 1));
   for (int64_t o = 0; o < outN; ++o)
     out[o] = T(acc[o]);
   return Status::ok();
@@ -133,7 +136,8 @@ Status reduceKernel(KernelContext &ctx) {
       std::memcpy(ctx.output(0).data, x.data, x.bytes());
     return Status::ok();
   }
-  bool floatOnly = kind == "l2" || kind == "sum_square" || kind == "log_sum_exp";
+  bool floatOnly = kind == "l2" || kind == "sum_square" ||
+                   kind == "log_sum_exp" || kind == "mean";
   if (floatOnly && x.dtype != DType::F32)
     return ctx.error("kind \"" + kind + "\" takes float32 only");
   if (x.dtype == DType::Bool && kind != "max" && kind != "min")

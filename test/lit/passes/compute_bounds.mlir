@@ -146,3 +146,19 @@ func.func @non_zero_bounded_by_numel(%x: tensor<?x4xf32> {ingot.dims = ["seq", "
   %y = ingot.non_zero %x : tensor<?x4xf32> -> tensor<2x?xi64>
   return %y : tensor<2x?xi64>
 }
+
+// -----
+
+// Reduce axes that come at run time: with keepdims each result dim is at
+// most its input dim (at least 1: a reduced empty dim keeps a 1); without,
+// the rank is fixed by the axes' static count and each dim is at most the
+// largest input dim.
+// CHECK-LABEL: func.func @reduce_runtime_axes
+// CHECK:         ingot.reduce %{{.+}}, %{{.+}} {axes = array<i64>, ingot.max_shape = array<i64: 128, 1, 6>, keepdims = 1 : i64, kind = "sum", noop_with_empty_axes = 0 : i64}
+// CHECK:         ingot.reduce %{{.+}}, %{{.+}} {axes = array<i64>, ingot.max_shape = array<i64: 128, 128>, keepdims = 0 : i64, kind = "mean", noop_with_empty_axes = 0 : i64}
+func.func @reduce_runtime_axes(%x: tensor<?x0x6xf32> {ingot.dims = ["seq", "", ""]}, %a: tensor<2xi64>, %b: tensor<1xi64>)
+    -> (tensor<?x?x?xf32>, tensor<?x?xf32>) {
+  %k = ingot.reduce %x, %a {kind = "sum", axes = array<i64>, keepdims = 1 : i64, noop_with_empty_axes = 0 : i64} : (tensor<?x0x6xf32>, tensor<2xi64>) -> tensor<?x?x?xf32>
+  %d = ingot.reduce %x, %b {kind = "mean", axes = array<i64>, keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<?x0x6xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  return %k, %d : tensor<?x?x?xf32>, tensor<?x?xf32>
+}
