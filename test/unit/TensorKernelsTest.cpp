@@ -324,6 +324,32 @@ TEST(TensorKernels, MaxPoolIndices) {
       }
 }
 
+TEST(TensorKernels, MaxPoolNanWinsOnlyInItsWindows) {
+  // 5x5 stride-1 pad-2 (YOLOv8's SPPF) runs as row then column maxima.
+  Rng rng(12);
+  Tensor x = rng.uniform({1, 1, 7, 6});
+  ptr<float>(x)[3 * 6 + 1] = NAN;
+  Tensor y = runOk(
+      Call("max_pool", {&x},
+           {intsAttr("kernel_shape", {5, 5}), intsAttr("pads", {2, 2, 2, 2})}));
+  ASSERT_EQ(y.shape, (Shape{1, 1, 7, 6}));
+  for (int64_t i = 0; i < 7; ++i)
+    for (int64_t j = 0; j < 6; ++j) {
+      float got = ptr<float>(y)[i * 6 + j];
+      if (std::abs(i - 3) <= 2 && std::abs(j - 1) <= 2) {
+        EXPECT_TRUE(std::isnan(got)) << i << "," << j;
+        continue;
+      }
+      float best = -INFINITY;
+      for (int64_t a = std::max<int64_t>(0, i - 2);
+           a <= std::min<int64_t>(6, i + 2); ++a)
+        for (int64_t b = std::max<int64_t>(0, j - 2);
+             b <= std::min<int64_t>(5, j + 2); ++b)
+          best = std::max(best, ptr<float>(x)[a * 6 + b]);
+      EXPECT_EQ(got, best) << i << "," << j;
+    }
+}
+
 TEST(TensorKernels, PoolsMatchDirectLoops) {
   Rng rng(7);
   Tensor x = rng.uniform({1, 2, 6, 5});

@@ -2,6 +2,8 @@
 
 #include "ingot/ThreadPool.h"
 
+#include "exec/FloatEnvironment.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -128,6 +130,33 @@ TEST(ThreadPool, DestroyWhileIdle) {
     std::atomic<int> n{0};
     pool.parallelFor(8, 1, [&](int64_t b, int64_t e) { n += int(e - b); });
     EXPECT_EQ(n.load(), 8);
+  }
+}
+
+// Kernels run with subnormals flushed (exec/FloatEnvironment.h); a chunk
+// must compute alike whichever thread runs it, so workers take the caller's
+// mode for each job and the caller's own mode is restored afterwards.
+TEST(ThreadPoolTest, WorkersTakeTheCallersDenormalMode) {
+#ifndef INGOT_HAS_MXCSR
+  GTEST_SKIP() << "no SSE control word on this CPU";
+#endif
+  ThreadPool pool(4);
+  volatile float tiny = 1e-39f; // subnormal; volatile keeps it at run time
+  // Bits 0-5 are sticky exception flags, not modes.
+  auto modes = [] { return ingot::floatControl() & ~0x3Fu; };
+  const uint32_t before = modes();
+  for (bool flush : {true, false, true}) {
+    std::vector<float> out(256, -1.0f);
+    {
+      ingot::ScopedFloatControl mode(flush);
+      pool.parallelFor(256, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          out[i] = tiny * 0.5f;
+      });
+    }
+    for (float v : out)
+      ASSERT_EQ(v == 0.0f, flush) << "flush " << flush << " got " << v;
+    EXPECT_EQ(modes(), before);
   }
 }
 

@@ -70,11 +70,10 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
   const size_t combos = size_t(1) << outerBlend.size();
   ctx.parallelFor(
       rows, std::max<int64_t>(1, 16384 / len), [&](int64_t r0, int64_t r1) {
-        std::vector<int64_t> off(combos);
+        std::vector<int64_t> off(combos), idx(rank, 0);
         std::vector<float> wgt(combos);
         for (int64_t r = r0; r < r1; ++r) {
           int64_t base = 0, rem = r;
-          std::vector<int64_t> idx(rank, 0);
           for (size_t d = last; d-- > 0;) {
             idx[d] = rem % out[d], rem /= out[d];
             base += maps[d].i0[idx[d]] * st[d];
@@ -93,6 +92,12 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
             }
           }
           float *row = dst + r * len;
+          if (combos == 1 && !lastBlends) { // nearest, or no blend at all
+            const float *from = src + off[0];
+            for (int64_t o = 0; o < len; ++o)
+              row[o] = wgt[0] * from[lm.i0[o] * st[last]];
+            continue;
+          }
           for (int64_t o = 0; o < len; ++o) {
             float acc = 0.0f;
             for (size_t c = 0; c < combos; ++c)

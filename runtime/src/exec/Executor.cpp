@@ -14,6 +14,7 @@
 #include "cpu/StepCache.h"
 #include "exec/ConstantSteps.h"
 #include "exec/ExecutorMessages.h"
+#include "exec/FloatEnvironment.h"
 #include "exec/KernelCost.h"
 #include "exec/PhysicalMemory.h"
 #include "ingot/Profiler.h"
@@ -374,6 +375,7 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
     }
   if (Status s = im.bindInputs(inputs); !s)
     return s;
+  ScopedFloatControl flushDenormals(true); // exec/FloatEnvironment.h
   // The run's span covers the steps only: validation and the output copies
   // are not engine-step work a kernel could be blamed for.
   im.profiledRun = im.profiler ? im.profiler->beginRun() : -1;

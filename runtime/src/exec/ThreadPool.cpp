@@ -10,6 +10,8 @@
 
 #include "ingot/ThreadPool.h"
 
+#include "exec/FloatEnvironment.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -49,6 +51,7 @@ struct ThreadPool::Impl {
   const std::function<void(int64_t, int64_t)> *fn = nullptr;
   int64_t n = 0;
   int64_t chunks = 0;
+  uint32_t callerFloatControl = 0; // workers adopt it for the job
   bool jobOpen = false;
 
   std::atomic<uint64_t> generation{0};
@@ -80,6 +83,7 @@ struct ThreadPool::Impl {
 
   void workerLoop() {
     uint64_t seen = 0;
+    uint32_t word = 0;
     for (;;) {
       for (int i = 0; i < kSpinIterations; ++i) {
         if (generation.load(std::memory_order_acquire) != seen)
@@ -97,8 +101,12 @@ struct ThreadPool::Impl {
         if (!jobOpen)
           continue; // woke after the job finished: nothing to do
         ++activeWorkers;
+        word = callerFloatControl;
       }
-      runChunks();
+      {
+        ScopedFloatControl callers(word);
+        runChunks();
+      }
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (--activeWorkers == 0)
@@ -174,6 +182,7 @@ void ThreadPool::parallelFor(
     p.fn = &fn;
     p.n = n;
     p.chunks = chunks;
+    p.callerFloatControl = floatControl();
     p.nextChunk.store(0, std::memory_order_relaxed);
     p.doneChunks.store(0, std::memory_order_relaxed);
     p.jobOpen = true;
