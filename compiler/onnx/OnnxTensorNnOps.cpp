@@ -291,8 +291,10 @@ LogicalResult convertResize(NodeContext &n) {
   std::vector<int64_t> axes = n.attrInts("axes");
   if (n.ctx.hasError())
     return failure();
-  if (mode != "nearest" && mode != "linear")
-    return n.fail("mode '" + mode + "'", "nearest, linear");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return n.fail("mode '" + mode + "'", "nearest, linear, cubic");
+  float cubicA = n.attrFloat("cubic_coeff_a", -0.75f);
+  int64_t excludeOutside = n.attrInt("exclude_outside", 0);
   if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
       ctm != "align_corners" && ctm != "asymmetric" &&
       !(ctm == "half_pixel_symmetric" && n.opset() >= 19))
@@ -354,10 +356,13 @@ LogicalResult convertResize(NodeContext &n) {
   }
   OpBuilder &b = n.builder();
   return n.setOutput(
-      0, n.build<graph::ResizeOp>(n.f32(), x, b.getDenseF64ArrayAttr(scales),
-                                  b.getDenseI64ArrayAttr(sizes),
-                                  b.getStringAttr(mode), b.getStringAttr(ctm),
-                                  b.getStringAttr(nearest)));
+      0, n.build<graph::ResizeOp>(
+             n.f32(), x, b.getDenseF64ArrayAttr(scales),
+             b.getDenseI64ArrayAttr(sizes), b.getStringAttr(mode),
+             b.getStringAttr(ctm), b.getStringAttr(nearest),
+             mode == "cubic" ? b.getF64FloatAttr(cubicA) : FloatAttr(),
+             mode == "cubic" && excludeOutside ? b.getI64IntegerAttr(1)
+                                               : IntegerAttr()));
 }
 
 } // namespace ingot::compiler::onnximport

@@ -193,7 +193,8 @@ LogicalResult GlobalAveragePoolOp::verify() {
 LogicalResult ResizeOp::verify() {
   if (failed(verifySameElementType(*this, {getInput()})) ||
       failed(requireF32(*this, getInput())) ||
-      failed(checkStr(*this, "mode", getMode(), {"nearest", "linear"})) ||
+      failed(
+          checkStr(*this, "mode", getMode(), {"nearest", "linear", "cubic"})) ||
       failed(checkStr(*this, "coordinate_transformation_mode",
                       getCoordinateTransformationMode(),
                       {"half_pixel", "pytorch_half_pixel", "align_corners",

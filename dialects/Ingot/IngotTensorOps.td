@@ -280,13 +280,15 @@ def Ingot_GlobalAveragePoolOp : Ingot_TensorOp<"global_average_pool"> {
 }
 
 def Ingot_ResizeOp : Ingot_TensorOp<"resize"> {
-  let summary = "nearest or linear resize by scales or sizes";
+  let summary = "nearest, linear or cubic resize by scales or sizes";
   let description = [{
     ONNX `Resize` with compile-time scales or sizes, one per dim (`sizes`
     empty: dim i is floor(in_i · scales[i]); a `sizes` entry −1 keeps the
     input dim; both given, as keep_aspect_ratio_policy makes them: sizes
-    fix the output, scales the coordinate mapping). `mode` is `nearest` or
-    `linear`; `coordinate_transformation_mode` is `half_pixel`,
+    fix the output, scales the coordinate mapping). `mode` is `nearest`,
+    `linear` or `cubic` (4 taps per dim weighted by Keys' kernel with
+    `cubic_coeff_a`, default −0.75; `exclude_outside = 1` drops taps outside
+    the input and renormalises); `coordinate_transformation_mode` is `half_pixel`,
     `pytorch_half_pixel`, `align_corners`, `asymmetric` or
     `half_pixel_symmetric`; `nearest_mode`
     is `round_prefer_floor`, `round_prefer_ceil`, `floor` or `ceil`.
@@ -298,7 +300,8 @@ def Ingot_ResizeOp : Ingot_TensorOp<"resize"> {
   let arguments = (ins Ingot_Tensor:$input, DenseF64ArrayAttr:$scales,
                    DenseI64ArrayAttr:$sizes, StrAttr:$mode,
                    StrAttr:$coordinate_transformation_mode,
-                   StrAttr:$nearest_mode);
+                   StrAttr:$nearest_mode, OptionalAttr<F64Attr>:$cubic_coeff_a,
+                   OptionalAttr<I64Attr>:$exclude_outside);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 

@@ -214,12 +214,13 @@ void addTensorCoverageSpecs(std::vector<KernelSpec> &table) {
 
 /// TensorResize (runtime/src/cpu/TensorResize.cpp).
 void addResizeSpecs(std::vector<KernelSpec> &table) {
-  table.push_back({"resize",
-                   false,
-                   {{in("x", kF32)},
-                    {in("y", kF32)},
-                    {"scales", "sizes", "mode",
-                     "coordinate_transformation_mode", "nearest_mode"}}});
+  table.push_back(
+      {"resize",
+       false,
+       {{in("x", kF32)},
+        {in("y", kF32)},
+        {"scales", "sizes", "mode", "coordinate_transformation_mode",
+         "nearest_mode", "cubic_coeff_a", "exclude_outside"}}});
 }
 
 /// TensorSliceKernels (runtime/src/cpu/TensorSliceKernels.cpp).

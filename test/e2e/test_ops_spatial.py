@@ -188,6 +188,25 @@ for key, xs, scales, sizes_in, attrs in [
     else:
         args += ["", ("z", i64(*sizes_in))]
     case(one(f"resize_{key}", "Resize", args, opset=13, **attrs))
+# Cubic (bicubic upsampling as torch exports it; Keys' kernel), including
+# a 2-D input (onnxruntime takes cubic on 2-D, or 4-D resizing H and W),
+# another coefficient and exclude_outside.
+for key, xs, scales, sizes_in, attrs in [
+        ("up_half_pixel", [1, 2, 5, 4], [1, 1, 2, 1.5], None, {}),
+        ("down_align", [1, 1, 9, 7], None, [1, 1, 4, 5],
+         {"coordinate_transformation_mode": "align_corners"}),
+        ("asym_a05_exclude", [1, 2, 4, 6], [1, 1, 1.75, 0.6], None,
+         {"coordinate_transformation_mode": "asymmetric",
+          "cubic_coeff_a": -0.5, "exclude_outside": 1}),
+        ("two_d", [7, 5], [1.5, 0.6], None,
+         {"coordinate_transformation_mode": "pytorch_half_pixel"})]:
+    args = [("x", F32, xs), ""]
+    if scales is not None:
+        args.append(("s", np.array(scales, F32)))
+    else:
+        args += ["", ("z", i64(*sizes_in))]
+    case(one(f"resize_cubic_{key}", "Resize", args, opset=13, mode="cubic",
+             gen={"x": signed}, **attrs))
 case(one("resize_linear_half_pixel_symmetric", "Resize",
          [("x", F32, [1, 1, 4, 5]), "", ("s", f32(1, 1, 0.6, 1.7))],
          opset=19, mode="linear",

@@ -67,9 +67,9 @@ func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> te
 
 // -----
 
-func.func @resize_cubic(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
-  // expected-error @+1 {{'ingot.resize' op mode 'cubic' is not supported}}
-  %r = ingot.resize %x {coordinate_transformation_mode = "half_pixel", mode = "cubic", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
+func.func @resize_lanczos(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  // expected-error @+1 {{'ingot.resize' op mode 'lanczos' is not supported}}
+  %r = ingot.resize %x {coordinate_transformation_mode = "half_pixel", mode = "lanczos", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
   return %r : tensor<1x1x4x4xf32>
 }
 

@@ -152,3 +152,13 @@ func.func @gather_nd(%x: tensor<4x5x6xf32>, %i: tensor<?x2xi64>, %j: tensor<4x3x
   %1 = ingot.gather_nd %x, %j {batch_dims = 1 : i64} : (tensor<4x5x6xf32>, tensor<4x3x1xi64>) -> tensor<4x3x6xf32>
   return %0, %1 : tensor<?x6xf32>, tensor<4x3x6xf32>
 }
+
+// -----
+
+// Cubic carries Keys' coefficient and exclude_outside.
+// CHECK-LABEL: func.func @resize_cubic
+// CHECK: ingot.resize %{{.*}} {coordinate_transformation_mode = "asymmetric", cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = 1 : i64, mode = "cubic", nearest_mode = "floor", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 1.500000e+00>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x6xf32>
+func.func @resize_cubic(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x6xf32> {
+  %r = ingot.resize %x {coordinate_transformation_mode = "asymmetric", cubic_coeff_a = -0.5 : f64, exclude_outside = 1 : i64, mode = "cubic", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 1.5>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x6xf32>
+  return %r : tensor<1x3x8x6xf32>
+}
