@@ -181,6 +181,12 @@ const AttributeRow kAttributeRows[] = {
     {"LSTM", "", 14, 23,
      "activation_alpha activation_beta activations clip direction hidden_size "
      "input_forget layout"},
+    {"GRU", "", 7, 13,
+     "activation_alpha activation_beta activations clip direction hidden_size "
+     "linear_before_reset"},
+    {"GRU", "", 14, 23,
+     "activation_alpha activation_beta activations clip direction hidden_size "
+     "layout linear_before_reset"},
     {"MaxPool", "", 7, 7, "auto_pad kernel_shape pads strides"},
     {"MaxPool", "", 8, 9, "auto_pad kernel_shape pads storage_order strides"},
     {"MaxPool", "", 10, 23,

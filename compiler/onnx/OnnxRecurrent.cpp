@@ -1,10 +1,11 @@
-//===- OnnxRecurrent.cpp - LSTM -------------------------------------------===//
+//===- OnnxRecurrent.cpp - LSTM and GRU -----------------------------------===//
 //
-// LSTM with layout 0 and the default activations (sigmoid, tanh, tanh),
-// forward, reverse or bidirectional, with optional bias and initial state.
-// Each used output (Y, Y_h, Y_c) becomes one ingot.lstm selecting it.
-// Refused, naming what is supported: sequence_lens, peepholes, clip,
-// input_forget, other activations and layout 1 (batch first).
+// LSTM and GRU with layout 0 and the default activations (sigmoid, tanh,
+// tanh for LSTM; sigmoid, tanh for GRU), forward, reverse or bidirectional,
+// with optional bias and initial state (GRU: either linear_before_reset).
+// Each used output (Y, Y_h, Y_c) becomes one ingot.lstm / ingot.gru
+// selecting it. Refused, naming what is supported: sequence_lens,
+// peepholes, clip, input_forget, other activations and layout 1.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxTensorOps.h"
@@ -14,44 +15,40 @@ using namespace mlir;
 namespace ingot::compiler::onnximport {
 namespace {
 
-/// Fails naming the first LSTM feature ingot does not compute.
-LogicalResult refuseUnsupported(NodeContext &n) {
+/// Fails naming the first LSTM or GRU feature ingot does not compute;
+/// `activations` is what each direction's list must be.
+LogicalResult refuseUnsupported(NodeContext &n,
+                                ArrayRef<const char *> activations) {
   if (n.hasInput(4))
     return n.fail("sequence_lens", "every sequence the full length");
-  if (n.hasInput(7))
+  if (n.opType() == "LSTM" && n.hasInput(7))
     return n.fail("peephole weights P", "an LSTM without peepholes");
   if (n.attr("clip", onnx::AttributeProto::FLOAT))
     return n.fail("clip", "no cell clipping");
-  if (n.attrInt("input_forget", 0) != 0)
+  if (n.opType() == "LSTM" && n.attrInt("input_forget", 0) != 0)
     return n.fail("input_forget = 1", "input_forget = 0");
   if (n.opset() >= 14 && n.attrInt("layout", 0) != 0)
     return n.fail("layout = 1 (batch first)", "layout = 0");
   if (const auto *a = n.attr("activations", onnx::AttributeProto::STRINGS)) {
     for (int i = 0; i < a->strings_size(); ++i) {
-      const char *want = i % 3 == 0 ? "Sigmoid" : "Tanh";
+      const char *want = activations[size_t(i) % activations.size()];
       if (a->strings(i) != want)
         return n.fail("activation '" + a->strings(i) + "'",
-                      "Sigmoid, Tanh, Tanh");
+                      activations.size() == 3 ? "Sigmoid, Tanh, Tanh"
+                                              : "Sigmoid, Tanh");
     }
   }
   return failure(n.ctx.hasError());
 }
 
-} // namespace
-
-LogicalResult convertLstm(NodeContext &n) {
-  Value x, w, r, b, h0, c0;
-  if (failed(n.input(0, x)) || failed(n.input(1, w)) || failed(n.input(2, r)) ||
-      failed(n.optionalInput(3, b)) || failed(n.optionalInput(5, h0)) ||
-      failed(n.optionalInput(6, c0)) ||
-      failed(n.requireType(x, "X", {n.f32()})) || failed(refuseUnsupported(n)))
-    return failure();
-  std::string direction = "forward";
+/// direction and hidden_size (from R's last dim when absent), checked.
+LogicalResult recurrentAttrs(NodeContext &n, Value r, std::string &direction,
+                             int64_t &hidden) {
+  direction = "forward";
   if (const auto *a = n.attr("direction", onnx::AttributeProto::STRING))
     direction = a->s();
   auto rt = cast<RankedTensorType>(r.getType());
-  int64_t hidden = rt.getRank() == 3 ? rt.getDimSize(2) : -1;
-  hidden = n.attrInt("hidden_size", hidden);
+  hidden = n.attrInt("hidden_size", rt.getRank() == 3 ? rt.getDimSize(2) : -1);
   if (n.ctx.hasError())
     return failure();
   if (direction != "forward" && direction != "reverse" &&
@@ -60,6 +57,22 @@ LogicalResult convertLstm(NodeContext &n) {
                   "forward, reverse, bidirectional");
   if (hidden < 1)
     return n.fail("no static hidden_size", "hidden_size or a static R");
+  return success();
+}
+
+} // namespace
+
+LogicalResult convertLstm(NodeContext &n) {
+  Value x, w, r, b, h0, c0;
+  std::string direction;
+  int64_t hidden;
+  if (failed(n.input(0, x)) || failed(n.input(1, w)) || failed(n.input(2, r)) ||
+      failed(n.optionalInput(3, b)) || failed(n.optionalInput(5, h0)) ||
+      failed(n.optionalInput(6, c0)) ||
+      failed(n.requireType(x, "X", {n.f32()})) ||
+      failed(refuseUnsupported(n, {"Sigmoid", "Tanh", "Tanh"})) ||
+      failed(recurrentAttrs(n, r, direction, hidden)))
+    return failure();
   OpBuilder &builder = n.builder();
   for (int select = 0; select < 3; ++select) {
     if (select >= n.node.output_size() || n.node.output(select).empty())
@@ -69,6 +82,35 @@ LogicalResult convertLstm(NodeContext &n) {
                                            builder.getI64IntegerAttr(hidden),
                                            builder.getStringAttr(direction),
                                            builder.getI64IntegerAttr(select)))))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult convertGru(NodeContext &n) {
+  Value x, w, r, b, h0;
+  std::string direction;
+  int64_t hidden;
+  if (failed(n.input(0, x)) || failed(n.input(1, w)) || failed(n.input(2, r)) ||
+      failed(n.optionalInput(3, b)) || failed(n.optionalInput(5, h0)) ||
+      failed(n.requireType(x, "X", {n.f32()})) ||
+      failed(refuseUnsupported(n, {"Sigmoid", "Tanh"})) ||
+      failed(recurrentAttrs(n, r, direction, hidden)))
+    return failure();
+  int64_t linearBeforeReset = n.attrInt("linear_before_reset", 0);
+  if (n.ctx.hasError())
+    return failure();
+  OpBuilder &builder = n.builder();
+  for (int select = 0; select < 2; ++select) {
+    if (select >= n.node.output_size() || n.node.output(select).empty())
+      continue;
+    if (failed(n.setOutput(
+            select,
+            n.build<graph::GruOp>(
+                n.f32(), x, w, r, b, h0, builder.getI64IntegerAttr(hidden),
+                builder.getStringAttr(direction),
+                builder.getI64IntegerAttr(linearBeforeReset != 0),
+                builder.getI64IntegerAttr(select)))))
       return failure();
   }
   return success();

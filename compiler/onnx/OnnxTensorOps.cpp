@@ -297,6 +297,7 @@ const OpConverter kTensorConverters[] = {
     {"Conv", kMinOpset, kMaxOpset, convertConv},
     {"ConvTranspose", kMinOpset, kMaxOpset, convertConvTranspose},
     {"LSTM", kMinOpset, kMaxOpset, convertLstm},
+    {"GRU", kMinOpset, kMaxOpset, convertGru},
     {"MaxPool", kMinOpset, kMaxOpset, convertMaxPool},
     {"AveragePool", kMinOpset, kMaxOpset, convertAveragePool},
     {"GlobalAveragePool", kMinOpset, kMaxOpset, convertGlobalAveragePool},

@@ -19,6 +19,7 @@ mlir::LogicalResult convertTopK(NodeContext &n);
 mlir::LogicalResult convertConv(NodeContext &n);
 mlir::LogicalResult convertConvTranspose(NodeContext &n);
 mlir::LogicalResult convertLstm(NodeContext &n);
+mlir::LogicalResult convertGru(NodeContext &n);
 mlir::LogicalResult convertMaxPool(NodeContext &n);
 mlir::LogicalResult convertAveragePool(NodeContext &n);
 mlir::LogicalResult convertGlobalAveragePool(NodeContext &n);

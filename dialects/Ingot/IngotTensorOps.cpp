@@ -165,6 +165,23 @@ LogicalResult LstmOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult GruOp::verify() {
+  SmallVector<Value> all = {getInput(), getWeight(), getRecurrence()};
+  for (Value v : {getBias(), getInitialH()})
+    if (v)
+      all.push_back(v);
+  if (failed(verifySameElementType(*this, all)) ||
+      failed(requireF32(*this, getInput())) ||
+      failed(checkStr(*this, "direction", getDirection(),
+                      {"forward", "reverse", "bidirectional"})))
+    return failure();
+  if (getSelect() < 0 || getSelect() > 1)
+    return emitOpError("select must be 0 (Y) or 1 (Y_h)");
+  if (getLinearBeforeReset() < 0 || getLinearBeforeReset() > 1)
+    return emitOpError("linear_before_reset must be 0 or 1");
+  return verifyShapeRule(*this);
+}
+
 #define POOL_VERIFIER(OP, CAN_SELECT)                                          \
   LogicalResult OP::verify() {                                                 \
     if (failed(requireF32(*this, getInput())) ||                               \

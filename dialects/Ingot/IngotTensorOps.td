@@ -241,6 +241,30 @@ def Ingot_LstmOp : Ingot_TensorOp<"lstm", [AttrSizedOperandSegments]> {
                        "attr-dict `:` functional-type(operands, results)";
 }
 
+def Ingot_GruOp : Ingot_TensorOp<"gru", [AttrSizedOperandSegments]> {
+  let summary = "ONNX GRU (layout 0, default activations), one output";
+  let description = [{
+    x is [seq, batch, input]; w [dirs, 3H, input], r [dirs, 3H, H] and
+    b [dirs, 6H] hold the gates in ONNX's z, r, h order; initial_h is
+    [dirs, batch, H] (zeros when absent). `direction` as for `ingot.lstm`;
+    `linear_before_reset` 1 applies the reset gate after the candidate's
+    recurrent product. `select` picks the result: 0 Y [seq, dirs, batch,
+    H] or 1 Y_h [dirs, batch, H].
+
+    ```mlir
+    %y = ingot.gru %x, %w, %r, %b {direction = "forward", hidden_size = 4 : i64, linear_before_reset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, select = 0 : i64} : (tensor<?x1x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>) -> tensor<?x1x1x4xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
+                   Ingot_Tensor:$recurrence, Optional<Ingot_Tensor>:$bias,
+                   Optional<Ingot_Tensor>:$initial_h, I64Attr:$hidden_size,
+                   StrAttr:$direction, I64Attr:$linear_before_reset,
+                   I64Attr:$select);
+  let assemblyFormat = "$input `,` $weight `,` $recurrence (`,` $bias^)? "
+                       "(`initial_h` $initial_h^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+}
+
 class Ingot_PoolOp<string mnemonic, string onnx> : Ingot_TensorOp<mnemonic> {
   let summary = "ONNX " # onnx # " over 1-D/2-D/3-D windows (NC[D]HW)";
   let description = [{

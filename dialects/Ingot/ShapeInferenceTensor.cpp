@@ -351,6 +351,8 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
       })
       .Case<LstmOp>(
           [&](LstmOp l) -> Result { return inferLstm(l, ins, out, error); })
+      .Case<GruOp>(
+          [&](GruOp g) -> Result { return inferGru(g, ins, out, error); })
       .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> Result {
         return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
                          p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,

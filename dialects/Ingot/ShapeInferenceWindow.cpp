@@ -139,37 +139,59 @@ bool inferConvTranspose(ConvTransposeOp op, ArrayRef<ValueInfo> ins,
   return true;
 }
 
-bool inferLstm(LstmOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
-               std::string &error) {
+namespace {
+
+/// The shape rule shared by LSTM (4 gates, b of 8H) and GRU (3 gates, b of
+/// 6H): x [seq, batch, input], w [dirs, gates·H, input], r [dirs, gates·H,
+/// H], then the optional operands in order: b [dirs, 2·gates·H] when
+/// `hasBias`, the initial states [dirs, batch, H]. Y or a state by `select`.
+bool inferRecurrent(ArrayRef<ValueInfo> ins, int64_t h, int64_t dirs,
+                    int64_t gates, bool hasBias, int64_t select,
+                    shape::Shape &out, std::string &error) {
   const shape::Shape &x = ins[0].shape, &w = ins[1].shape, &r = ins[2].shape;
-  const int64_t h = op.getHiddenSize();
-  const int64_t dirs = op.getDirection() == "bidirectional" ? 2 : 1;
   auto is = [](int64_t dim, int64_t want) {
     return dim == kDyn || dim == want;
   };
+  const int64_t g = gates * h;
   if (x.size() != 3 || w.size() != 3 || r.size() != 3 || h < 1 ||
-      !is(w[0], dirs) || !is(w[1], 4 * h) || !is(w[2], x[2]) ||
-      !is(r[0], dirs) || !is(r[1], 4 * h) || !is(r[2], h)) {
-    error = "expects x [seq, batch, input], w [dirs, 4H, input] and r "
-            "[dirs, 4H, H] with H = hidden_size and dirs from direction";
+      !is(w[0], dirs) || !is(w[1], g) || !is(w[2], x[2]) || !is(r[0], dirs) ||
+      !is(r[1], g) || !is(r[2], h)) {
+    error = "expects x [seq, batch, input], w [dirs, " + std::to_string(gates) +
+            "H, input] and r [dirs, " + std::to_string(gates) +
+            "H, H] with H = hidden_size and dirs from direction";
     return false;
   }
-  // Optional operands follow x, w, r in order; their count is all that is
-  // needed here (b [dirs, 8H], initial_h/c [dirs, batch, H]).
   for (size_t i = 3; i < ins.size(); ++i) {
     const shape::Shape &s = ins[i].shape;
-    bool bias = op.getBias() && i == 3;
-    if (bias ? s.size() != 2 || !is(s[0], dirs) || !is(s[1], 8 * h)
+    bool bias = hasBias && i == 3;
+    if (bias ? s.size() != 2 || !is(s[0], dirs) || !is(s[1], 2 * g)
              : s.size() != 3 || !is(s[0], dirs) || !is(s[2], h)) {
-      error = "b must be [dirs, 8H] and initial_h/initial_c [dirs, batch, H]";
+      error = "b must be [dirs, " + std::to_string(2 * gates) +
+              "H] and initial states [dirs, batch, H]";
       return false;
     }
   }
-  if (op.getSelect() == 0)
+  if (select == 0)
     out = {x[0], dirs, x[1], h};
   else
     out = {dirs, x[1], h};
   return true;
+}
+
+} // namespace
+
+bool inferLstm(LstmOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
+               std::string &error) {
+  return inferRecurrent(ins, op.getHiddenSize(),
+                        op.getDirection() == "bidirectional" ? 2 : 1, 4,
+                        bool(op.getBias()), op.getSelect(), out, error);
+}
+
+bool inferGru(GruOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
+              std::string &error) {
+  return inferRecurrent(ins, op.getHiddenSize(),
+                        op.getDirection() == "bidirectional" ? 2 : 1, 3,
+                        bool(op.getBias()), op.getSelect(), out, error);
 }
 
 bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,

@@ -18,6 +18,8 @@ bool inferPool(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel,
                std::string &error);
 bool inferLstm(LstmOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::string &error);
+bool inferGru(GruOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
+              std::string &error);
 bool inferConvTranspose(ConvTransposeOp op, llvm::ArrayRef<ValueInfo> ins,
                         shape::Shape &out, std::string &error);
 bool inferConv(ConvOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,

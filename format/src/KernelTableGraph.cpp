@@ -35,6 +35,14 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
          opt("initial_h", kF32), opt("initial_c", kF32)},
         {in("y", kF32)},
         {"hidden_size", "direction", "select"}}});
+  // Y or Y_h per step; runtime/src/cpu/Gru.cpp.
+  table.push_back(
+      {"gru",
+       false,
+       {{in("x", kF32), in("w", kF32), in("r", kF32), opt("b", kF32),
+         opt("initial_h", kF32)},
+        {in("y", kF32)},
+        {"hidden_size", "direction", "linear_before_reset", "select"}}});
 }
 
 /// ConvKernels (runtime/src/cpu/ConvKernels.cpp).

@@ -1,8 +1,9 @@
-"""LSTM compiled by ingot and compared with onnxruntime: every direction,
-with and without bias and initial state, symbolic sequence length, each of
-Y, Y_h and Y_c (one ingot.lstm per used output), opsets 7 and 14; and the
-refusals of what the kernel does not compute (sequence_lens, clip,
-batch-first layout, other activations, peepholes).
+"""LSTM and GRU compiled by ingot and compared with onnxruntime: every
+direction, with and without bias and initial state, symbolic sequence
+length, each output (one ingot.lstm / ingot.gru per used output), opsets 7
+and 14, GRU's linear_before_reset both ways; and the refusals of what the
+kernels do not compute (sequence_lens, clip, batch-first layout, other
+activations, peepholes).
 
 The weights are U(-0.5, 0.5) so the gates stay away from saturation, where
 a wrong gate order or sign would hide.
@@ -54,11 +55,38 @@ for key, direction, seq, batch, bias, state, outputs, opset in [
         Model(f"lstm_{key}", [lstm], ins, [o for o in outputs if o], inits,
               opset, sym2(3, 8, "s") if seq == "s" else ({},), gen), id=key))
 
+# GRU: z, r, h gates; both reset placements (linear_before_reset).
+for key, direction, seq, batch, bias, state, lbr, outputs, opset in [
+        ("fwd_full", "forward", 5, 2, True, True, 0, ("y", "yh"), 14),
+        ("fwd_lbr", "forward", 4, 3, True, True, 1, ("y", "yh"), 14),
+        ("plain_op7", "forward", 6, 1, False, False, 0, ("y", "yh"), 7),
+        ("reverse_lbr", "reverse", 4, 2, True, False, 1, ("y", "yh"), 14),
+        ("bidir", "bidirectional", 5, 2, True, True, 0, ("y", "yh"), 14),
+        ("only_h_sym", "bidirectional", "s", 2, True, False, 1, ("", "yh"),
+         14),
+        ("wide_batch", "bidirectional", 3, 6, True, True, 1, ("y", "yh"),
+         14)]:
+    dirs = 2 if direction == "bidirectional" else 1
+    args = [("x", F32, [seq, batch, I]), ("w", w(dirs, 3 * H, I)),
+            ("r", w(dirs, 3 * H, H)),
+            ("b", w(dirs, 6 * H)) if bias else "", ""]
+    if state:
+        args.append(("h0", F32, [dirs, batch, H]))
+    ins = [a for a in args if isinstance(a, tuple) and len(a) == 3]
+    inits = {a[0]: a[1] for a in args if isinstance(a, tuple) and len(a) == 2}
+    names = [a if isinstance(a, str) else a[0] for a in args]
+    gru = node("GRU", names, list(outputs), name=f"gru_{key}", hidden_size=H,
+               direction=direction, linear_before_reset=lbr)
+    CASES.append(pytest.param(
+        Model(f"gru_{key}", [gru], ins, [o for o in outputs if o], inits,
+              opset, sym2(3, 8, "s") if seq == "s" else ({},),
+              {"x": signed, "h0": signed}), id=f"gru_{key}"))
+
 results = results_fixture()
 
 
 @pytest.mark.parametrize("model", CASES)
-def test_lstm(model, results):
+def test_recurrent(model, results):
     for label, got, expected in results(model):
         assert sorted(got) == sorted(expected), label
         for name in expected:
@@ -85,3 +113,19 @@ def test_unsupported_lstm_is_refused(inputs, attrs, message, tmp_path):
                          tmp_path / "m.ingot", check=False)
     assert_clean_failure(proc)
     assert message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("attrs,message", [
+    ({"layout": 1}, "layout = 1"),
+    ({"activations": ["Sigmoid", "Relu"]}, "activation 'Relu'"),
+    ({"clip": 2.0}, "clip"),
+], ids=["layout", "activations", "clip"])
+def test_unsupported_gru_is_refused(attrs, message, tmp_path):
+    model = make_model(
+        [node("GRU", ["x", "w", "r"], ["y"], hidden_size=H, **attrs)],
+        [("x", F32, [3, 2, I])], [("y", F32, None)],
+        {"w": w(1, 3 * H, I), "r": w(1, 3 * H, H)}, 14, check=False)
+    proc = compile_model(save_model(model, tmp_path / "m.onnx"),
+                         tmp_path / "m.ingot", check=False)
+    assert_clean_failure(proc)
+    assert message in proc.stderr and "GRU" in proc.stderr, proc.stderr

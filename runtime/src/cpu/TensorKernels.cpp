@@ -272,6 +272,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   addConvKernels(table);
   addConvTransposeKernels(table);
   addLstmKernels(table);
+  addGruKernels(table);
   addPoolKernels(table);
   addResizeKernels(table);
 }

@@ -16,6 +16,7 @@ void addGatherNDKernels(std::vector<KernelImpl> &table);
 void addConvKernels(std::vector<KernelImpl> &table);
 void addConvTransposeKernels(std::vector<KernelImpl> &table);
 void addLstmKernels(std::vector<KernelImpl> &table);
+void addGruKernels(std::vector<KernelImpl> &table);
 void addPoolKernels(std::vector<KernelImpl> &table);
 void addResizeKernels(std::vector<KernelImpl> &table);
 

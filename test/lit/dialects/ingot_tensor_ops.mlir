@@ -162,3 +162,12 @@ func.func @resize_cubic(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x6xf32> {
   %r = ingot.resize %x {coordinate_transformation_mode = "asymmetric", cubic_coeff_a = -0.5 : f64, exclude_outside = 1 : i64, mode = "cubic", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 1.5>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x6xf32>
   return %r : tensor<1x3x8x6xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @gru
+// CHECK: ingot.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %{{.*}} {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+func.func @gru(%x: tensor<?x2x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<2x12x4xf32>, %b: tensor<2x24xf32>, %h: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
+  %y = ingot.gru %x, %w, %r, %b initial_h %h {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
+  return %y : tensor<2x2x4xf32>
+}
