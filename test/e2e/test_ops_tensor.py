@@ -236,9 +236,9 @@ def test_op(model, results):
 # -- Unsupported attribute values fail at compile time, naming the node -------
 @pytest.mark.parametrize("op,args,attrs,opset,message", [
     ("Resize", [("x", F32, [1, 1, 2, 2]), "", ("s", f32(1, 1, 2, 2))],
-     {"mode": "cubic"}, 13,
-     "node 'resize_y' (Resize, opset 13): mode 'cubic' — supported: "
-     "nearest, linear"),
+     {"mode": "area"}, 13,
+     "node 'resize_y' (Resize, opset 13): mode 'area' — supported: "
+     "nearest, linear, cubic"),
     ("Pad", [("x", F32, [3]), ("p", i64(1, 1))], {"mode": "wrap"}, 19,
      "node 'pad_y' (Pad, opset 19): mode 'wrap' — supported: constant, "
      "edge, reflect"),
@@ -250,7 +250,7 @@ def test_op(model, results):
      {"reduction": "max"}, 16,
      "(ScatterND, opset 16): reduction 'max' — supported: none, add, mul; "
      "max, min from opset 18"),
-], ids=["resize_cubic", "pad_wrap", "conv_4d", "scatter_nd_max_opset16"])
+], ids=["resize_area", "pad_wrap", "conv_4d", "scatter_nd_max_opset16"])
 def test_unsupported_attribute(op, args, attrs, opset, message, tmp_path):
     ins = [a for a in args if isinstance(a, tuple) and len(a) == 3]
     inits = {a[0]: a[1] for a in args if isinstance(a, tuple) and len(a) == 2}
