@@ -150,33 +150,32 @@ LogicalResult ConvTransposeOp::verify() {
   return verifyShapeRule(*this);
 }
 
-LogicalResult LstmOp::verify() {
-  SmallVector<Value> all = {getInput(), getWeight(), getRecurrence()};
-  for (Value v : {getBias(), getInitialH(), getInitialC()})
-    if (v)
-      all.push_back(v);
-  if (failed(verifySameElementType(*this, all)) ||
-      failed(requireF32(*this, getInput())) ||
-      failed(checkStr(*this, "direction", getDirection(),
+/// Shared by lstm and gru: every operand f32 like the result, a known
+/// direction, and `select` below the number of outputs the op can pick.
+static LogicalResult verifyRecurrent(Operation *op, StringRef direction,
+                                     int64_t select, int64_t outputs,
+                                     const char *outputNames) {
+  if (failed(verifySameElementType(op, op->getOperands())) ||
+      failed(requireF32(op, op->getOperand(0))) ||
+      failed(checkStr(op, "direction", direction,
                       {"forward", "reverse", "bidirectional"})))
     return failure();
-  if (getSelect() < 0 || getSelect() > 2)
-    return emitOpError("select must be 0 (Y), 1 (Y_h) or 2 (Y_c)");
+  if (select < 0 || select >= outputs)
+    return op->emitOpError("select must be ") << outputNames;
+  return success();
+}
+
+LogicalResult LstmOp::verify() {
+  if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 3,
+                             "0 (Y), 1 (Y_h) or 2 (Y_c)")))
+    return failure();
   return verifyShapeRule(*this);
 }
 
 LogicalResult GruOp::verify() {
-  SmallVector<Value> all = {getInput(), getWeight(), getRecurrence()};
-  for (Value v : {getBias(), getInitialH()})
-    if (v)
-      all.push_back(v);
-  if (failed(verifySameElementType(*this, all)) ||
-      failed(requireF32(*this, getInput())) ||
-      failed(checkStr(*this, "direction", getDirection(),
-                      {"forward", "reverse", "bidirectional"})))
+  if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 2,
+                             "0 (Y) or 1 (Y_h)")))
     return failure();
-  if (getSelect() < 0 || getSelect() > 1)
-    return emitOpError("select must be 0 (Y) or 1 (Y_h)");
   if (getLinearBeforeReset() < 0 || getLinearBeforeReset() > 1)
     return emitOpError("linear_before_reset must be 0 or 1");
   return verifyShapeRule(*this);

@@ -117,4 +117,31 @@ std::optional<bool> inferIndexingOp(Operation *op, ArrayRef<ValueInfo> ins,
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// Upper bounds of the dims that depend on run-time data, for bound
+/// computation when every input dim is known: a slice or top-k never
+/// exceeds the input dim, NonZero finds at most numel elements. nullopt
+/// when `op` has no such bound.
+std::optional<shape::Shape> boundTensorResult(Operation *op,
+                                              ArrayRef<ValueInfo> ins,
+                                              const shape::Shape &inferred) {
+  shape::Shape bound = inferred;
+  const shape::Shape &in = ins[0].shape;
+  if (isa<NonZeroOp>(op)) {
+    int64_t n = shape::numElements(in);
+    if (n == kDyn)
+      return std::nullopt;
+    bound[1] = n;
+    return bound;
+  }
+  if (isa<SliceOp, TopKOp>(op) && bound.size() == in.size()) {
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (bound[i] == kDyn)
+        bound[i] = in[i];
+    if (shape::numElements(bound) == kDyn)
+      return std::nullopt;
+    return bound;
+  }
+  return std::nullopt;
+}
+
 } // namespace ingot::graph

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/Gemm.h"
 #include "cpu/MathF32.h"
+#include "cpu/Recurrent.h"
 #include "cpu/StepCache.h"
 #include "cpu/TensorKernels.h"
 
@@ -21,9 +22,8 @@
 namespace ingot::cpu {
 namespace {
 
-struct GruDims {
-  int64_t seq, batch, input, hidden, dirs;
-  bool reverse, linearBeforeReset; // reverse: direction "reverse"
+struct GruDims : RecurrentStep {
+  bool linearBeforeReset;
 };
 
 /// One direction's weights: W [3H, input], R [3H, H], b [6H] or null, and
@@ -130,66 +130,22 @@ std::shared_ptr<const GruPacks> packWeights(const KernelContext &ctx,
   };
   if (!ctx.input(1).constant || !ctx.input(2).constant || !ctx.stepCache())
     return std::make_shared<const GruPacks>(pack());
-  uint64_t key = reinterpret_cast<uintptr_t>(ctx.input(1).data) ^ 0x6a09e667;
-  for (uint64_t v : {uint64_t(reinterpret_cast<uintptr_t>(ctx.input(2).data)),
-                     uint64_t(d.input), uint64_t(H), uint64_t(d.dirs),
-                     uint64_t(d.batch > kSmallM), uint64_t(isa)})
-    key = (key ^ v) * 0x100000001b3ull;
+  const uint64_t key =
+      recurrentPackKey(ctx, d, d.batch > kSmallM, uint64_t(isa));
   return ctx.stepCache()->get<GruPacks>(key, pack);
-}
-
-/// Reads and checks the attributes and operand shapes into `d`.
-Status gruDims(KernelContext &ctx, GruDims *d, int64_t *select) {
-  int64_t hidden, lbr;
-  std::string direction;
-  if (Status s = ctx.attrInt("hidden_size", &hidden); !s)
-    return s;
-  if (Status s = ctx.attrStr("direction", &direction); !s)
-    return s;
-  if (Status s = ctx.attrInt("select", select, 0); !s)
-    return s;
-  if (Status s = ctx.attrInt("linear_before_reset", &lbr, 0); !s)
-    return s;
-  if (direction != "forward" && direction != "reverse" &&
-      direction != "bidirectional")
-    return ctx.error("direction must be forward, reverse or bidirectional");
-  const KernelInput &x = ctx.input(0);
-  if (x.shape.size() != 3 || hidden < 1)
-    return ctx.error("expects x [seq, batch, input] and hidden_size >= 1");
-  *d = {x.shape[0],
-        x.shape[1],
-        x.shape[2],
-        hidden,
-        direction == "bidirectional" ? 2 : 1,
-        direction == "reverse",
-        lbr != 0};
-  const int64_t H = hidden, G = 3 * H;
-  auto expect = [&](size_t i, shape::Shape want) {
-    return !ctx.hasInput(i) || ctx.input(i).shape == want;
-  };
-  if (!expect(1, {d->dirs, G, d->input}) || !expect(2, {d->dirs, G, H}) ||
-      !expect(3, {d->dirs, 2 * G}) || !expect(4, {d->dirs, d->batch, H}))
-    return ctx.error("w, r, b or initial_h has the wrong shape");
-  return Status::ok();
 }
 
 Status gruKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(3, 5, 1); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
-        return s;
   GruDims d;
-  int64_t select;
-  if (Status s = gruDims(ctx, &d, &select); !s)
+  int64_t lbr;
+  if (Status s = readRecurrentStep(ctx, 3, &d); !s)
     return s;
+  if (Status s = ctx.attrInt("linear_before_reset", &lbr, 0); !s)
+    return s;
+  d.linearBeforeReset = lbr != 0;
   const int64_t H = d.hidden, G = 3 * H;
-  const shape::Shape state = {d.dirs, d.batch, H};
-  if (Status s = ctx.setOutputShape(
-          0, select == 0 ? shape::Shape{d.seq, d.dirs, d.batch, H} : state);
-      !s)
-    return s;
   float *out = ctx.output(0).as<float>();
   std::vector<float> h(size_t(d.batch * H));
   const std::shared_ptr<const GruPacks> packs = packWeights(ctx, d);
@@ -209,8 +165,8 @@ Status gruKernel(KernelContext &ctx) {
                   packedR ? &packs->rzr[size_t(dir)] : nullptr,
                   packedR ? &packs->rh[size_t(dir)] : nullptr};
     runDirection(d, dir, d.reverse || dir == 1, ctx.input(0).as<float>(), wt,
-                 h.data(), select == 0 ? out : nullptr, ctx.pool());
-    if (select != 0)
+                 h.data(), d.select == 0 ? out : nullptr, ctx.pool());
+    if (d.select != 0)
       std::memcpy(out + stateAt, h.data(), h.size() * sizeof(float));
   }
   return Status::ok();

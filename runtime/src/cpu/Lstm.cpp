@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/Gemm.h"
 #include "cpu/MathF32.h"
+#include "cpu/Recurrent.h"
 #include "cpu/StepCache.h"
 #include "cpu/TensorKernels.h"
 
@@ -19,16 +20,13 @@
 namespace ingot::cpu {
 namespace {
 
-struct LstmDims {
-  int64_t seq, batch, input, hidden, dirs;
-};
-
 /// One direction: writes its h for every step into y (row stride
 /// dirs · batch · H, nullptr to skip) and leaves the last h and c.
-void runDirection(const LstmDims &d, int64_t dir, bool reverse, const float *x,
-                  const float *w, const float *r, const PackedB &packedW,
-                  const PackedB *packedR, const float *b, float *h, float *c,
-                  float *y, ThreadPool *pool) {
+void runDirection(const RecurrentStep &d, int64_t dir, bool reverse,
+                  const float *x, const float *w, const float *r,
+                  const PackedB &packedW, const PackedB *packedR,
+                  const float *b, float *h, float *c, float *y,
+                  ThreadPool *pool) {
   const int64_t H = d.hidden, G = 4 * H, rows = d.seq * d.batch;
   std::vector<float> xw(size_t(rows * G)), gates(size_t(d.batch * G));
   std::vector<float> tanhC(static_cast<size_t>(H));
@@ -81,7 +79,7 @@ struct LstmPacks {
 };
 
 std::shared_ptr<const LstmPacks> packWeights(const KernelContext &ctx,
-                                             const LstmDims &d) {
+                                             const RecurrentStep &d) {
   const GemmIsa isa = bestGemmIsa();
   const int64_t G = 4 * d.hidden;
   auto pack = [&] {
@@ -101,50 +99,18 @@ std::shared_ptr<const LstmPacks> packWeights(const KernelContext &ctx,
   };
   if (!ctx.input(1).constant || !ctx.input(2).constant || !ctx.stepCache())
     return std::make_shared<const LstmPacks>(pack());
-  uint64_t key = reinterpret_cast<uintptr_t>(ctx.input(1).data);
-  for (uint64_t v : {uint64_t(reinterpret_cast<uintptr_t>(ctx.input(2).data)),
-                     uint64_t(d.input), uint64_t(d.hidden), uint64_t(d.dirs),
-                     uint64_t(d.batch > kSmallM), uint64_t(isa)})
-    key = (key ^ v) * 0x100000001b3ull;
+  const uint64_t key =
+      recurrentPackKey(ctx, d, d.batch > kSmallM, uint64_t(isa));
   return ctx.stepCache()->get<LstmPacks>(key, pack);
 }
 
 Status lstmKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(3, 6, 1); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
-        return s;
-  int64_t hidden, select;
-  std::string direction;
-  if (Status s = ctx.attrInt("hidden_size", &hidden); !s)
+  RecurrentStep d;
+  if (Status s = readRecurrentStep(ctx, 4, &d); !s)
     return s;
-  if (Status s = ctx.attrStr("direction", &direction); !s)
-    return s;
-  if (Status s = ctx.attrInt("select", &select, 0); !s)
-    return s;
-  if (direction != "forward" && direction != "reverse" &&
-      direction != "bidirectional")
-    return ctx.error("direction must be forward, reverse or bidirectional");
-  const KernelInput &x = ctx.input(0);
-  if (x.shape.size() != 3 || hidden < 1)
-    return ctx.error("expects x [seq, batch, input] and hidden_size >= 1");
-  LstmDims d{x.shape[0], x.shape[1], x.shape[2], hidden,
-             direction == "bidirectional" ? 2 : 1};
-  const int64_t H = hidden, G = 4 * H;
-  auto expect = [&](size_t i, shape::Shape want) {
-    return !ctx.hasInput(i) || ctx.input(i).shape == want;
-  };
-  if (!expect(1, {d.dirs, G, d.input}) || !expect(2, {d.dirs, G, H}) ||
-      !expect(3, {d.dirs, 2 * G}) || !expect(4, {d.dirs, d.batch, H}) ||
-      !expect(5, {d.dirs, d.batch, H}))
-    return ctx.error("w, r, b, initial_h or initial_c has the wrong shape");
-  const shape::Shape state = {d.dirs, d.batch, H};
-  if (Status s = ctx.setOutputShape(
-          0, select == 0 ? shape::Shape{d.seq, d.dirs, d.batch, H} : state);
-      !s)
-    return s;
+  const int64_t H = d.hidden, G = 4 * H, select = d.select;
   float *out = ctx.output(0).as<float>();
   std::vector<float> h(size_t(d.batch * H)), c(size_t(d.batch * H));
   const std::shared_ptr<const LstmPacks> packs = packWeights(ctx, d);
@@ -159,7 +125,7 @@ Status lstmKernel(KernelContext &ctx) {
     };
     init(4, h);
     init(5, c);
-    runDirection(d, dir, direction == "reverse" || dir == 1, x.as<float>(),
+    runDirection(d, dir, d.reverse || dir == 1, ctx.input(0).as<float>(),
                  ctx.input(1).as<float>() + dir * G * d.input,
                  ctx.input(2).as<float>() + dir * G * H, packs->w[size_t(dir)],
                  packs->r.empty() ? nullptr : &packs->r[size_t(dir)],

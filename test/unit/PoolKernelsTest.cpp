@@ -1,0 +1,104 @@
+//===- PoolKernelsTest.cpp - max/average pooling vs naive loops ----------===//
+//
+// The pooling kernels of PoolKernels.cpp against references written from the
+// ONNX definition with plain index loops: argmax indices, NaN propagation
+// through the separable 2-D max pool, padding counted or not.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ingot;
+using namespace ingot::test;
+
+namespace {
+
+TEST(PoolKernels, MaxPoolIndices) {
+  Rng rng(11);
+  Tensor x = rng.uniform({2, 1, 4, 5});
+  std::vector<Tensor> outs;
+  Call c("max_pool", {&x},
+         {intsAttr("kernel_shape", {2, 3}), intsAttr("strides", {2, 2}),
+          intAttr("select", 1)},
+         {DType::I64});
+  ASSERT_TRUE(runKernel(c, &outs).isOk());
+  ASSERT_EQ(outs[0].shape, (Shape{2, 1, 2, 2}));
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        int64_t best = -1;
+        for (int64_t a = 0; a < 2; ++a)
+          for (int64_t b = 0; b < 3; ++b) {
+            int64_t at = p * 20 + (2 * i + a) * 5 + 2 * j + b;
+            if (best < 0 || ptr<float>(x)[at] > ptr<float>(x)[best])
+              best = at;
+          }
+        EXPECT_EQ(ptr<int64_t>(outs[0])[(p * 2 + i) * 2 + j], best);
+      }
+}
+
+TEST(PoolKernels, MaxPoolNanWinsOnlyInItsWindows) {
+  // 5x5 stride-1 pad-2 (YOLOv8's SPPF) runs as row then column maxima.
+  Rng rng(12);
+  Tensor x = rng.uniform({1, 1, 7, 6});
+  ptr<float>(x)[3 * 6 + 1] = NAN;
+  Tensor y = runOk(
+      Call("max_pool", {&x},
+           {intsAttr("kernel_shape", {5, 5}), intsAttr("pads", {2, 2, 2, 2})}));
+  ASSERT_EQ(y.shape, (Shape{1, 1, 7, 6}));
+  for (int64_t i = 0; i < 7; ++i)
+    for (int64_t j = 0; j < 6; ++j) {
+      float got = ptr<float>(y)[i * 6 + j];
+      if (std::abs(i - 3) <= 2 && std::abs(j - 1) <= 2) {
+        EXPECT_TRUE(std::isnan(got)) << i << "," << j;
+        continue;
+      }
+      float best = -INFINITY;
+      for (int64_t a = std::max<int64_t>(0, i - 2);
+           a <= std::min<int64_t>(6, i + 2); ++a)
+        for (int64_t b = std::max<int64_t>(0, j - 2);
+             b <= std::min<int64_t>(5, j + 2); ++b)
+          best = std::max(best, ptr<float>(x)[a * 6 + b]);
+      EXPECT_EQ(got, best) << i << "," << j;
+    }
+}
+
+TEST(PoolKernels, PoolsMatchDirectLoops) {
+  Rng rng(7);
+  Tensor x = rng.uniform({1, 2, 6, 5});
+  for (bool isMax : {true, false})
+    for (int64_t include : {0, 1}) {
+      Tensor y = runOk(
+          Call(isMax ? "max_pool" : "average_pool", {&x},
+               {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}),
+                intsAttr("pads", {1, 1, 1, 1}),
+                intAttr("count_include_pad", include)}));
+      std::vector<double> ref;
+      for (int64_t p = 0; p < 2; ++p)
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 3; ++j) {
+            double acc = isMax ? -1e30 : 0;
+            int64_t n = 0;
+            for (int64_t a = 0; a < 3; ++a)
+              for (int64_t b = 0; b < 3; ++b) {
+                int64_t h = 2 * i - 1 + a, w = 2 * j - 1 + b;
+                if (h < 0 || h >= 6 || w < 0 || w >= 5)
+                  continue;
+                double v = ptr<float>(x)[(p * 6 + h) * 5 + w];
+                acc = isMax ? std::max(acc, v) : acc + v;
+                ++n;
+              }
+            ref.push_back(isMax ? acc : acc / (include ? 9 : n));
+          }
+      expectClose(y, {1, 2, 3, 3}, ref, 1e-6);
+    }
+  Tensor g = runOk(Call("global_average_pool", {&x}));
+  std::vector<double> ref(2, 0.0);
+  for (int64_t i = 0; i < 60; ++i)
+    ref[i / 30] += ptr<float>(x)[i] / 30.0;
+  expectClose(g, {1, 2, 1, 1}, ref, 1e-6);
+}
+
+} // namespace
