@@ -114,6 +114,8 @@ void addPlanPasses(OpPassManager &pm, const PhaseInputs &in) {
   ComputeBoundsOptions bounds;
   bounds.maxDims.assign(in.maxDims.begin(), in.maxDims.end());
   bounds.defaultMaxDim = in.options.defaultMaxDim;
+  // GPU plans reserve device memory once: every buffer needs a bound.
+  bounds.runTimeSizes = in.targets.cudaArchs.empty();
   pm.nest<func::FuncOp>().addPass(createComputeBounds(bounds));
   pm.addPass(createLowerToPlan());
   pm.nest<func::FuncOp>().addPass(createPlanMemory());
@@ -328,6 +330,9 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error)
       diagnostics += (diagnostics.empty() ? "" : "\n") + describe(diag);
+    else if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      llvm::errs() << "warning: " << options.modelPath << ": " << describe(diag)
+                   << "\n";
     return success();
   });
 

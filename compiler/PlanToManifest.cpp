@@ -241,7 +241,11 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
         sink(bytes->data(), bytes->size());
         return Status::ok();
       });
-    } else if (auto alloc = dyn_cast<plan::AllocOp>(op)) {
+    } else if (auto alloc = dyn_cast<plan::AllocOp>(op);
+               alloc && alloc.isSizedAtRunTime()) {
+      Buffer &b = addBuffer(alloc.getResult(), BufferKind::Dynamic);
+      b.maxShape.assign(alloc.getMaxShape().begin(), alloc.getMaxShape().end());
+    } else if (alloc) {
       if (!alloc.getOffset())
         return Status::error("plan.alloc without an offset: run "
                              "ingot-plan-memory before writing an artifact");

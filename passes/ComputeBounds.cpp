@@ -5,6 +5,8 @@
 // largest shape a value can take. The memory plan reserves exactly that; the
 // runtime checks each kernel's real output against it, so a model whose
 // sizes are not monotone in its symbols fails loudly instead of overflowing.
+// A size set by tensor values (Range's limit, Resize's scales) has no such
+// bound: it keeps -1 dims and the runtime allocates it once the kernel knows.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
@@ -39,6 +41,25 @@ void boundReshapeFromData(const shape::Shape &input, shape::Shape &result) {
   for (int64_t &d : result)
     if (d == shape::kDynamic)
       d = known == 0 ? 0 : total / known;
+}
+
+/// A bound no machine could reserve (several dims each bounded by a whole
+/// element count, multiplied) is no bound: the result's dynamic dims go
+/// back to -1 and it is sized at run time.
+void dropUnusableBound(Operation *op, shape::Shape &bound) {
+  constexpr uint64_t kMaxElements = uint64_t(1) << 40;
+  uint64_t n = 1;
+  bool usable = true;
+  for (int64_t d : bound)
+    if (d > 0 &&
+        (__builtin_mul_overflow(n, uint64_t(d), &n) || n > kMaxElements))
+      usable = false;
+  if (usable)
+    return;
+  shape::Shape declared = shapeOf(op->getResult(0).getType());
+  for (size_t i = 0; i < bound.size() && i < declared.size(); ++i)
+    if (declared[i] == shape::kDynamic)
+      bound[i] = shape::kDynamic;
 }
 
 struct ComputeBoundsPass
@@ -110,11 +131,22 @@ struct ComputeBoundsPass
         for (const auto &[sym, max] : used)
           at +=
               (at.empty() ? "" : ", ") + sym.str() + "=" + std::to_string(max);
-        op->emitOpError("at the symbols' maxima (")
-            << at << "): " << error
-            << "; if the model only runs at some sizes, bound its symbols "
-               "with --max-dim SYMBOL=N or pin inputs with --shape";
-        return WalkResult::interrupt();
+        std::string why = "at the symbols' maxima (" + at + "): " + error +
+                          "; if the model only runs at some sizes, bound its "
+                          "symbols with --max-dim SYMBOL=N or pin inputs "
+                          "with --shape";
+        if (!runTimeSizes) {
+          op->emitOpError(why);
+          return WalkResult::interrupt();
+        }
+        // The real sizes may well agree (each dim its own symbol, all at
+        // one maximum): the runtime checks them, and the result is sized
+        // when the kernel runs instead of in the arena.
+        op->emitWarning() << "'" << op->getName() << "' op " << why
+                          << "; its result is sized at run time";
+        outs.clear();
+        for (Type t : op->getResultTypes())
+          outs.push_back(ValueInfo{shapeOf(t), std::nullopt});
       }
       shape::Shape &bound = outs[0].shape;
       if (isa<ReshapeOp>(op))
@@ -126,9 +158,12 @@ struct ComputeBoundsPass
                      boundMathResult(op, ins, bound))
           bound = *m;
       }
-      if (shape::numElements(bound) == shape::kDynamic) {
+      if (runTimeSizes)
+        dropUnusableBound(op, bound);
+      if (shape::numElements(bound) == shape::kDynamic && !runTimeSizes) {
         op->emitOpError("result size depends on run-time data, not on input "
-                        "shapes; pin the inputs with --shape");
+                        "shapes, and this target needs every buffer bounded "
+                        "at compile time; pin the inputs with --shape");
         return WalkResult::interrupt();
       }
       // One ingot.max_shape serves every result: ops with several results

@@ -55,8 +55,11 @@ def ComputeBounds : Pass<"ingot-compute-bounds", "mlir::func::FuncOp"> {
     maximum (`max-dims`, else `default-max-dim`); the ops' shape rules and
     shape-vector values are then evaluated concretely and every result with a
     dynamic dim gets `ingot.max_shape`. The function records the bounds it
-    used as `ingot.symbols`. Fails, naming the op, when a size depends on
-    run-time data rather than shapes.
+    used as `ingot.symbols`. A size that depends on tensor values rather
+    than shapes (Range, Tile, Resize with run-time scales) has no bound:
+    its dims stay -1 in `ingot.max_shape` and the runtime allocates that
+    result when its kernel runs; with `run-time-sizes=false` (targets whose
+    plans must be fully static) such a result is an error naming the op.
 
     Before:
     ```mlir
@@ -75,6 +78,9 @@ def ComputeBounds : Pass<"ingot-compute-bounds", "mlir::func::FuncOp"> {
                "Upper bounds of symbolic dims, as SYMBOL=N">,
     Option<"defaultMaxDim", "default-max-dim", "int64_t", /*default=*/"512",
            "Upper bound of a symbolic dim not named in max-dims">,
+    Option<"runTimeSizes", "run-time-sizes", "bool", /*default=*/"true",
+           "Let a result whose size depends on tensor values be sized at "
+           "run time (-1 dims in ingot.max_shape) instead of failing">,
   ];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }

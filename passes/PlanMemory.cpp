@@ -64,6 +64,8 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<Group> groups;
     llvm::DenseMap<Value, size_t> groupOf;
     for (plan::AllocOp alloc : func.getOps<plan::AllocOp>()) {
+      if (alloc.isSizedAtRunTime())
+        continue; // the runtime allocates it, outside the arena
       Group g;
       g.allocs.push_back(alloc);
       g.bytes = align(alloc.getMaxBytes());
@@ -89,8 +91,11 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
       // Groups holding this step's outputs: two outputs never share one.
       llvm::SmallDenseSet<size_t, 4> taken;
       for (Value out : step.getOuts())
-        taken.insert(groupOf[out]);
+        if (groupOf.contains(out))
+          taken.insert(groupOf[out]);
       for (Value out : step.getOuts()) {
+        if (!groupOf.contains(out))
+          continue;
         Group &og = groups[groupOf[out]];
         og.start = std::min(og.start, i);
         og.end = std::max({og.end, i, lastUse(out)});

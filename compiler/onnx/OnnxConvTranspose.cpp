@@ -40,8 +40,12 @@ LogicalResult convertConvTranspose(NodeContext &n) {
   if (!outputShape.empty())
     return n.fail("an output_shape", "explicit pads and output_padding");
   auto wt = cast<RankedTensorType>(w.getType());
-  if (!kernel.empty() &&
-      ArrayRef<int64_t>(kernel) != wt.getShape().drop_front(2))
+  ArrayRef<int64_t> wk = wt.getShape().drop_front(2);
+  if (!kernel.empty() && (kernel.size() != wk.size() ||
+                          llvm::any_of(llvm::zip(kernel, wk), [](auto p) {
+                            auto [k, d] = p;
+                            return !ShapedType::isDynamic(d) && d != k;
+                          })))
     return n.fail("kernel_shape that differs from the weight's dims");
   if (strides.empty())
     strides.assign(nd, 1);

@@ -1,33 +1,23 @@
-//===- OnnxTensorNnOps.cpp - Conv, pooling, Resize and TopK converters ----===//
+//===- OnnxTensorNnOps.cpp - Conv, pooling and TopK converters ------------===//
 //
 // Window attributes are written out in full (defaults filled in) so the
-// kernels and shape rules see one form. Resize needs its scales or sizes at
-// compile time: they size the result.
+// kernels and shape rules see one form (Resize is in OnnxResize.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxTensorOps.h"
 
 #include "mlir/IR/Matchers.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-
-#include <climits>
-#include <cstring>
-#include <fcntl.h>
-#include <map>
-#include <memory>
-#include <unistd.h>
-
 using namespace mlir;
 
 namespace ingot::compiler::onnximport {
-namespace {
 
 std::string attrStr(NodeContext &n, const char *name, const char *dflt) {
   const auto *a = n.attr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : dflt;
 }
+
+namespace {
 
 /// Fills strides/pads/dilations with their defaults for `nd` spatial dims and
 /// checks auto_pad.
@@ -110,94 +100,6 @@ LogicalResult convertPool(NodeContext &n, bool isMax) {
   return n.setOutput(0, build(graph::MaxPoolOp(), n.f32(), 0));
 }
 
-/// Float values of a compile-time input. Float tensors of more than one
-/// element are weights (`ingot.param`) whose bytes the import context does
-/// not expose, so those are read again from the model file.
-std::optional<std::vector<double>> constantFloats(NodeContext &n, int i,
-                                                  Value v) {
-  DenseFPElementsAttr attr;
-  if (matchPattern(v, m_Constant(&attr))) {
-    std::vector<double> out;
-    for (const APFloat &f : attr.getValues<APFloat>())
-      out.push_back(f.convertToDouble());
-    return out;
-  }
-  static std::map<std::string, std::shared_ptr<onnx::ModelProto>> cache;
-  std::shared_ptr<onnx::ModelProto> &model = cache[n.ctx.file()];
-  if (!model) {
-    model = std::make_shared<onnx::ModelProto>();
-    int fd = ::open(n.ctx.file().c_str(), O_RDONLY);
-    if (fd < 0)
-      return std::nullopt;
-    google::protobuf::io::FileInputStream raw(fd);
-    google::protobuf::io::CodedInputStream coded(&raw);
-    coded.SetTotalBytesLimit(INT_MAX);
-    bool ok = model->ParseFromCodedStream(&coded);
-    ::close(fd);
-    if (!ok)
-      return std::nullopt;
-  }
-  const std::string &name = n.node.input(i);
-  const onnx::TensorProto *tensor = nullptr;
-  for (const onnx::TensorProto &t : model->graph().initializer())
-    if (t.name() == name)
-      tensor = &t;
-  for (const onnx::NodeProto &node : model->graph().node())
-    if (node.op_type() == "Constant" && node.output_size() == 1 &&
-        node.output(0) == name)
-      for (const onnx::AttributeProto &a : node.attribute())
-        if (a.name() == "value" && a.has_t())
-          tensor = &a.t();
-  std::vector<char> bytes;
-  if (!tensor || tensor->data_type() != onnx::TensorProto::FLOAT ||
-      !readTensor(*tensor, name, n.ctx.modelDir(), n.ctx.file(), bytes))
-    return std::nullopt;
-  std::vector<double> out(bytes.size() / 4);
-  for (size_t k = 0; k < out.size(); ++k) {
-    float f;
-    std::memcpy(&f, bytes.data() + 4 * k, 4);
-    out[k] = f;
-  }
-  return out;
-}
-
-/// keep_aspect_ratio_policy (18+): one scale for all `axes`, the smallest
-/// (not_larger) or largest (not_smaller) of sizes / input dims; those dims
-/// become round_half_up(scale · dim) and the scale drives the coordinate
-/// mapping, as in the ONNX reference. Needs the axes' dims static.
-LogicalResult keepAspectRatio(NodeContext &n, Value x,
-                              const std::vector<int64_t> &axes,
-                              const std::string &policy,
-                              std::vector<int64_t> &sizes,
-                              std::vector<double> &scales) {
-  auto shape = cast<RankedTensorType>(x.getType()).getShape();
-  int64_t rank = shape.size();
-  std::vector<int64_t> dims;
-  std::optional<double> scale;
-  for (int64_t axis : axes) {
-    int64_t a = axis < 0 ? axis + rank : axis;
-    if (ShapedType::isDynamic(shape[a]) || shape[a] == 0)
-      return n.fail("keep_aspect_ratio_policy on a dynamic or empty dim",
-                    "static resized dims");
-    double s = double(sizes[a]) / double(shape[a]);
-    scale = !scale                   ? s
-            : policy == "not_larger" ? std::min(*scale, s)
-                                     : std::max(*scale, s);
-    dims.push_back(a);
-  }
-  scales.assign(rank, 1.0);
-  for (int64_t a : dims) {
-    scales[a] = *scale;
-    sizes[a] = int64_t(*scale * double(shape[a]) + 0.5);
-  }
-  return success();
-}
-
-bool isEmptyTensor(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return t.hasStaticShape() && t.getNumElements() == 0;
-}
-
 } // namespace
 
 LogicalResult convertMaxPool(NodeContext &n) { return convertPool(n, true); }
@@ -229,15 +131,24 @@ LogicalResult convertConv(NodeContext &n) {
   if (n.ctx.hasError())
     return failure();
   auto wt = cast<RankedTensorType>(w.getType());
-  if (!kernel.empty() &&
-      ArrayRef<int64_t>(kernel) != wt.getShape().drop_front(2))
+  ArrayRef<int64_t> wk = wt.getShape().drop_front(2);
+  bool kernelDynamic = llvm::any_of(wk, ShapedType::isDynamic);
+  if (!kernel.empty() && (kernel.size() != wk.size() ||
+                          llvm::any_of(llvm::zip(kernel, wk), [](auto p) {
+                            auto [k, d] = p;
+                            return !ShapedType::isDynamic(d) && d != k;
+                          })))
     return n.fail("kernel_shape does not match the weight's dims");
   OpBuilder &b = n.builder();
+  // A weight fed as an input may leave its dims dynamic: kernel_shape then
+  // sizes the result, and the kernel checks the real weight against it.
   return n.setOutput(
       0, n.build<graph::ConvOp>(
              n.f32(), x, w, bias, b.getDenseI64ArrayAttr(strides),
              b.getDenseI64ArrayAttr(pads), b.getDenseI64ArrayAttr(dilations),
-             b.getI64IntegerAttr(group), b.getStringAttr(autoPad)));
+             b.getI64IntegerAttr(group), b.getStringAttr(autoPad),
+             kernelDynamic && !kernel.empty() ? b.getDenseI64ArrayAttr(kernel)
+                                              : DenseI64ArrayAttr()));
 }
 
 /// TopK: one op per used output (values, then i64 indices).
@@ -273,96 +184,6 @@ LogicalResult convertTopK(NodeContext &n) {
       return failure();
   }
   return success();
-}
-
-/// Resize (13+): nearest or linear; scales or sizes must be known at
-/// compile time (axes from 18 are expanded to every dim).
-LogicalResult convertResize(NodeContext &n) {
-  Value x, scalesIn, sizesIn;
-  if (failed(n.input(0, x)) || failed(n.requireType(x, "X", {n.f32()})) ||
-      failed(n.optionalInput(2, scalesIn)) ||
-      failed(n.optionalInput(3, sizesIn)))
-    return failure();
-  std::string mode = attrStr(n, "mode", "nearest");
-  std::string ctm = attrStr(n, "coordinate_transformation_mode", "half_pixel");
-  std::string nearest = attrStr(n, "nearest_mode", "round_prefer_floor");
-  std::string policy = attrStr(n, "keep_aspect_ratio_policy", "stretch");
-  int64_t antialias = n.attrInt("antialias", 0);
-  std::vector<int64_t> axes = n.attrInts("axes");
-  if (n.ctx.hasError())
-    return failure();
-  if (mode != "nearest" && mode != "linear" && mode != "cubic")
-    return n.fail("mode '" + mode + "'", "nearest, linear, cubic");
-  float cubicA = n.attrFloat("cubic_coeff_a", -0.75f);
-  int64_t excludeOutside = n.attrInt("exclude_outside", 0);
-  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
-      ctm != "align_corners" && ctm != "asymmetric" &&
-      !(ctm == "half_pixel_symmetric" && n.opset() >= 19))
-    return n.fail("coordinate_transformation_mode '" + ctm + "'",
-                  "half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
-                  "half_pixel_symmetric (19+)");
-  if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" &&
-      nearest != "floor" && nearest != "ceil")
-    return n.fail("nearest_mode '" + nearest + "'",
-                  "round_prefer_floor, round_prefer_ceil, floor, ceil");
-  if (antialias != 0)
-    return n.fail("antialias " + std::to_string(antialias), "antialias 0");
-  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
-    return n.fail("keep_aspect_ratio_policy '" + policy + "'",
-                  "stretch, not_larger, not_smaller");
-  int64_t rank = rankOf(x);
-  if (axes.empty())
-    for (int64_t i = 0; i < rank; ++i)
-      axes.push_back(i);
-  auto shape = cast<RankedTensorType>(x.getType()).getShape();
-  std::vector<double> scales;
-  std::vector<int64_t> sizes;
-  if (sizesIn && !isEmptyTensor(sizesIn)) {
-    std::vector<int64_t> given;
-    if (failed(n.constantInts(3, "sizes", given)))
-      return failure();
-    if (given.size() != axes.size())
-      return n.fail("sizes must have one entry per axis");
-    sizes.assign(shape.begin(), shape.end());
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a;
-      if (failed(n.normalizeAxis(axes[i], rank, "axes entry", a)))
-        return failure();
-      sizes[a] = given[i];
-    }
-    // Dims left out of `axes` keep their size; -1 says so for dynamic ones.
-    for (int64_t &s : sizes)
-      if (ShapedType::isDynamic(s))
-        s = -1;
-    if (policy != "stretch" &&
-        failed(keepAspectRatio(n, x, axes, policy, sizes, scales)))
-      return failure();
-  } else if (scalesIn && !isEmptyTensor(scalesIn)) {
-    std::optional<std::vector<double>> given = constantFloats(n, 2, scalesIn);
-    if (!given)
-      return n.fail("scales must be known at compile time",
-                    "an initializer or Constant scales input");
-    if (given->size() != axes.size())
-      return n.fail("scales must have one entry per axis");
-    scales.assign(rank, 1.0);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a;
-      if (failed(n.normalizeAxis(axes[i], rank, "axes entry", a)))
-        return failure();
-      scales[a] = (*given)[i];
-    }
-  } else {
-    return n.fail("neither scales nor sizes given");
-  }
-  OpBuilder &b = n.builder();
-  return n.setOutput(
-      0, n.build<graph::ResizeOp>(
-             n.f32(), x, b.getDenseF64ArrayAttr(scales),
-             b.getDenseI64ArrayAttr(sizes), b.getStringAttr(mode),
-             b.getStringAttr(ctm), b.getStringAttr(nearest),
-             mode == "cubic" ? b.getF64FloatAttr(cubicA) : FloatAttr(),
-             mode == "cubic" && excludeOutside ? b.getI64IntegerAttr(1)
-                                               : IntegerAttr()));
 }
 
 } // namespace ingot::compiler::onnximport

@@ -137,6 +137,53 @@ LogicalResult convertRange(NodeContext &n) {
                                  n.builder().getI64IntegerAttr(count)));
 }
 
+/// Pad's `pads` given for `axes` only (18+) spread over every dim: by
+/// value when known, else by a Gather from the given pads with a zero
+/// appended, so run-time pads stay run-time.
+LogicalResult padsOverAllDims(NodeContext &n, int64_t rank, Value &pads) {
+  std::vector<int64_t> axes, normalized;
+  if (failed(n.constantInts(3, "axes", axes)))
+    return failure();
+  for (int64_t axis : axes) {
+    int64_t a;
+    if (failed(n.normalizeAxis(axis, rank, "axes entry", a)))
+      return failure();
+    normalized.push_back(a);
+  }
+  const int64_t k = int64_t(axes.size());
+  auto padsType = cast<RankedTensorType>(pads.getType());
+  if (padsType.getRank() != 1 ||
+      (padsType.hasStaticShape() && padsType.getDimSize(0) != 2 * k))
+    return n.fail("pads must have 2 entries per axis");
+  // full[d] (begin) and full[d + rank] (end) pick given[i] / given[i + k]
+  // for d = axes[i], else the appended zero at index 2k.
+  std::vector<int64_t> pick(2 * rank, 2 * k);
+  for (int64_t i = 0; i < k; ++i) {
+    pick[normalized[i]] = i;
+    pick[normalized[i] + rank] = i + k;
+  }
+  if (std::optional<std::vector<int64_t>> given = n.ctx.constantInts(pads)) {
+    given->push_back(0);
+    std::vector<int64_t> full;
+    for (int64_t p : pick)
+      full.push_back((*given)[p]);
+    pads = tensorI64Constant(n, full);
+    return success();
+  }
+  OpBuilder &b = n.builder();
+  FailureOr<Value> withZero = n.build<graph::ConcatOp>(
+      n.i64(), ValueRange{pads, tensorI64Constant(n, {0})},
+      b.getI64IntegerAttr(0));
+  if (failed(withZero))
+    return failure();
+  FailureOr<Value> full = n.build<graph::GatherOp>(
+      n.i64(), *withZero, tensorI64Constant(n, pick), b.getI64IntegerAttr(0));
+  if (failed(full))
+    return failure();
+  pads = *full;
+  return success();
+}
+
 /// Pad (13+; axes from 18): pads over all dims; a zero of the input's type
 /// stands in for an absent constant_value.
 LogicalResult convertPad(NodeContext &n) {
@@ -164,24 +211,9 @@ LogicalResult convertPad(NodeContext &n) {
     return failure();
   if (mode != "constant" && mode != "edge" && mode != "reflect")
     return n.fail("mode '" + mode + "'", "constant, edge, reflect");
-  int64_t rank = rankOf(x);
-  if (n.opset() >= 18 && n.hasInput(3)) {
-    std::vector<int64_t> axes, given;
-    if (failed(n.constantInts(3, "axes", axes)) ||
-        failed(n.constantInts(1, "pads (with axes)", given)))
-      return failure();
-    if (given.size() != 2 * axes.size())
-      return n.fail("pads must have 2 entries per axis");
-    std::vector<int64_t> full(2 * rank, 0);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a;
-      if (failed(n.normalizeAxis(axes[i], rank, "axes entry", a)))
-        return failure();
-      full[a] = given[i];
-      full[a + rank] = given[i + axes.size()];
-    }
-    pads = tensorI64Constant(n, full);
-  }
+  if (n.opset() >= 18 && n.hasInput(3) &&
+      failed(padsOverAllDims(n, rankOf(x), pads)))
+    return failure();
   Type elem = elementTypeOf(x);
   if (value) {
     if (failed(n.requireType(value, "constant_value", {elem})))

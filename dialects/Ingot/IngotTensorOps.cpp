@@ -176,7 +176,7 @@ LogicalResult GruOp::verify() {
   if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 2,
                              "0 (Y) or 1 (Y_h)")))
     return failure();
-  if (getLinearBeforeReset() < 0 || getLinearBeforeReset() > 1)
+  if (getLinearBeforeReset() > 1) // unsigned: 0 or 1
     return emitOpError("linear_before_reset must be 0 or 1");
   return verifyShapeRule(*this);
 }
@@ -218,6 +218,29 @@ LogicalResult ResizeOp::verify() {
       failed(checkStr(
           *this, "nearest_mode", getNearestMode(),
           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})))
+    return failure();
+  if (Value target = getScalesInput() ? getScalesInput() : getSizesInput()) {
+    if (getScalesInput() && getSizesInput())
+      return emitOpError("takes run-time scales or sizes, not both");
+    if (getScalesInput() && !elementType(getScalesInput()).isF32())
+      return emitOpError("run-time scales must be f32");
+    if (!getScales().empty() || !getSizes().empty())
+      return emitOpError("has run-time scales or sizes and attribute ones");
+    auto t = cast<RankedTensorType>(target.getType());
+    if (!getAxes() || t.getRank() != 1 ||
+        (t.hasStaticShape() && t.getDimSize(0) != int64_t(getAxes()->size())))
+      return emitOpError("run-time scales or sizes need one entry per axis "
+                         "of 'axes'");
+    int64_t rank = cast<RankedTensorType>(getInput().getType()).getRank();
+    ArrayRef<int64_t> axes = *getAxes(); // a copy: getAxes() is a temporary
+    for (int64_t a : axes)
+      if (a < 0 || a >= rank)
+        return emitOpError("axis ") << a << " is outside rank " << rank;
+  }
+  if (getKeepAspectRatioPolicy() &&
+      failed(checkStr(*this, "keep_aspect_ratio_policy",
+                      *getKeepAspectRatioPolicy(),
+                      {"stretch", "not_larger", "not_smaller"})))
     return failure();
   return verifyShapeRule(*this);
 }

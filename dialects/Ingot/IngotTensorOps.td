@@ -183,6 +183,9 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
     ONNX `Conv`: x is [N, C, spatial…], w is [M, C/group, k…]. `pads` holds
     begins then ends; `auto_pad` is `NOTSET`, `VALID`, `SAME_UPPER` or
     `SAME_LOWER` (then `pads` is ignored and computed from the input).
+    `kernel_shape`, when present, gives the spatial dims of a weight whose
+    type leaves them dynamic (a weight fed as a graph input); the kernel
+    checks the real weight against it.
 
     ```mlir
     %y = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
@@ -191,7 +194,8 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
   let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
                    Optional<Ingot_Tensor>:$bias, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
-                   I64Attr:$group, StrAttr:$auto_pad);
+                   I64Attr:$group, StrAttr:$auto_pad,
+                   OptionalAttr<DenseI64ArrayAttr>:$kernel_shape);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
 }
@@ -303,7 +307,7 @@ def Ingot_GlobalAveragePoolOp : Ingot_TensorOp<"global_average_pool"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Ingot_ResizeOp : Ingot_TensorOp<"resize"> {
+def Ingot_ResizeOp : Ingot_TensorOp<"resize", [AttrSizedOperandSegments]> {
   let summary = "nearest, linear or cubic resize by scales or sizes";
   let description = [{
     ONNX `Resize` with compile-time scales or sizes, one per dim (`sizes`
@@ -317,16 +321,31 @@ def Ingot_ResizeOp : Ingot_TensorOp<"resize"> {
     `half_pixel_symmetric`; `nearest_mode`
     is `round_prefer_floor`, `round_prefer_ceil`, `floor` or `ceil`.
 
+    Scales or sizes known only at run time come as one operand
+    (`scales_input` f32 or `sizes_input` i64) with an entry per dim of
+    `axes`; the attributes `scales` and `sizes` are then empty and the
+    kernel applies `keep_aspect_ratio_policy` to run-time sizes.
+
     ```mlir
     %y = ingot.resize %x {coordinate_transformation_mode = "asymmetric", mode = "nearest", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+    %z = ingot.resize %x scales %s : tensor<2xf32> {axes = array<i64: 2, 3>, coordinate_transformation_mode = "half_pixel", mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x?x?xf32>
     ```
   }];
-  let arguments = (ins Ingot_Tensor:$input, DenseF64ArrayAttr:$scales,
+  let arguments = (ins Ingot_Tensor:$input,
+                   Optional<Ingot_Tensor>:$scales_input,
+                   Optional<Ingot_I64Tensor>:$sizes_input,
+                   DenseF64ArrayAttr:$scales,
                    DenseI64ArrayAttr:$sizes, StrAttr:$mode,
                    StrAttr:$coordinate_transformation_mode,
                    StrAttr:$nearest_mode, OptionalAttr<F64Attr>:$cubic_coeff_a,
-                   OptionalAttr<I64Attr>:$exclude_outside);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+                   OptionalAttr<I64Attr>:$exclude_outside,
+                   OptionalAttr<DenseI64ArrayAttr>:$axes,
+                   OptionalAttr<StrAttr>:$keep_aspect_ratio_policy);
+  let assemblyFormat = [{
+    $input (`scales` $scales_input^ `:` type($scales_input))?
+    (`sizes` $sizes_input^ `:` type($sizes_input))? attr-dict `:`
+    type($input) `->` type($result)
+  }];
 }
 
 def Ingot_DepthToSpaceOp : Ingot_TensorOp<"depth_to_space"> {

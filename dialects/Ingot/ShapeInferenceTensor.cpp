@@ -367,9 +367,8 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
         std::fill(out.begin() + 2, out.end(), 1);
         return true;
       })
-      .Case<ResizeOp>([&](ResizeOp r) -> Result {
-        return inferResize(r, in(), out, error);
-      })
+      .Case<ResizeOp>(
+          [&](ResizeOp r) -> Result { return inferResize(r, ins, out, error); })
       .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> Result {
         return inferDepthToSpace(d, in(), out, error);
       })

@@ -80,11 +80,24 @@ bool inferConv(ConvOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
     return false;
   }
   shape::Shape kernel(w.begin() + std::min<size_t>(2, w.size()), w.end());
-  for (int64_t k : kernel)
-    if (k == kDyn) {
-      error = "kernel dims must be static";
+  std::optional<ArrayRef<int64_t>> declared = op.getKernelShape();
+  if (declared && declared->size() != kernel.size()) {
+    error = "kernel_shape has " + std::to_string(declared->size()) +
+            " dims, the weight " + std::to_string(kernel.size());
+    return false;
+  }
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    if (declared && kernel[i] != kDyn && kernel[i] != (*declared)[i]) {
+      error = "kernel_shape does not match the weight's dims";
       return false;
     }
+    if (kernel[i] == kDyn && declared)
+      kernel[i] = (*declared)[i];
+    if (kernel[i] == kDyn) {
+      error = "kernel dims must be static (or given by kernel_shape)";
+      return false;
+    }
+  }
   if (!inferPool(op, kernel, op.getStrides(), op.getPads(), op.getDilations(),
                  op.getAutoPad(), false, x, out, error))
     return false;
@@ -109,21 +122,22 @@ bool inferConvTranspose(ConvTransposeOp op, ArrayRef<ValueInfo> ins,
     return false;
   }
   int64_t group = op.getGroup();
-  if (group < 1 || w[1] == kDyn) {
-    error = "group must be >= 1 and the weight's dim 1 static";
+  if (group < 1) {
+    error = "group must be >= 1";
     return false;
   }
-  out = {x[0], w[1] * group};
+  // A weight fed as an input may leave its dims dynamic: the result's
+  // channels and spatial dims then are too.
+  out = {x[0], w[1] == kDyn ? kDyn : w[1] * group};
   for (size_t i = 0; i < nd; ++i) {
     int64_t k = w[i + 2], in = x[i + 2];
-    if (k == kDyn || k < 1 || strides[i] < 1 || dil[i] < 1 || extra[i] < 0 ||
+    if ((k != kDyn && k < 1) || strides[i] < 1 || dil[i] < 1 || extra[i] < 0 ||
         extra[i] >= std::max(strides[i], dil[i])) {
-      error = "kernel dims must be static and positive, strides and "
-              "dilations positive, 0 <= output_padding < max(stride, "
-              "dilation)";
+      error = "kernel dims must be positive, strides and dilations "
+              "positive, 0 <= output_padding < max(stride, dilation)";
       return false;
     }
-    if (in == kDyn) {
+    if (in == kDyn || k == kDyn) {
       out.push_back(kDyn);
       continue;
     }
@@ -194,8 +208,26 @@ bool inferGru(GruOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
                         bool(op.getBias()), op.getSelect(), out, error);
 }
 
-bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
+/// Run-time scales leave the resized dims open; run-time sizes fix them
+/// when their values are tracked (computed from shapes) and the policy
+/// stretches.
+bool inferRunTimeResize(ResizeOp op, ArrayRef<ValueInfo> ins,
+                        shape::Shape &out) {
+  out = ins[0].shape;
+  ArrayRef<int64_t> axes = *op.getAxes();
+  const std::optional<std::vector<int64_t>> &sizes = ins[1].values;
+  bool exact = op.getSizesInput() && sizes && sizes->size() == axes.size() &&
+               op.getKeepAspectRatioPolicy().value_or("stretch") == "stretch";
+  for (size_t i = 0; i < axes.size(); ++i)
+    out[axes[i]] = exact && (*sizes)[i] >= 0 ? (*sizes)[i] : kDyn;
+  return true;
+}
+
+bool inferResize(ResizeOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
                  std::string &error) {
+  if (op.getScalesInput() || op.getSizesInput())
+    return inferRunTimeResize(op, ins, out);
+  const shape::Shape &in = ins[0].shape;
   ArrayRef<int64_t> sizes = op.getSizes();
   ArrayRef<double> scales = op.getScales();
   if (!sizes.empty()) {
@@ -221,6 +253,5 @@ bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
                       : int64_t(std::floor(float(in[i]) * float(scales[i]))));
   return true;
 }
-
 
 } // namespace ingot::graph

@@ -24,7 +24,7 @@ bool inferConvTranspose(ConvTransposeOp op, llvm::ArrayRef<ValueInfo> ins,
                         shape::Shape &out, std::string &error);
 bool inferConv(ConvOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::string &error);
-bool inferResize(ResizeOp op, const shape::Shape &in, shape::Shape &out,
+bool inferResize(ResizeOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                  std::string &error);
 
 } // namespace ingot::graph

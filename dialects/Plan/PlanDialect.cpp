@@ -33,12 +33,15 @@ LogicalResult AllocOp::verify() {
            << bound.size() << " dims but the buffer has rank "
            << type.getRank();
   for (auto [dim, max] : llvm::zip(type.getShape(), bound)) {
-    if (max < 0)
-      return emitOpError("max_shape entries must be non-negative");
+    if (max < -1 || (max == -1 && !ShapedType::isDynamic(dim)))
+      return emitOpError("max_shape entries must be non-negative, or -1 for "
+                         "a dynamic dim sized at run time");
     if (!ShapedType::isDynamic(dim) && dim != max)
       return emitOpError("max_shape ") << max << " disagrees with static dim "
                                         << dim;
   }
+  if (getOffset() && isSizedAtRunTime())
+    return emitOpError("is sized at run time and cannot have an arena offset");
   if (getOffset() && (static_cast<int64_t>(*getOffset()) < 0 ||
                      *getOffset() % 64 != 0))
     return emitOpError("offset must be a non-negative multiple of 64");
@@ -47,11 +50,17 @@ LogicalResult AllocOp::verify() {
 
 uint64_t AllocOp::getMaxBytes() {
   auto type = cast<MemRefType>(getResult().getType());
+  if (isSizedAtRunTime())
+    return 0;
   uint64_t elements = 1;
   for (int64_t d : getMaxShape())
     elements *= static_cast<uint64_t>(d);
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
   return elements * (bits == 1 ? 1 : bits / 8);
+}
+
+bool AllocOp::isSizedAtRunTime() {
+  return llvm::is_contained(getMaxShape(), int64_t(-1));
 }
 
 LogicalResult KernelOp::verify() {

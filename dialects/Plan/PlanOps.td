@@ -65,7 +65,9 @@ def Plan_AllocOp : Plan_Op<"alloc"> {
   let summary = "a slice of the activation arena";
   let description = [{
     `max_shape` bounds every dynamic dim; `offset` is set by the memory
-    planner (`ingot-plan-memory`).
+    planner (`ingot-plan-memory`). A -1 in `max_shape` marks a dim set by
+    tensor values (no compiled bound): such a buffer is sized at run time,
+    outside the arena, and never gets an offset.
 
     ```mlir
     %t = plan.alloc {max_shape = array<i64: 4, 128, 64>, offset = 0 : i64} : memref<?x?x64xf32>
@@ -77,8 +79,11 @@ def Plan_AllocOp : Plan_Op<"alloc"> {
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Bytes this buffer may need: product(max_shape) * element size.
+    /// Bytes this buffer may need: product(max_shape) * element size; 0
+    /// when it is sized at run time.
     uint64_t getMaxBytes();
+    /// Whether a dim has no compiled bound (a -1 in max_shape).
+    bool isSizedAtRunTime();
   }];
 }
 

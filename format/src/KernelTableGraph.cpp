@@ -20,7 +20,8 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
                    false,
                    {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
                     {in("y", kF32)},
-                    {"strides", "pads", "dilations", "auto_pad", "group"}}});
+                    {"strides", "pads", "dilations", "auto_pad", "group",
+                     "kernel_shape"}}});
   table.push_back(
       {"conv_transpose",
        false,
@@ -225,10 +226,11 @@ void addResizeSpecs(std::vector<KernelSpec> &table) {
   table.push_back(
       {"resize",
        false,
-       {{in("x", kF32)},
+       {{in("x", kF32), opt("scales", kF32), opt("sizes", kIndex)},
         {in("y", kF32)},
         {"scales", "sizes", "mode", "coordinate_transformation_mode",
-         "nearest_mode", "cubic_coeff_a", "exclude_outside"}}});
+         "nearest_mode", "cubic_coeff_a", "exclude_outside", "axes",
+         "keep_aspect_ratio_policy"}}});
 }
 
 /// TensorSliceKernels (runtime/src/cpu/TensorSliceKernels.cpp).

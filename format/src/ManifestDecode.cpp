@@ -33,9 +33,9 @@ bool Decoder::tensor(const fb::TensorEntry &in, TensorEntry *t) {
 bool Decoder::buffer(const fb::Buffer &in, Buffer *b) {
   b->id = in.id();
   const unsigned kind = unsigned(in.kind());
-  if (kind < 1 || kind > 3)
+  if (kind < 1 || kind > 4)
     return fail("invalid buffer kind " + std::to_string(kind) +
-                " (expected 1 input, 2 param or 3 arena)");
+                " (expected 1 input, 2 param, 3 arena or 4 dynamic)");
   b->kind = BufferKind(kind);
   if (!dtype(in.dtype(), &b->dtype))
     return false;

@@ -41,6 +41,25 @@ bool shapeBytes(const std::vector<int64_t> &shape, size_t elementSize,
 
 bool validDType(DType t) { return isValidDType(uint32_t(t)); }
 
+/// A Dynamic buffer has no slice: its bound dims are >= 0, the others -1,
+/// and it claims no bytes or offset that a reader could trust.
+Status checkDynamicBuffer(const Buffer &b, const std::string &what) {
+  if (b.maxShape.size() != b.rank)
+    return Status::error(what + " is sized at run time but its max_shape " +
+                         shapeStr(b.maxShape) + " does not have rank " +
+                         std::to_string(b.rank));
+  for (int64_t d : b.maxShape)
+    if (d < -1)
+      return Status::error(what + " has an invalid max_shape " +
+                           shapeStr(b.maxShape));
+  if (b.maxBytes || b.arenaOffset)
+    return Status::error(what + " is sized at run time but claims " +
+                         std::to_string(b.maxBytes) +
+                         " bytes at arena offset " +
+                         std::to_string(b.arenaOffset));
+  return Status::ok();
+}
+
 /// The bytes tensor `t` needs: numel * element size, or for a quantised
 /// dtype its blocks (2-D, group >= 1). False when invalid or overflowing.
 bool tensorBytes(const TensorEntry &t, uint64_t *bytes) {
@@ -223,6 +242,11 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                   " but max_shape " + shapeStr(b.maxShape));
     uint64_t need = 0;
     bool known = b.maxShape.size() == b.rank;
+    if (b.kind == BufferKind::Dynamic) {
+      if (Status s = checkDynamicBuffer(b, what); !s)
+        return s;
+      continue;
+    }
     if (!shapeBytes(b.maxShape, dtypeSize(b.dtype), &need))
       return fail(what + " has an invalid max_shape " + shapeStr(b.maxShape));
     switch (b.kind) {
@@ -280,7 +304,8 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
       if (s.outputs[k] >= nb)
         return fail(what + ": output " + std::to_string(k) + " is buffer " +
                     std::to_string(s.outputs[k]) + " of " + std::to_string(nb));
-      if (m.buffers[s.outputs[k]].kind != BufferKind::Arena)
+      if (m.buffers[s.outputs[k]].kind != BufferKind::Arena &&
+          m.buffers[s.outputs[k]].kind != BufferKind::Dynamic)
         return fail(what + ": output " + std::to_string(k) +
                     " writes to a read-only " +
                     (m.buffers[s.outputs[k]].kind == BufferKind::Param

@@ -263,19 +263,3 @@ def test_unsupported_attribute(op, args, attrs, opset, message, tmp_path):
     assert_clean_failure(proc)
     assert message in proc.stderr, proc.stderr
     assert not (tmp_path / "m.ingot").exists()
-
-
-def test_range_runtime_limit_fails_clearly(tmp_path):
-    """A Range whose limit is a run-time input has no size bound: the
-    compile fails naming the node and suggesting --shape, before any
-    artifact is written."""
-    model = make_model([node("Range", ["a", "b", "d"], ["y"])],
-                       [("b", I64, [])], [("y", I64, [None])],
-                       {"a": np.array(0, I64), "d": np.array(1, I64)}, 13,
-                       check=False)
-    path = save_model(model, tmp_path / "model.onnx")
-    proc = compile_model(path, tmp_path / "m.ingot", check=False)
-    assert_clean_failure(proc)
-    assert "node 'range_y'" in proc.stderr, proc.stderr
-    assert "depends on run-time data" in proc.stderr, proc.stderr
-    assert not (tmp_path / "m.ingot").exists()

@@ -143,9 +143,10 @@ TEST(ManifestCodecTest, NamesValuesOutsideTheirRange) {
   EXPECT_NE(decodeError(m).find("group size 1099511627777 out of range"),
             std::string::npos);
   m = sampleLlmManifest();
-  m.buffers[1].kind = BufferKind(4);
-  EXPECT_EQ(decodeError(m), "malformed manifest at buffers[1]: invalid buffer "
-                            "kind 4 (expected 1 input, 2 param or 3 arena)");
+  m.buffers[1].kind = BufferKind(5);
+  EXPECT_EQ(decodeError(m),
+            "malformed manifest at buffers[1]: invalid buffer kind 5 "
+            "(expected 1 input, 2 param, 3 arena or 4 dynamic)");
   m = sampleLlmManifest();
   m.steps[0].attrs[2].kind = Attr::Kind(9);
   EXPECT_EQ(decodeError(m),

@@ -235,3 +235,48 @@ TEST_F(ManifestStructure, ComputedOutputShapesMatchTheirFixedDims) {
 }
 
 } // namespace
+
+/// A buffer sized at run time (BufferKind::Dynamic) holds what an arena
+/// slice held: the plan runs, with the same results, whichever buffers
+/// (in-place relu output, an input of the next step, a model output) are
+/// moved out of the arena.
+TEST_F(ManifestStructure, BuffersSizedAtRunTimeGiveTheSameResults) {
+  std::vector<NamedTensor> want;
+  ASSERT_TRUE(run(base_, &want));
+  for (uint32_t id : {5u, 6u, 8u}) {
+    writeMutated(base_, mutant_, [id](Manifest &m) {
+      Buffer &b = m.buffers[id];
+      b.kind = BufferKind::Dynamic;
+      b.maxShape[0] = -1;
+      b.maxBytes = 0;
+      b.arenaOffset = 0;
+    });
+    std::vector<NamedTensor> got;
+    Status st = run(mutant_, &got);
+    ASSERT_TRUE(st) << "buffer " << id << ": " << st.message();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].tensor.shape, want[i].tensor.shape);
+      EXPECT_EQ(got[i].tensor.data, want[i].tensor.data) << "buffer " << id;
+    }
+  }
+}
+
+TEST_F(ManifestStructure, BufferSizedAtRunTimeClaimingArenaBytes) {
+  expectRefused(
+      [](Manifest &m) {
+        m.buffers[6].kind = BufferKind::Dynamic;
+        m.buffers[6].maxShape[0] = -1;
+      },
+      {"buffer 6 'h2' is sized at run time but claims 256 bytes at arena "
+       "offset 256"});
+  expectRefused(
+      [](Manifest &m) {
+        Buffer &b = m.buffers[6];
+        b.kind = BufferKind::Dynamic;
+        b.maxShape = {-2, 16};
+        b.maxBytes = 0;
+        b.arenaOffset = 0;
+      },
+      {"buffer 6 'h2' has an invalid max_shape [-2, 16]"});
+}

@@ -212,6 +212,8 @@ void printText(const Artifact &art) {
                             ? cat({"arena @", std::to_string(b.arenaOffset)})
                         : b.kind == BufferKind::Param
                             ? cat({"tensor ", std::to_string(b.tensorIndex)})
+                        : b.kind == BufferKind::Dynamic
+                            ? std::string("sized at run time")
                             : cat({"input ", std::to_string(b.ioIndex)});
     rows.push_back({cat({"%", std::to_string(b.id)}), kindName(b.kind),
                     dtypeName(b.dtype), shapeText(b.maxShape),

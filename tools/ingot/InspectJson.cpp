@@ -16,6 +16,8 @@ const char *kindName(BufferKind k) {
     return "param";
   case BufferKind::Arena:
     return "arena";
+  case BufferKind::Dynamic:
+    return "dynamic";
   }
   return "unknown";
 }

@@ -44,10 +44,16 @@ enum class BufferKind : uint8_t {
   Input = 1, // bound to a model input at run time (ioIndex)
   Param = 2, // a tensor in the weight section (tensorIndex), read-only
   Arena = 3, // a slice of the activation arena (arenaOffset, maxBytes)
+  // Sized at run time: a result whose size depends on tensor values (Range,
+  // Tile, Resize with run-time scales), so no compiled bound exists. The
+  // runtime allocates it when its kernel sets the shape; maxShape holds -1
+  // for each unbounded dim and maxBytes is 0.
+  Dynamic = 4,
 };
 
 /// A buffer of the step plan. Runtime shapes are set by the producing kernel;
-/// maxShape is the compiled upper bound the arena slice was sized for.
+/// maxShape is the compiled upper bound the arena slice was sized for (-1
+/// for a Dynamic buffer's unbounded dims).
 struct Buffer {
   uint32_t id = 0; // equals its index in Manifest::buffers
   BufferKind kind = BufferKind::Arena;

@@ -238,6 +238,13 @@ Status convKernel(KernelContext &ctx) {
                      std::to_string(group));
   Window w;
   std::vector<int64_t> kernel(wt.shape.begin() + 2, wt.shape.end());
+  std::vector<int64_t> declared;
+  if (Status s = ctx.attrInts("kernel_shape", &declared, kernel); !s)
+    return s;
+  if (declared != kernel)
+    return ctx.error("weight " + shape::toString(wt.shape) +
+                     " does not match kernel_shape " +
+                     shape::toString(declared));
   if (Status s = planWindow(ctx, x.shape, kernel, false, &w); !s)
     return s;
   const bool hasBias = ctx.hasInput(2);

@@ -1,6 +1,7 @@
 //===- KernelRegistry.cpp - Kernel table and KernelContext helpers --------===//
 
 #include "cpu/KernelRegistry.h"
+#include "cpu/RunTimeStorage.h"
 
 #include "ingot/ThreadPool.h"
 
@@ -194,7 +195,18 @@ Status KernelContext::setOutputShape(size_t i, const shape::Shape &s) {
     if (d < 0)
       return error("computed an invalid shape " + shape::toString(s) +
                    " for output '" + o.name + "'");
-  uint64_t need = uint64_t(shape::numElements(s)) * dtypeSize(o.dtype);
+  uint64_t need = dtypeSize(o.dtype);
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(need, uint64_t(d), &need))
+      return error("computed shape " + shape::toString(s) + " for output '" +
+                   o.name + "', whose size overflows");
+  if (o.storage && (need > o.capacityBytes || !o.data)) {
+    if (Status st = o.storage->reserve(need); !st)
+      return error("output '" + o.name + "' (sized at run time) of shape " +
+                   shape::toString(s) + " " + st.message());
+    o.data = o.storage->data();
+    o.capacityBytes = o.storage->capacity();
+  }
   if (need > o.capacityBytes)
     return error(
         "output buffer '" + o.name + "' needs shape " + shape::toString(s) +

@@ -64,10 +64,14 @@ struct KernelInput {
   }
 };
 
+class RunTimeStorage;
+
 /// A result buffer. The kernel must call KernelContext::setOutputShape before
-/// writing; `data` may alias an input's data for in-place kernels.
+/// writing (and before taking `data`: a buffer sized at run time gets its
+/// memory there); `data` may alias an input's data for in-place kernels.
 struct KernelOutput {
   void *data = nullptr;
+  RunTimeStorage *storage = nullptr; // set when sized at run time
   DType dtype = DType::F32;
   uint64_t capacityBytes = 0;
   shape::Shape maxShape; // compiled bound, for messages

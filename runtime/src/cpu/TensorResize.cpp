@@ -233,8 +233,68 @@ Status resizeCubic(KernelContext &ctx, const std::vector<double> &scales,
   return Status::ok();
 }
 
+/// Scales (input 1) or sizes (input 2) read at run time, one entry per dim
+/// of `axes`, written out per dim as the compile-time attributes would be.
+/// keep_aspect_ratio_policy turns sizes into one scale for all axes.
+Status runTimeTarget(KernelContext &ctx, std::vector<double> *scales,
+                     std::vector<int64_t> *sizes) {
+  const KernelInput &x = ctx.input(0);
+  const bool bySizes = ctx.hasInput(2);
+  const KernelInput &t = ctx.input(bySizes ? 2 : 1);
+  std::vector<int64_t> axes;
+  std::string policy;
+  if (Status s = ctx.attrInts("axes", &axes); !s)
+    return s;
+  if (Status s = ctx.attrStr("keep_aspect_ratio_policy", &policy, "stretch");
+      !s)
+    return s;
+  const size_t rank = x.shape.size();
+  if (t.shape.size() != 1 || size_t(t.numElements()) != axes.size())
+    return ctx.error(std::string(bySizes ? "sizes" : "scales") + " '" + t.name +
+                     "' has shape " + shape::toString(t.shape) +
+                     "; expected one entry per resized axis (" +
+                     std::to_string(axes.size()) + ")");
+  for (int64_t a : axes)
+    if (a < 0 || size_t(a) >= rank)
+      return ctx.error("axis " + std::to_string(a) + " is outside rank " +
+                       std::to_string(rank));
+  if (!bySizes) {
+    scales->assign(rank, 1.0);
+    for (size_t i = 0; i < axes.size(); ++i)
+      (*scales)[axes[i]] = t.as<float>()[i];
+    return Status::ok();
+  }
+  sizes->assign(x.shape.begin(), x.shape.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t v = t.dtype == DType::I32 ? t.as<int32_t>()[i] : t.as<int64_t>()[i];
+    if (v < 0)
+      return ctx.error("sizes '" + t.name + "' holds a negative size " +
+                       std::to_string(v));
+    (*sizes)[axes[i]] = v;
+  }
+  if (policy == "stretch")
+    return Status::ok();
+  // One scale for every axis: the smallest (not_larger) or largest
+  // (not_smaller) ratio, output dims rounded half up (ONNX reference).
+  double scale = 0;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (x.shape[axes[i]] == 0)
+      return ctx.error("keep_aspect_ratio_policy on an empty dim");
+    double r = double((*sizes)[axes[i]]) / double(x.shape[axes[i]]);
+    scale = i == 0                   ? r
+            : policy == "not_larger" ? std::min(scale, r)
+                                     : std::max(scale, r);
+  }
+  scales->assign(rank, 1.0);
+  for (int64_t a : axes) {
+    (*scales)[a] = scale;
+    (*sizes)[a] = int64_t(scale * double(x.shape[a]) + 0.5);
+  }
+  return Status::ok();
+}
+
 Status resizeKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(1, 1, 1); !s)
+  if (Status s = ctx.expectArity(1, 3, 1); !s)
     return s;
   if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
     return s;
@@ -257,6 +317,9 @@ Status resizeKernel(KernelContext &ctx) {
   if (Status s = ctx.attrStr("nearest_mode", &nearest, "round_prefer_floor");
       !s)
     return s;
+  if (ctx.hasInput(1) || ctx.hasInput(2))
+    if (Status s = runTimeTarget(ctx, &scales, &sizes); !s)
+      return s;
   const size_t rank = x.shape.size();
   if ((sizes.empty() ? scales.size() : sizes.size()) != rank ||
       (!sizes.empty() && !scales.empty() && scales.size() != rank))

@@ -30,6 +30,13 @@ const GpuTarget *findTarget(const Manifest &m, const std::string &name) {
 bool gpuCoversPlan(const Manifest &m, const std::string &target,
                    std::string *why) {
   const GpuTarget *t = findTarget(m, target);
+  for (const Buffer &b : m.buffers)
+    if (b.kind == BufferKind::Dynamic) {
+      // Device memory is planned once; a value-sized result has no bound.
+      *why = "buffer '" + b.name + "' is sized at run time, and a " + target +
+             " plan needs every buffer bounded at compile time";
+      return false;
+    }
   std::vector<bool> has(m.steps.size(), false);
   if (t)
     for (const GpuKernel &k : t->kernels)
@@ -112,6 +119,8 @@ uint64_t GpuExecutor::Impl::address(uint32_t id) const {
     return weights + m.tensors[static_cast<size_t>(b.tensorIndex)].offset;
   case BufferKind::Arena:
     return arena + b.arenaOffset;
+  case BufferKind::Dynamic: // refused by gpuCoversPlan
+    return 0;
   }
   return 0;
 }

@@ -23,6 +23,11 @@ ConstantSteps findConstantSteps(const Manifest &m) {
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step &step = m.steps[s];
     bool constant = !readsRunState(step.kernel);
+    // A result sized at run time has no bytes to reserve beside the arena;
+    // such a step reruns (its operands are constants, so it is cheap).
+    for (uint32_t out : step.outputs)
+      constant &=
+          out < m.buffers.size() && m.buffers[out].kind != BufferKind::Dynamic;
     size_t inputs = 0;
     for (uint32_t id : step.inputs)
       if (id != kNoBuffer) {

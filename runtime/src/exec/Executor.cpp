@@ -11,6 +11,7 @@
 #include "ingot/Executor.h"
 
 #include "cpu/KernelRegistry.h"
+#include "cpu/RunTimeStorage.h"
 #include "cpu/StepCache.h"
 #include "exec/ConstantSteps.h"
 #include "exec/ExecutorMessages.h"
@@ -51,6 +52,8 @@ struct Executor::Impl {
   std::vector<std::unique_ptr<uint8_t, void (*)(void *)>> constantResults;
   std::vector<shape::Shape> constantShapes; // per buffer
   bool constantsReady = false;
+  /// Per buffer sized at run time (BufferKind::Dynamic), else null.
+  std::vector<std::unique_ptr<cpu::RunTimeStorage>> runTimeStorage;
 
   Impl(const Artifact &a, ThreadPool &p) : artifact(a), pool(p) {}
 
@@ -87,6 +90,12 @@ Status Executor::Impl::checkPlan() {
       data[i] = artifact.tensorData(b.tensorIndex);
     }
   }
+  runTimeStorage.clear();
+  runTimeStorage.resize(nb);
+  const uint64_t ram = physicalMemoryBytes();
+  for (size_t i = 0; i < nb; ++i)
+    if (m.buffers[i].kind == BufferKind::Dynamic)
+      runTimeStorage[i] = std::make_unique<cpu::RunTimeStorage>(ram);
   for (const IoSpec &io : m.inputs)
     if (io.buffer >= nb || m.buffers[io.buffer].kind != BufferKind::Input)
       return Status::error("model input '" + io.name +
@@ -113,9 +122,11 @@ Status Executor::Impl::checkPlan() {
         return Status::error(describeStep(step, s) + " reads buffer #" +
                              std::to_string(id) + " of " + std::to_string(nb));
     for (uint32_t out : step.outputs) {
-      if (out >= nb || m.buffers[out].kind != BufferKind::Arena)
+      if (out >= nb || (m.buffers[out].kind != BufferKind::Arena &&
+                        m.buffers[out].kind != BufferKind::Dynamic))
         return Status::error(describeStep(step, s) +
-                             " writes a buffer that is not in the arena");
+                             " writes a buffer that is neither in the arena "
+                             "nor sized at run time");
       if (kernels[s]->inPlace)
         continue;
       // Only in-place kernels may share memory with their inputs.
@@ -217,6 +228,11 @@ Status Executor::Impl::runStep(size_t index) {
     out.data = const_cast<uint8_t *>(data[b.id]);
     out.dtype = b.dtype;
     out.capacityBytes = b.maxBytes;
+    if (cpu::RunTimeStorage *st = runTimeStorage[b.id].get()) {
+      out.storage = st;
+      out.data = st->data();
+      out.capacityBytes = st->capacity();
+    }
     out.maxShape = b.maxShape;
     out.name = bufferLabel(b);
   }
@@ -241,6 +257,8 @@ Status Executor::Impl::runStep(size_t index) {
       return ctx.error("did not set the shape of output " + std::to_string(i));
     shapes[step.outputs[i]] = std::move(ctx.outputs[i].shape);
     known[step.outputs[i]] = true;
+    if (runTimeStorage[step.outputs[i]])
+      data[step.outputs[i]] = static_cast<uint8_t *>(ctx.outputs[i].data);
   }
   return Status::ok();
 }

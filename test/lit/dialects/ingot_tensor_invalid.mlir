@@ -67,6 +67,30 @@ func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> te
 
 // -----
 
+func.func @resize_run_time_scales_without_axes(%x: tensor<1x1x2x2xf32>, %s: tensor<4xf32>) -> tensor<?x?x?x?xf32> {
+  // expected-error @+1 {{'ingot.resize' op run-time scales or sizes need one entry per axis of 'axes'}}
+  %r = ingot.resize %x scales %s : tensor<4xf32> {coordinate_transformation_mode = "half_pixel", mode = "nearest", nearest_mode = "floor", scales = array<f64>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<?x?x?x?xf32>
+  return %r : tensor<?x?x?x?xf32>
+}
+
+// -----
+
+func.func @resize_run_time_and_attribute_scales(%x: tensor<1x1x2x2xf32>, %s: tensor<2xf32>) -> tensor<1x1x?x?xf32> {
+  // expected-error @+1 {{'ingot.resize' op has run-time scales or sizes and attribute ones}}
+  %r = ingot.resize %x scales %s : tensor<2xf32> {axes = array<i64: 2, 3>, coordinate_transformation_mode = "half_pixel", mode = "nearest", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<1x1x?x?xf32>
+  return %r : tensor<1x1x?x?xf32>
+}
+
+// -----
+
+func.func @resize_run_time_axis_out_of_rank(%x: tensor<1x1x2x2xf32>, %s: tensor<1xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{'ingot.resize' op axis 4 is outside rank 4}}
+  %r = ingot.resize %x scales %s : tensor<1xf32> {axes = array<i64: 4>, coordinate_transformation_mode = "half_pixel", mode = "nearest", nearest_mode = "floor", scales = array<f64>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<1x1x2x2xf32>
+  return %r : tensor<1x1x2x2xf32>
+}
+
+// -----
+
 func.func @resize_lanczos(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{'ingot.resize' op mode 'lanczos' is not supported}}
   %r = ingot.resize %x {coordinate_transformation_mode = "half_pixel", mode = "lanczos", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x1x2x2xf32> -> tensor<1x1x4x4xf32>
@@ -136,4 +160,12 @@ func.func @gru_weight_rows(%x: tensor<3x1x2xf32>, %w: tensor<1x16x2xf32>, %r: te
   // expected-error @+1 {{w [dirs, 3H, input]}}
   %y = ingot.gru %x, %w, %r {direction = "forward", hidden_size = 4 : i64, linear_before_reset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, select = 1 : i64} : (tensor<3x1x2xf32>, tensor<1x16x2xf32>, tensor<1x12x4xf32>) -> tensor<1x1x4xf32>
   return %y : tensor<1x1x4xf32>
+}
+
+// -----
+
+func.func @conv_kernel_shape_disagrees_with_weight(%x: tensor<1x4x9x8xf32>, %w: tensor<2x4x3x?xf32>) -> tensor<1x2x9x4xf32> {
+  // expected-error @+1 {{'ingot.conv' op kernel_shape does not match the weight's dims}}
+  %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 2, 3>, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 2>} : (tensor<1x4x9x8xf32>, tensor<2x4x3x?xf32>) -> tensor<1x2x9x4xf32>
+  return %y : tensor<1x2x9x4xf32>
 }

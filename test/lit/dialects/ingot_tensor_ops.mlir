@@ -165,6 +165,30 @@ func.func @resize_cubic(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x6xf32> {
 
 // -----
 
+// Scales or sizes known only at run time are one operand, an entry per
+// axis; the resized dims are dynamic unless tracked sizes fix them.
+// CHECK-LABEL: func.func @resize_run_time
+// CHECK: ingot.resize %{{.*}} scales %{{.*}} : tensor<2xf32> {axes = array<i64: 2, 3>{{.*}}} : tensor<1x3x4x4xf32> -> tensor<1x3x?x?xf32>
+// CHECK: ingot.resize %{{.*}} sizes %{{.*}} : tensor<1xi64> {axes = array<i64: 3>, {{.*}}keep_aspect_ratio_policy = "not_larger"{{.*}}} : tensor<1x3x4x4xf32> -> tensor<1x3x4x?xf32>
+func.func @resize_run_time(%x: tensor<1x3x4x4xf32>, %s: tensor<2xf32>, %n: tensor<1xi64>) -> (tensor<1x3x?x?xf32>, tensor<1x3x4x?xf32>) {
+  %a = ingot.resize %x scales %s : tensor<2xf32> {axes = array<i64: 2, 3>, coordinate_transformation_mode = "half_pixel", mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x?x?xf32>
+  %b = ingot.resize %x sizes %n : tensor<1xi64> {axes = array<i64: 3>, coordinate_transformation_mode = "half_pixel", keep_aspect_ratio_policy = "not_larger", mode = "nearest", nearest_mode = "floor", scales = array<f64>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x4x?xf32>
+  return %a, %b : tensor<1x3x?x?xf32>, tensor<1x3x4x?xf32>
+}
+
+// -----
+
+// A weight whose dims are only known at run time: kernel_shape gives the
+// spatial dims, so the result's spatial dims are static.
+// CHECK-LABEL: func.func @conv_kernel_shape_for_dynamic_weight
+// CHECK: ingot.conv {{.*}}kernel_shape = array<i64: 3, 3>{{.*}} -> tensor<1x?x9x4xf32>
+func.func @conv_kernel_shape_for_dynamic_weight(%x: tensor<1x4x9x8xf32>, %w: tensor<?x?x?x?xf32>) -> tensor<1x?x9x4xf32> {
+  %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 2>} : (tensor<1x4x9x8xf32>, tensor<?x?x?x?xf32>) -> tensor<1x?x9x4xf32>
+  return %y : tensor<1x?x9x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gru
 // CHECK: ingot.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %{{.*}} {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
 func.func @gru(%x: tensor<?x2x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<2x12x4xf32>, %b: tensor<2x24xf32>, %h: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {

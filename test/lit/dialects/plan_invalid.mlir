@@ -11,8 +11,24 @@ func.func @alloc_max_shape_rank_mismatch() {
 // -----
 
 func.func @alloc_negative_max_shape() {
-  // expected-error @+1 {{'plan.alloc' op max_shape entries must be non-negative}}
+  // expected-error @+1 {{'plan.alloc' op max_shape entries must be non-negative, or -1 for a dynamic dim sized at run time}}
   %a = plan.alloc {max_shape = array<i64: -4>} : memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_unbounded_static_dim() {
+  // expected-error @+1 {{'plan.alloc' op max_shape entries must be non-negative, or -1 for a dynamic dim sized at run time}}
+  %a = plan.alloc {max_shape = array<i64: -1>} : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_sized_at_run_time_with_offset() {
+  // expected-error @+1 {{'plan.alloc' op is sized at run time and cannot have an arena offset}}
+  %a = plan.alloc {max_shape = array<i64: -1, 4>, offset = 0 : i64} : memref<?x4xf32>
   return
 }
 

@@ -216,3 +216,20 @@ func.func @no_buffers(%x: memref<4xf32>) -> memref<4xf32> {
 // SMALLALIGN-NOT: offset must be a non-negative multiple of 64
 // SMALLALIGN:     error: alignment
 // SMALLALIGN-NOT: offset must be a non-negative multiple of 64
+
+// -----
+
+// A buffer sized at run time (-1 in max_shape: Range's length is data)
+// gets no offset and no arena bytes; the bounded buffer reading it is
+// placed as usual, and naive counts only bounded bytes.
+// CHECK-LABEL: func.func @sized_at_run_time_stays_out_of_the_arena
+// CHECK-SAME:    attributes {plan.arena_bytes = 256 : i64, plan.arena_lower_bound_bytes = 256 : i64, plan.arena_naive_bytes = 256 : i64}
+// CHECK-NEXT:    plan.alloc {max_shape = array<i64: -1>} : memref<?xi64>
+// CHECK-NEXT:    plan.alloc {max_shape = array<i64: 8, 8>, offset = 0 : i64}
+func.func @sized_at_run_time_stays_out_of_the_arena(%s: memref<i64>, %l: memref<i64>, %d: memref<i64>, %x: memref<8x8xf32>) -> (memref<?xi64>, memref<8x8xf32>) {
+  %r = plan.alloc {max_shape = array<i64: -1>} : memref<?xi64>
+  %y = plan.alloc {max_shape = array<i64: 8, 8>} : memref<8x8xf32>
+  plan.kernel "range" ins(%s, %l, %d : memref<i64>, memref<i64>, memref<i64>) outs(%r : memref<?xi64>) {args = {}, origin = "range"}
+  plan.kernel "relu" ins(%x : memref<8x8xf32>) outs(%y : memref<8x8xf32>) {args = {}, origin = "relu"}
+  return %r, %y : memref<?xi64>, memref<8x8xf32>
+}
