@@ -53,14 +53,16 @@ LogicalResult convertDiv(NodeContext &n) {
   return convertArithmetic<graph::DivOp>(n);
 }
 
-/// Pow: float32 base; the exponent may be float32, int64 or int32.
+/// Pow: float32, int64 or int32 base (narrower integers come widened);
+/// the exponent may be float32, int64 or int32. The result has the base's
+/// type.
 LogicalResult convertPow(NodeContext &n) {
   Value x, y;
   if (failed(n.input(0, x)) || failed(n.input(1, y)) ||
-      failed(n.requireType(x, "base X", {n.f32()})) ||
+      failed(n.requireType(x, "base X", {n.f32(), n.i64(), n.i32()})) ||
       failed(n.requireType(y, "exponent Y", {n.f32(), n.i64(), n.i32()})))
     return failure();
-  return n.setOutput(0, n.build<graph::PowOp>(n.f32(), x, y));
+  return n.setOutput(0, n.build<graph::PowOp>(elementTypeOf(x), x, y));
 }
 
 LogicalResult convertSqrt(NodeContext &n) {

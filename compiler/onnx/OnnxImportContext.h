@@ -220,6 +220,9 @@ mlir::FailureOr<mlir::Value> softmaxOverTrailingDims(NodeContext &n,
 struct NarrowTypeWidening {
   mlir::Type storage;
   mlir::Type compute;
+  /// uint64 ordered as int64 by flipping the sign bit (adding 2^63, which
+  /// wraps): results in the compute type get it flipped back.
+  bool signFlipped = false;
 };
 /// Before conversion: casts the node's operands of such dtypes to their
 /// compute type (or refuses uint64 where int64 would give other results).

@@ -7,8 +7,9 @@
 // operands widened — cast to i32 (integers of up to 16 bits), i64 (uint32,
 // uint64) or f32 (the floats) — and its results are cast back, so integer
 // results wrap as ONNX's do. Widening is exact for every integer but
-// uint64, which only bit-exact ops accept; float64 is computed in float32
-// precision (docs/supported-ops.md says so).
+// uint64, which only bit-exact ops accept, and ops that only order values,
+// which see it with the sign bit flipped (then it orders as int64 does);
+// float64 is computed in float32 precision (docs/supported-ops.md says so).
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +65,23 @@ Type computeTypeOf(Type t) {
   return i.getWidth() <= 16 ? b.getI32Type() : b.getI64Type();
 }
 
+/// Ops that only order their operands: uint64 with the sign bit flipped
+/// orders as int64 does, so they compute on the flipped values.
+bool ordersUint64BySignFlip(llvm::StringRef opType) {
+  static const llvm::StringSet<> ops = {
+      "Less", "LessOrEqual", "Greater",   "GreaterOrEqual", "Min",
+      "Max",  "ReduceMin",   "ReduceMax", "ArgMin",         "ArgMax"};
+  return ops.contains(opType);
+}
+
 bool isUint64(Type t) { return t.isUnsignedInteger(64); }
+
+/// x + (-2^63), wrapping: the sign bit of an i64 flipped.
+FailureOr<Value> flipSignBit(NodeContext &n, Value x) {
+  Type i64 = elementTypeOf(x);
+  return n.build<graph::AddOp>(i64, x,
+                               scalarConstant(n, i64, -9223372036854775808.0));
+}
 
 } // namespace
 
@@ -79,20 +96,26 @@ LogicalResult widenNarrowOperands(NodeContext &n, NarrowTypeWidening &w) {
     Type compute = elem ? computeTypeOf(elem) : Type();
     if (!compute)
       continue;
-    if (isUint64(elem) && !isBitExactOnUint64(n.opType()))
+    const bool flip = isUint64(elem) && ordersUint64BySignFlip(n.opType());
+    if (isUint64(elem) && !isBitExactOnUint64(n.opType()) && !flip)
       return n.fail("input '" + n.node.input(i) +
-                        "' is uint64, which this op would compare or divide "
+                        "' is uint64, which this op would divide or raise "
                         "as int64",
                     "uint64 in Add, Sub, Mul, Sum, Equal, Where, CumSum, "
-                    "ReduceSum, ReduceProd, Cast and data movement");
+                    "ReduceSum, ReduceProd, the comparisons, Min, Max, "
+                    "ReduceMin, ReduceMax, ArgMin, ArgMax, Cast and data "
+                    "movement");
     Value x;
     if (failed(n.input(i, x)))
       return failure();
     if (!w.storage) {
       w.storage = elem;
       w.compute = compute;
+      w.signFlipped = flip;
     }
     FailureOr<Value> wide = n.build<graph::CastOp>(compute, x);
+    if (succeeded(wide) && flip)
+      wide = flipSignBit(n, *wide);
     if (failed(wide))
       return failure();
     n.overrideInput(i, *wide);
@@ -112,6 +135,8 @@ LogicalResult narrowResults(NodeContext &n, const NarrowTypeWidening &w) {
       return failure();
     if (elementTypeOf(*value) != w.compute)
       continue;
+    if (w.signFlipped && failed(value = flipSignBit(n, *value)))
+      return failure();
     FailureOr<Value> narrow = n.build<graph::CastOp>(w.storage, *value);
     if (failed(narrow))
       return failure();

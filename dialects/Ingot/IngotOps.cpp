@@ -97,9 +97,11 @@ LogicalResult MatMulIntegerOp::verify() {
 }
 
 LogicalResult PowOp::verify() {
-  if (failed(verifySameElementType(*this, {getLhs()})) ||
-      failed(verifyFloat(*this, getLhs())))
+  if (failed(verifySameElementType(*this, {getLhs()})))
     return failure();
+  Type t = elementType(getLhs());
+  if (!t.isF32() && !t.isSignlessInteger(64) && !t.isSignlessInteger(32))
+    return emitOpError("base must be f32, i64 or i32, got ") << t;
   return verifyShapeRule(*this);
 }
 

@@ -9,6 +9,8 @@
 #include "dialects/Ingot/IngotDialect.h"
 #include "dialects/Ingot/ShapeInferenceTensor.h"
 
+#include <cstdint>
+
 using namespace mlir;
 
 namespace ingot::graph {
@@ -65,16 +67,23 @@ foldIntBinary(Operation *op, const ValueInfo &a, const ValueInfo &b) {
       r[i] = kUnknownValue;
       continue;
     }
+    // An overflowing result (the kernels wrap) is left unknown rather than
+    // tracked as a size.
+    bool overflow = false;
     if (isa<AddOp>(op))
-      r[i] = l + h;
+      overflow = __builtin_add_overflow(l, h, &r[i]);
     else if (isa<SubOp>(op))
-      r[i] = l - h;
+      overflow = __builtin_sub_overflow(l, h, &r[i]);
     else if (isa<MulOp>(op))
-      r[i] = l * h;
-    else if (isa<DivOp>(op))
-      r[i] = h == 0 ? kUnknownValue : l / h;
-    else
+      overflow = __builtin_mul_overflow(l, h, &r[i]);
+    else if (isa<DivOp>(op)) {
+      overflow = h == 0 || (h == -1 && l == INT64_MIN);
+      if (!overflow)
+        r[i] = l / h;
+    } else
       return std::nullopt;
+    if (overflow)
+      r[i] = kUnknownValue;
   }
   return r;
 }

@@ -111,7 +111,7 @@ void addElementwiseSpecs(std::vector<KernelSpec> &table) {
   table.push_back(
       {"pow",
        true,
-       {{in("x", kF32), in("exponent", kNumeric)}, {like("y", 0)}, {}}});
+       {{in("x", kNumeric), in("exponent", kNumeric)}, {like("y", 0)}, {}}});
   table.push_back({"where",
                    true,
                    {{in("condition", kBool), in("x", kDense), like("y", 1)},

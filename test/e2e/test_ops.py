@@ -81,6 +81,20 @@ for dt in (I64, I32):  # integer powers of negative bases are well defined
     case(one(f"pow_{np.dtype(dt).name}_exponent", "Pow",
              [("a", F32, [2, 5]), ("b", dt, [5])], opset=15,
              gen={"b": lambda r, s: r.integers(-3, 4, s)}))
+# Integer bases: integer exponents multiply out exactly, float exponents
+# go through pow and truncate. Results stay below 2^53 (20^11 ~ 2e14), where
+# onnxruntime's double pow is exact too.
+for dt in (I64, I32):
+    name = np.dtype(dt).name
+    hi = 20 if dt == I64 else 7
+    case(one(f"pow_{name}_base_int_exponent", "Pow",
+             [("a", dt, [3, 4]), ("b", dt, [4])], opset=15,
+             gen={"a": lambda r, s, hi=hi: r.integers(-hi, hi + 1, s),
+                  "b": lambda r, s: r.integers(0, 12, s)}))
+    case(one(f"pow_{name}_base_f32_exponent", "Pow",
+             [("a", dt, [2, 5]), ("b", F32, [5])], opset=15,
+             gen={"a": lambda r, s: r.integers(0, 30, s),
+                  "b": lambda r, s: r.uniform(0, 3, s)}))
 
 # -- Unary f32 (one model per shape, one input per op) ------------------------
 UNARY = {"Sqrt": lambda r, s: rand(r, s, F32, 0.01, 9.0, positive=True),

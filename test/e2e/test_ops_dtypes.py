@@ -99,7 +99,7 @@ def test_integer_division_and_order(tmp_path, dtype):
           "ArgMax")
 
 
-def test_uint64_bit_exact_ops_run_and_ordered_ops_are_refused(tmp_path):
+def test_uint64_bit_exact_ops_run_and_division_is_refused(tmp_path):
     rng = np.random.default_rng(RNG_SEED + 2)
     # Values past 2^63 too: sums and equality are the same bits as int64.
     a = rng.integers(0, 2**64 - 1, (6,), dtype=np.uint64, endpoint=True)
@@ -114,10 +114,38 @@ def test_uint64_bit_exact_ops_run_and_ordered_ops_are_refused(tmp_path):
         check(got["s"], a + b, "Add")
         check(got["r"], np.sum(a, dtype=np.uint64), "ReduceSum")
     check(got["e"], a == b, "Equal")
-    model = make_model([node("Less", ["a", "b"], ["y"])],
+    model = make_model([node("Div", ["a", "b"], ["y"])],
                        [("a", np.uint64, [6]), ("b", np.uint64, [6])], ["y"])
     err = compile_error(tmp_path, model)
-    assert "'a' is uint64" in err and "Less" in err, err
+    assert "'a' is uint64" in err and "Div" in err, err
+
+
+def test_uint64_ordering_ops_see_the_sign_bit_flipped(tmp_path):
+    """Values on both sides of 2^63 (where int64 would read them as
+    negative) compare, pick and reduce as unsigned."""
+    rng = np.random.default_rng(RNG_SEED + 3)
+    a = rng.integers(0, 2**64 - 1, (4, 6), dtype=np.uint64, endpoint=True)
+    b = rng.integers(0, 2**64 - 1, (4, 6), dtype=np.uint64, endpoint=True)
+    a[0, :3] = [0, 2**63 - 1, 2**63]
+    b[0, :3] = [2**64 - 1, 2**63, 2**63 - 1]
+    b[1, :2] = a[1, :2]  # ties
+    ops = {"lt": ("Less", np.less), "le": ("LessOrEqual", np.less_equal),
+           "gt": ("Greater", np.greater),
+           "ge": ("GreaterOrEqual", np.greater_equal),
+           "mx": ("Max", np.maximum), "mn": ("Min", np.minimum)}
+    nodes = [node(op, ["a", "b"], [out]) for out, (op, _) in ops.items()]
+    nodes += [node("ReduceMax", ["a"], ["rmax"], axes=[1], keepdims=0),
+              node("ReduceMin", ["a"], ["rmin"], axes=[1], keepdims=0),
+              node("ArgMax", ["a"], ["amax"], axis=1, keepdims=0)]
+    outs = list(ops) + ["rmax", "rmin", "amax"]
+    got = compile_run(tmp_path, nodes, [("a", np.uint64, [4, 6]),
+                                        ("b", np.uint64, [4, 6])],
+                      outs, {"a": a, "b": b}, opset=13)
+    for out, (op, ref) in ops.items():
+        check(got[out], ref(a, b), op)
+    check(got["rmax"], a.max(axis=1), "ReduceMax")
+    check(got["rmin"], a.min(axis=1), "ReduceMin")
+    check(got["amax"], a.argmax(axis=1).astype(np.int64), "ArgMax")
 
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float64],

@@ -17,14 +17,30 @@
 namespace ingot::cpu {
 namespace {
 
+/// Integers wrap as ONNX's do (and as uint64 computed in int64 needs),
+/// through unsigned arithmetic: signed overflow would be undefined.
+template <typename T, typename F> T wrapping(T a, T b, F f) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return T(f(U(a), U(b)));
+  } else {
+    return f(a, b);
+  }
+}
 struct AddOp {
-  template <typename T> static T apply(T a, T b) { return a + b; }
+  template <typename T> static T apply(T a, T b) {
+    return wrapping(a, b, [](auto x, auto y) { return x + y; });
+  }
 };
 struct SubOp {
-  template <typename T> static T apply(T a, T b) { return a - b; }
+  template <typename T> static T apply(T a, T b) {
+    return wrapping(a, b, [](auto x, auto y) { return x - y; });
+  }
 };
 struct MulOp {
-  template <typename T> static T apply(T a, T b) { return a * b; }
+  template <typename T> static T apply(T a, T b) {
+    return wrapping(a, b, [](auto x, auto y) { return x * y; });
+  }
 };
 struct DivOp {
   template <typename T> static T apply(T a, T b) {
@@ -148,10 +164,65 @@ struct SqrtOp {
   template <typename T> static T apply(T a, T) { return std::sqrt(a); }
 };
 
+/// An integer base: an integer exponent multiplies out exactly, wrapping
+/// as the other integer ops do (a negative one truncates 1/base^|e|: 0
+/// unless the base is ±1); a float exponent goes through double pow and
+/// truncates toward zero as onnxruntime does, saturating (NaN gives 0).
+template <typename T, typename E> T integerPow(T base, E e) {
+  if constexpr (std::is_integral_v<E>) {
+    if (e < 0)
+      return base == 1 ? 1 : base == -1 ? ((e & 1) ? -1 : 1) : 0;
+    using U = std::make_unsigned_t<T>;
+    U result = 1, b = U(base);
+    for (uint64_t k = uint64_t(e); k; k >>= 1, b *= b)
+      if (k & 1)
+        result *= b;
+    return T(result);
+  } else {
+    const double r = std::trunc(std::pow(double(base), double(e)));
+    if (std::isnan(r))
+      return 0;
+    if (r <= double(std::numeric_limits<T>::min()))
+      return std::numeric_limits<T>::min();
+    if (r >= double(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
+    return T(r);
+  }
+}
+
+template <typename T, typename E>
+void runIntegerPow(KernelContext &ctx, const BinarySetup &s) {
+  const T *a = static_cast<const T *>(s.a);
+  const E *b = static_cast<const E *>(s.b);
+  T *out = ctx.output(0).as<T>();
+  const BroadcastPlan &p = s.plan;
+  const int last = p.rank - 1;
+  const int64_t sa = p.strides[0][last], sb = p.strides[1][last];
+  ctx.parallelFor(p.total, kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    forEachRun(p, begin, end, [&](const int64_t *off, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        out[off[2] + i] = integerPow(a[off[0] + i * sa], b[off[1] + i * sb]);
+    });
+  });
+}
+
+template <typename T>
+void integerPowByExponent(KernelContext &ctx, const BinarySetup &s) {
+  switch (ctx.input(1).dtype) {
+  case DType::F32:
+    return runIntegerPow<T, float>(ctx, s);
+  case DType::I64:
+    return runIntegerPow<T, int64_t>(ctx, s);
+  default:
+    return runIntegerPow<T, int32_t>(ctx, s);
+  }
+}
+
 Status powKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 2, 1); !s)
     return s;
-  if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
+  if (Status s = ctx.expectInputDType(0, {DType::F32, DType::I64, DType::I32});
+      !s)
     return s;
   if (Status s = ctx.expectInputDType(1, {DType::F32, DType::I64, DType::I32});
       !s)
@@ -159,6 +230,14 @@ Status powKernel(KernelContext &ctx) {
   BinarySetup s;
   if (Status st = setupBinary(ctx, &s); !st)
     return st;
+  if (ctx.input(0).dtype == DType::I64) {
+    integerPowByExponent<int64_t>(ctx, s);
+    return Status::ok();
+  }
+  if (ctx.input(0).dtype == DType::I32) {
+    integerPowByExponent<int32_t>(ctx, s);
+    return Status::ok();
+  }
   // A constant exponent of 2, 3 or 0.5 (variance, RMS, norm and tanh-GELU
   // graphs) skips the general pow; 2 and 3 multiply out as onnxruntime
   // does, about 20x faster than powf.

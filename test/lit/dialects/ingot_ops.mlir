@@ -321,3 +321,13 @@ func.func @trilu(%x: tensor<?x?xf32>, %k: tensor<i64>) -> tensor<?x?xf32> {
   %l = ingot.trilu %u, %k {upper = 0 : i64} : (tensor<?x?xf32>, tensor<i64>) -> tensor<?x?xf32>
   return %l : tensor<?x?xf32>
 }
+
+// -----
+
+// Pow takes an integer base too; the result has the base's type.
+// CHECK-LABEL: func.func @pow_integer_base
+// CHECK:         ingot.pow %{{.+}}, %{{.+}} : (tensor<?x3xi64>, tensor<3xf32>) -> tensor<?x3xi64>
+func.func @pow_integer_base(%a: tensor<?x3xi64>, %b: tensor<3xf32>) -> tensor<?x3xi64> {
+  %r = ingot.pow %a, %b : (tensor<?x3xi64>, tensor<3xf32>) -> tensor<?x3xi64>
+  return %r : tensor<?x3xi64>
+}
