@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "KernelTestUtil.h"
 #include "ingot/Artifact.h"
 #include "ingot/Executor.h"
 
@@ -35,13 +36,7 @@ struct Mlp {
   std::vector<std::vector<float>> weights; // per tensor
 };
 
-inline Attr intAttr(const std::string &name, int64_t v) {
-  Attr a;
-  a.name = name;
-  a.kind = Attr::Kind::Int;
-  a.i = v;
-  return a;
-}
+using test::intAttr; // KernelTestUtil.h
 
 /// y = softmax(layer_norm(relu(x @ w1 + b1), ln) @ w2 + b2) * s, where
 /// x: float32[batch,8], s: float32[batch,1]. Outputs: probs, logits, the
