@@ -6,8 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxTensorOps.h"
 
-#include "mlir/IR/Matchers.h"
-
 using namespace mlir;
 
 namespace ingot::compiler::onnximport {

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from onnx import helper, numpy_helper
 
-from ingot_testlib import Model, assert_close, compile_and_run, node, rand
+from ingot_testlib import Model, assert_close, node, rand
+from ops_case_lib import results_fixture
 
 F32, I64, I32, BOOL = np.float32, np.int64, np.int32, np.bool_
 
@@ -372,24 +373,7 @@ case(one("identity_int64_sym", "Identity", [("x", I64, ["n", 2])], opset=21,
 
 
 # -----------------------------------------------------------------------------
-_RESULTS = {}
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory):
-    """Compiles and runs each Model once; test ids that share a model reuse
-    its outputs. A failure is remembered and reported by each of them."""
-    def get(model):
-        if model.key not in _RESULTS:
-            try:
-                _RESULTS[model.key] = compile_and_run(
-                    model, tmp_path_factory.mktemp(model.key))
-            except Exception as e:  # noqa: BLE001 (reported per test id)
-                _RESULTS[model.key] = e
-        if isinstance(_RESULTS[model.key], Exception):
-            raise _RESULTS[model.key]
-        return _RESULTS[model.key]
-    return get
+results = results_fixture()  # ops_case_lib: one run per model
 
 
 @pytest.mark.parametrize("model,outputs", CASES)
