@@ -62,6 +62,29 @@ void dropUnusableBound(Operation *op, shape::Shape &bound) {
       bound[i] = shape::kDynamic;
 }
 
+/// Each result of an ingot.if is bounded by the larger of what its two
+/// branches yield, dim by dim (-1 if either is sized at run time); the
+/// bounds go to `ingot.result_bounds`, one array per result.
+void boundBranchResults(IfOp op, llvm::DenseMap<Value, ValueInfo> &info) {
+  auto boundOf = [&](Value v) {
+    auto it = info.find(v);
+    return it != info.end() ? it->second.shape : valueInfoFromIR(v).shape;
+  };
+  Builder b(op.getContext());
+  SmallVector<Attribute> bounds;
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    shape::Shape a = boundOf(op.yieldOf(0).getValues()[i]);
+    shape::Shape c = boundOf(op.yieldOf(1).getValues()[i]);
+    for (size_t d = 0; d < a.size() && d < c.size(); ++d)
+      a[d] = a[d] == shape::kDynamic || c[d] == shape::kDynamic
+                 ? shape::kDynamic
+                 : std::max(a[d], c[d]);
+    bounds.push_back(b.getDenseI64ArrayAttr(a));
+    info[op.getResult(i)] = ValueInfo{std::move(a), std::nullopt};
+  }
+  op->setAttr("ingot.result_bounds", b.getArrayAttr(bounds));
+}
+
 struct ComputeBoundsPass
     : public ingot::impl::ComputeBoundsBase<ComputeBoundsPass> {
   using ComputeBoundsBase::ComputeBoundsBase;
@@ -116,8 +139,21 @@ struct ComputeBoundsPass
     }
 
     WalkResult walk = func.walk([&](Operation *op) {
-      if (isa<func::ReturnOp, func::FuncOp>(op))
+      // A failing branch's results are never written (LowerToPlan).
+      if (isa<func::ReturnOp, func::FuncOp, YieldOp, FailOp>(op))
         return WalkResult::advance();
+      // The walk is post-order: both branches are bounded by now.
+      if (auto branch = dyn_cast<IfOp>(op)) {
+        if (!runTimeSizes) {
+          op->emitOpError("branches on a condition known only at run time, "
+                          "and this target runs a static plan; pin the "
+                          "inputs the condition depends on, or compile for "
+                          "the cpu target");
+          return WalkResult::interrupt();
+        }
+        boundBranchResults(branch, info);
+        return WalkResult::advance();
+      }
       std::vector<ValueInfo> ins, outs;
       for (Value v : op->getOperands()) {
         auto it = info.find(v);

@@ -140,6 +140,43 @@ Status checkGraphNames(const std::string &path, const onnx::GraphProto &graph) {
 }
 
 /// Kahn's algorithm, preferring file order, so sorted graphs keep it.
+namespace {
+
+/// Names `g` reads that it does not define itself, added to `out`.
+void outerNamesRead(const onnx::GraphProto &g, std::vector<std::string> &out) {
+  std::set<std::string> own;
+  for (const onnx::ValueInfoProto &in : g.input())
+    own.insert(in.name());
+  for (const onnx::TensorProto &init : g.initializer())
+    own.insert(init.name());
+  for (const onnx::NodeProto &node : g.node())
+    for (const std::string &o : node.output())
+      own.insert(o);
+  for (const onnx::NodeProto &node : g.node())
+    for (std::string &name : namesRead(node))
+      if (!own.count(name))
+        out.push_back(std::move(name));
+  for (const onnx::ValueInfoProto &o : g.output())
+    if (!own.count(o.name()))
+      out.push_back(o.name());
+}
+
+} // namespace
+
+std::vector<std::string> namesRead(const onnx::NodeProto &node) {
+  std::vector<std::string> names;
+  for (const std::string &in : node.input())
+    if (!in.empty())
+      names.push_back(in);
+  for (const onnx::AttributeProto &a : node.attribute()) {
+    if (a.type() == onnx::AttributeProto::GRAPH)
+      outerNamesRead(a.g(), names);
+    for (const onnx::GraphProto &g : a.graphs())
+      outerNamesRead(g, names);
+  }
+  return names;
+}
+
 Status topologicalOrder(const std::string &path, const onnx::GraphProto &g,
                         std::vector<int> &order) {
   int n = g.node_size();
@@ -151,7 +188,7 @@ Status topologicalOrder(const std::string &path, const onnx::GraphProto &g,
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> users(n);
   for (int i = 0; i < n; ++i)
-    for (const std::string &in : g.node(i).input())
+    for (const std::string &in : namesRead(g.node(i)))
       if (auto it = producer.find(in);
           it != producer.end() && it->second != i) {
         ++pending[i];

@@ -36,6 +36,10 @@ Status checkIrVersion(const std::string &path, const onnx::ModelProto &model);
 /// an initializer declares another dtype or dims than the initializer has.
 Status checkGraphNames(const std::string &path, const onnx::GraphProto &graph);
 
+/// The names `node` reads: its inputs and the outer names its subgraphs
+/// (If branches) read, which must be computed before it too.
+std::vector<std::string> namesRead(const onnx::NodeProto &node);
+
 /// The nodes in an order where every node comes after the producers of its
 /// inputs (file order where the file allows); fails on a cycle.
 Status topologicalOrder(const std::string &path, const onnx::GraphProto &g,

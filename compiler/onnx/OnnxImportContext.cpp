@@ -33,7 +33,30 @@ void ImportContext::addInitializer(const onnx::TensorProto *tensor) {
 }
 
 void ImportContext::define(const std::string &name, Value value) {
+  if (!scopes_.empty()) {
+    auto it = values_.find(name);
+    scopes_.back().emplace_back(name,
+                                it == values_.end() ? Value() : it->second);
+  }
   values_[name] = value;
+}
+
+void ImportContext::forgetValuesIn(Region &region) {
+  region.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      infos_.erase(v);
+  });
+}
+
+void ImportContext::popScope() {
+  // Undone newest first, so a name defined twice gets its outer value.
+  for (auto it = scopes_.back().rbegin(); it != scopes_.back().rend(); ++it) {
+    if (it->second)
+      values_[it->first] = it->second;
+    else
+      values_.erase(it->first);
+  }
+  scopes_.pop_back();
 }
 
 FailureOr<Value> ImportContext::lookup(const std::string &name) {

@@ -18,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -60,6 +61,21 @@ public:
 
   /// Binds an ONNX value name (graph input, node output).
   void define(const std::string &name, mlir::Value value);
+  /// Names defined between pushScope and popScope (a subgraph's values)
+  /// are forgotten at popScope; outer names they shadowed come back.
+  void pushScope() { scopes_.emplace_back(); }
+  void popScope();
+  /// Converts a subgraph's nodes at the builder's insertion point and
+  /// returns its outputs (set by the graph importer, OnnxImporter.cpp).
+  using SubgraphConverter = std::function<mlir::LogicalResult(
+      const onnx::GraphProto &, llvm::SmallVectorImpl<mlir::Value> &)>;
+  void setSubgraphConverter(SubgraphConverter fn) {
+    convertSubgraph_ = std::move(fn);
+  }
+  mlir::LogicalResult convertSubgraph(const onnx::GraphProto &graph,
+                                      llvm::SmallVectorImpl<mlir::Value> &out) {
+    return convertSubgraph_(graph, out);
+  }
   /// Names read by some node input or graph output.
   void markConsumed(const std::string &name) { consumed_.insert(name); }
   bool isConsumed(const std::string &name) const {
@@ -95,6 +111,15 @@ public:
   /// Records the first error of the import; always returns failure.
   mlir::LogicalResult fail(std::string message);
   bool hasError() const { return error_.has_value(); }
+  /// The recorded error, cleared (a branch that may fail at run time).
+  std::string takeError() {
+    std::string e = error_.value_or("");
+    error_.reset();
+    return e;
+  }
+  /// Forgets what is known about the values of `region`'s ops, before the
+  /// region is dropped (their addresses may be reused).
+  void forgetValuesIn(mlir::Region &region);
   Status status() const {
     return error_ ? Status::error(*error_) : Status::ok();
   }
@@ -112,6 +137,9 @@ private:
   std::string modelDir_;
   int64_t opset_;
   std::map<std::string, mlir::Value> values_;
+  /// Per open scope: names it defined and what they shadowed (null: none).
+  std::vector<std::vector<std::pair<std::string, mlir::Value>>> scopes_;
+  SubgraphConverter convertSubgraph_;
   std::map<std::string, const onnx::TensorProto *> initializers_;
   std::set<std::string> consumed_;
   llvm::DenseMap<mlir::Value, graph::ValueInfo> infos_;
@@ -292,8 +320,10 @@ mlir::LogicalResult convertConcat(NodeContext &n);
 mlir::LogicalResult convertGather(NodeContext &n);
 mlir::LogicalResult convertGatherND(NodeContext &n);
 mlir::LogicalResult convertShape(NodeContext &n);
+mlir::LogicalResult convertSize(NodeContext &n);
 mlir::LogicalResult convertTrilu(NodeContext &n);
 mlir::LogicalResult convertConstant(NodeContext &n);
 mlir::LogicalResult convertConstantOfShape(NodeContext &n);
+mlir::LogicalResult convertIf(NodeContext &n);
 
 } // namespace ingot::compiler::onnximport

@@ -88,7 +88,12 @@ public:
 private:
   Status inputType(const onnx::ValueInfoProto &input, RankedTensorType &type,
                    ArrayAttr &dims);
-  Status convertNode(int index);
+  Status convertNode(const onnx::NodeProto &node, int index);
+  /// Converts `g`'s nodes in dependency order at the builder's insertion
+  /// point (the main graph, or an If branch inside a scope).
+  Status convertNodes(const onnx::GraphProto &g);
+  LogicalResult convertSubgraph(const onnx::GraphProto &g,
+                                SmallVectorImpl<Value> &outputs);
 
   ImportContext &ctx;
   const onnx::ModelProto &model;
@@ -165,8 +170,7 @@ Status GraphImporter::inputType(const onnx::ValueInfoProto &input,
   return Status::ok();
 }
 
-Status GraphImporter::convertNode(int index) {
-  const onnx::NodeProto &node = graph.node(index);
+Status GraphImporter::convertNode(const onnx::NodeProto &node, int index) {
   std::string name = node.name().empty()
                          ? node.op_type() + "_" + std::to_string(index)
                          : node.name();
@@ -221,6 +225,46 @@ Status GraphImporter::convertNode(int index) {
       return ctx.status();
     }
   return Status::ok();
+}
+
+Status GraphImporter::convertNodes(const onnx::GraphProto &g) {
+  for (const onnx::NodeProto &node : g.node())
+    for (const std::string &in : namesRead(node))
+      ctx.markConsumed(in);
+  for (const onnx::ValueInfoProto &out : g.output())
+    ctx.markConsumed(out.name());
+  std::vector<int> order;
+  if (Status s = topologicalOrder(ctx.file(), g, order); !s)
+    return s;
+  for (int index : order)
+    if (Status s = convertNode(g.node(index), index); !s)
+      return s;
+  return Status::ok();
+}
+
+LogicalResult GraphImporter::convertSubgraph(const onnx::GraphProto &g,
+                                             SmallVectorImpl<Value> &outputs) {
+  if (g.input_size() > 0)
+    return ctx.fail(ctx.file() + ": subgraph '" + g.name() + "' declares " +
+                    std::to_string(g.input_size()) +
+                    " inputs — supported: If branches, which have none");
+  if (g.sparse_initializer_size() > 0)
+    return ctx.fail(ctx.file() + ": subgraph '" + g.name() +
+                    "': sparse initializers are not supported");
+  for (const onnx::TensorProto &init : g.initializer())
+    ctx.addInitializer(&init);
+  if (Status s = convertNodes(g); !s)
+    return ctx.hasError() ? failure() : ctx.fail(s.message());
+  for (const onnx::ValueInfoProto &out : g.output()) {
+    if (!ctx.isDefined(out.name()))
+      return ctx.fail(ctx.file() + ": subgraph '" + g.name() + "' output '" +
+                      out.name() + "' is not produced by any node or value");
+    FailureOr<Value> value = ctx.lookup(out.name());
+    if (failed(value))
+      return failure();
+    outputs.push_back(*value);
+  }
+  return success();
 }
 
 Status GraphImporter::run(ModuleOp module) {
@@ -278,18 +322,13 @@ Status GraphImporter::run(ModuleOp module) {
     ctx.define(inputs[i]->name(), body->getArgument(i));
   }
 
+  ctx.setSubgraphConverter(
+      [this](const onnx::GraphProto &g, SmallVectorImpl<Value> &outputs) {
+        return convertSubgraph(g, outputs);
+      });
   Status status = [&]() -> Status {
-    for (const onnx::NodeProto &node : graph.node())
-      for (const std::string &in : node.input())
-        ctx.markConsumed(in);
-    for (const onnx::ValueInfoProto &out : graph.output())
-      ctx.markConsumed(out.name());
-    std::vector<int> order;
-    if (Status s = topologicalOrder(path, graph, order); !s)
+    if (Status s = convertNodes(graph); !s)
       return s;
-    for (int index : order)
-      if (Status s = convertNode(index); !s)
-        return s;
 
     SmallVector<Value> results;
     for (const onnx::ValueInfoProto &out : graph.output()) {

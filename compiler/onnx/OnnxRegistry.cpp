@@ -36,6 +36,8 @@ const OpConverter kConverters[] = {
     {"IsInf", 10, kMaxOpset, convertIsInf},
     {"Cast", kMinOpset, kMaxOpset, convertCast},
     {"Identity", kMinOpset, kMaxOpset, convertIdentity},
+    // Branches (OnnxControlFlow.cpp).
+    {"If", kMinOpset, kMaxOpset, convertIf},
     // Contractions, normalisation, reductions (OnnxNnOps.cpp).
     {"MatMul", kMinOpset, kMaxOpset, convertMatMul},
     {"Gemm", kMinOpset, kMaxOpset, convertGemm},
@@ -51,6 +53,7 @@ const OpConverter kConverters[] = {
     {"Gather", kMinOpset, kMaxOpset, convertGather},
     {"GatherND", 11, kMaxOpset, convertGatherND},
     {"Shape", kMinOpset, kMaxOpset, convertShape},
+    {"Size", kMinOpset, kMaxOpset, convertSize},
     {"Trilu", 14, kMaxOpset, convertTrilu},
     // Constants (OnnxConstantOps.cpp).
     {"Constant", kMinOpset, kMaxOpset, convertConstant},

@@ -178,6 +178,27 @@ LogicalResult convertShape(NodeContext &n) {
                                                 b.getI64IntegerAttr(end)));
 }
 
+/// Size: the product of the input's shape, a 0-d int64 (the shape rule
+/// evaluates it when the dims are known).
+LogicalResult convertSize(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)))
+    return failure();
+  if (auto t = cast<RankedTensorType>(x.getType()); t.hasStaticShape())
+    return n.setOutput(0,
+                       scalarConstant(n, n.i64(), double(t.getNumElements())));
+  OpBuilder &b = n.builder();
+  FailureOr<Value> shapeOfX = n.build<graph::ShapeOp>(
+      n.i64(), x, b.getI64IntegerAttr(0),
+      b.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
+  if (failed(shapeOfX))
+    return failure();
+  return n.setOutput(0, n.build<graph::ReduceOp>(
+                            n.i64(), *shapeOfX, Value(),
+                            b.getStringAttr("prod"), b.getDenseI64ArrayAttr({}),
+                            b.getI64IntegerAttr(0), IntegerAttr()));
+}
+
 /// Trilu (14+): keeps a triangle of the last two dims; k stays an operand.
 LogicalResult convertTrilu(NodeContext &n) {
   Value x, k;

@@ -318,5 +318,6 @@ include "dialects/Ingot/IngotLlmOps.td"
 include "dialects/Ingot/IngotMathOps.td"
 include "dialects/Ingot/IngotTensorOps.td"
 include "dialects/Ingot/IngotFusedOps.td"
+include "dialects/Ingot/IngotControlOps.td"
 
 #endif // INGOT_OPS

@@ -122,7 +122,18 @@ std::optional<bool> inferComputeOp(Operation *op, ArrayRef<ValueInfo> ins,
         values = foldWhere(ins[0], ins[1], ins[2]);
         return shape::broadcast(shapes, &out, &error);
       })
-      .Case<SqrtOp, NegOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
+      .Case<NegOp>([&](Operation *) {
+        // Shape arithmetic negates axes ("the last k dims": -axis).
+        out = shapes[0];
+        if (ins[0].values && isIntTensor(op->getResult(0).getType())) {
+          values = *ins[0].values;
+          for (int64_t &v : *values)
+            if (v != kUnknownValue)
+              v = int64_t(0ULL - uint64_t(v));
+        }
+        return true;
+      })
+      .Case<SqrtOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,
             LayerNormOp, TriluOp, RmsNormOp, GeluOp, RopeOp>([&](Operation *) {
         out = shapes[0];
         return true;
@@ -340,6 +351,12 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
                              std::vector<ValueInfo> &results,
                              std::string &error) {
   results.assign(op->getNumResults(), ValueInfo());
+  // A branch's results are what its regions yield: the declared join.
+  if (isa<IfOp, FailOp>(op)) {
+    for (auto [r, t] : llvm::zip(results, op->getResultTypes()))
+      r.shape = shapeOf(t);
+    return success();
+  }
   // The fused add + norm ops: the sum and the normalised value, both of
   // the operands' (equal) shape.
   if (isa<AddRmsNormOp, AddLayerNormOp>(op)) {

@@ -66,6 +66,15 @@ std::optional<bool> inferMathOp(Operation *op, ArrayRef<ValueInfo> ins,
       .Case<UnaryMathOp, LogSoftmaxOp, CumSumOp>( // (not the axis operand)
           [&](Operation *) -> std::optional<bool> {
             out = shapes[0];
+            // Exporters negate shape tests ("rank != 3") before an If.
+            auto kind = op->getAttrOfType<StringAttr>("kind");
+            if (isa<UnaryMathOp>(op) && kind && kind.getValue() == "not" &&
+                ins[0].values) {
+              values = *ins[0].values;
+              for (int64_t &v : *values)
+                if (v != kUnknownValue)
+                  v = v == 0;
+            }
             return true;
           })
       .Case<BinaryMathOp, CompareOp>([&](Operation *) -> std::optional<bool> {

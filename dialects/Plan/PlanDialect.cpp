@@ -1,6 +1,8 @@
 //===- PlanDialect.cpp - The plan dialect ---------------------------------===//
 #include "dialects/Plan/PlanDialect.h"
 
+#include "ingot/KernelTable.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -66,7 +68,10 @@ bool AllocOp::isSizedAtRunTime() {
 LogicalResult KernelOp::verify() {
   if (getKernel().empty())
     return emitOpError("kernel name must not be empty");
-  if (getOuts().empty())
+  // Only control-flow kernels (skip, skip_unless) write nothing.
+  const ingot::KernelSpec *spec = ingot::findKernelSpec(
+      std::string_view(getKernel().data(), getKernel().size()));
+  if (getOuts().empty() && !(spec && spec->sig.control))
     return emitOpError("needs at least one output buffer");
   for (Value in : getIns())
     if (!isa<MemRefType, NoneType>(in.getType()))

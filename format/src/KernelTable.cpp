@@ -22,6 +22,7 @@ std::vector<KernelSpec> buildTable() {
   addPagedAttentionSpecs(table);
   addRopeSpecs(table);
   addConvSpecs(table);
+  addControlFlowSpecs(table);
   addPoolSpecs(table);
   addConversionSpecs(table);
   addDataMovementSpecs(table);

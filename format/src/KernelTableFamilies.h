@@ -21,6 +21,7 @@ void addNormalizationSpecs(std::vector<KernelSpec> &table);
 void addPagedAttentionSpecs(std::vector<KernelSpec> &table);
 void addRopeSpecs(std::vector<KernelSpec> &table);
 void addConvSpecs(std::vector<KernelSpec> &table);
+void addControlFlowSpecs(std::vector<KernelSpec> &table);
 void addPoolSpecs(std::vector<KernelSpec> &table);
 void addConversionSpecs(std::vector<KernelSpec> &table);
 void addDataMovementSpecs(std::vector<KernelSpec> &table);

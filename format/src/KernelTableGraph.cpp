@@ -46,6 +46,19 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
         {"hidden_size", "direction", "linear_before_reset", "select"}}});
 }
 
+/// Branches of ingot.if (runtime/src/cpu/ControlFlow.cpp): `skip_unless`
+/// passes over the next `steps` steps when its condition is false, `skip`
+/// always; `fail` stops the run (a branch that cannot run); `copy` moves a
+/// branch's result into the buffer both write.
+void addControlFlowSpecs(std::vector<KernelSpec> &table) {
+  table.push_back({"skip_unless",
+                   false,
+                   {{in("condition", kBool)}, {}, {"steps"}, false, true}});
+  table.push_back({"skip", false, {{}, {}, {"steps"}, false, true}});
+  table.push_back({"fail", false, {{}, {}, {"message"}, false, true}});
+  table.push_back({"copy", false, {{in("x", kDense)}, {like("y", 0)}, {}}});
+}
+
 /// ConvKernels (runtime/src/cpu/ConvKernels.cpp).
 void addPoolSpecs(std::vector<KernelSpec> &table) {
   const std::vector<std::string_view> window = {

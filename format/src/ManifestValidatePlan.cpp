@@ -107,6 +107,24 @@ Status checkAttrs(const Manifest &m, size_t index, const KernelSignature &sig) {
   return Status::ok();
 }
 
+/// A control-flow step may only pass over steps that exist, forward.
+Status checkSkip(const Manifest &m, size_t index) {
+  const Step &s = m.steps[index];
+  if (s.kernel != "skip" && s.kernel != "skip_unless")
+    return Status::ok();
+  for (const Attr &a : s.attrs)
+    if (a.name == "steps") {
+      const int64_t after = int64_t(m.steps.size() - index - 1);
+      if (a.kind != Attr::Kind::Int || a.i < 0 || a.i > after)
+        return fail(describeStep(m, index) +
+                    ": attribute \"steps\" must be "
+                    "an integer in [0, " +
+                    std::to_string(after) + "], the steps after it");
+      return Status::ok();
+    }
+  return fail(describeStep(m, index) + ": attribute \"steps\" is missing");
+}
+
 } // namespace
 
 std::string describeStep(const Manifest &m, size_t index) {
@@ -129,6 +147,8 @@ Status validateSteps(const Manifest &m) {
     if (Status s = checkDTypes(m, i, k->sig); !s)
       return s;
     if (Status s = checkAttrs(m, i, k->sig); !s)
+      return s;
+    if (Status s = checkSkip(m, i); !s)
       return s;
   }
   return Status::ok();

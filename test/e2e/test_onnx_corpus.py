@@ -31,7 +31,7 @@ def test_compiles_as_shipped_and_matches_onnxruntime(entry, tmp_path):
     sess = ort.InferenceSession(str(corpus.model_path(entry)),
                                 providers=["CPUExecutionProvider"])
     for seed in (1, 2):
-        feeds = corpus.random_inputs(sess, entry.shapes, seed)
+        feeds = corpus.random_inputs(sess, entry.shapes, seed, entry.values)
         want = sess.run(None, feeds)
         got, _ = corpus.run_ingot(tmp_path / "m.ingot", feeds, tmp_path, 2)
         for out, expected in zip(sess.get_outputs(), want):

@@ -13,12 +13,14 @@
 #include "ingot/Checksum.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
 #include <iterator>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace ingot::testing {
@@ -178,5 +180,34 @@ inline void expectLoadRefused(const std::string &path,
     EXPECT_NE(st.message().find(p), std::string::npos)
         << "'" << p << "' not in: " << st.message();
 }
+
+/// A fixture around one valid plan (`plan()`), written to a temporary
+/// artifact that each test edits into `mutant_`.
+class MutatedPlanTest : public ::testing::Test {
+protected:
+  std::string base_ = tmp("base"), mutant_ = tmp("mutant");
+
+  virtual PlanBuilder plan() const = 0;
+  std::string tmp(const std::string &what) const {
+    const ::testing::TestInfo *info =
+        ::testing::UnitTest::GetInstance()->current_test_info();
+    return ::testing::TempDir() + info->test_suite_name() + "-" + what + "-" +
+           std::to_string(::getpid()) + ".ingot";
+  }
+  void SetUp() override {
+    Status st = plan().write(base_);
+    ASSERT_TRUE(st) << st.message();
+  }
+  void TearDown() override {
+    std::remove(base_.c_str());
+    std::remove(mutant_.c_str());
+  }
+  /// The base artifact after `edit` must be refused with all of `parts`.
+  void expectRefused(const std::function<void(Manifest &)> &edit,
+                     const std::vector<std::string> &parts) {
+    writeMutated(base_, mutant_, edit);
+    expectLoadRefused(mutant_, parts);
+  }
+};
 
 } // namespace ingot::testing

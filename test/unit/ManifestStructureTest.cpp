@@ -14,8 +14,6 @@
 #include "ingot/ThreadPool.h"
 
 #include <cmath>
-#include <cstdio>
-#include <unistd.h>
 
 using namespace ingot;
 using namespace ingot::testing;
@@ -52,28 +50,9 @@ PlanBuilder mlpPlan() {
   return p;
 }
 
-class ManifestStructure : public ::testing::Test {
+class ManifestStructure : public MutatedPlanTest {
 protected:
-  std::string base_ = tmp("base"), mutant_ = tmp("mutant");
-
-  static std::string tmp(const std::string &what) {
-    return ::testing::TempDir() + "structure-" + what + "-" +
-           std::to_string(::getpid()) + ".ingot";
-  }
-  void SetUp() override {
-    Status st = mlpPlan().write(base_);
-    ASSERT_TRUE(st) << st.message();
-  }
-  void TearDown() override {
-    std::remove(base_.c_str());
-    std::remove(mutant_.c_str());
-  }
-  /// The base artifact after `edit` must be refused with all of `parts`.
-  void expectRefused(const std::function<void(Manifest &)> &edit,
-                     const std::vector<std::string> &parts) {
-    writeMutated(base_, mutant_, edit);
-    expectLoadRefused(mutant_, parts);
-  }
+  PlanBuilder plan() const override { return mlpPlan(); }
   /// Runs the artifact at `path` on a batch of 2.
   Status run(const std::string &path, std::vector<NamedTensor> *out) {
     std::unique_ptr<Artifact> art;

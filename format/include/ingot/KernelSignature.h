@@ -66,9 +66,12 @@ struct KernelSignature {
   /// The last input repeats: any number of inputs from minInputs() on, all
   /// of them given.
   bool variadic = false;
+  /// A control-flow kernel (skip, skip_unless, fail): it writes nothing
+  /// and only decides which steps run next.
+  bool control = false;
 
   /// False for a table entry nobody filled in.
-  bool declared() const { return !outputs.empty(); }
+  bool declared() const { return !outputs.empty() || control; }
   size_t minInputs() const { return countRequired(inputs); }
   size_t maxInputs() const { return variadic ? SIZE_MAX : inputs.size(); }
   size_t minOutputs() const { return countRequired(outputs); }

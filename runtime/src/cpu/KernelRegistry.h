@@ -147,6 +147,11 @@ public:
                  std::optional<std::string> dflt = std::nullopt) const;
   const Attr *findAttr(std::string_view name) const;
 
+  /// Steps the executor passes over after this one (control-flow kernels
+  /// set it; see ControlFlow.cpp).
+  int64_t skipSteps() const { return skipSteps_; }
+  void setSkipSteps(int64_t n) { skipSteps_ = n; }
+
   /// Runs fn over [0, n) on the pool (serially without one).
   void parallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn) const;
@@ -167,6 +172,7 @@ private:
   ThreadPool *pool_;
   const KvCacheView *kvCache_ = nullptr;
   StepCache *stepCache_ = nullptr;
+  int64_t skipSteps_ = 0;
   const KernelInfo *info_ = nullptr; // nullptr for a name not in the table
 };
 

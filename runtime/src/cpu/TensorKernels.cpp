@@ -275,6 +275,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   addGruKernels(table);
   addPoolKernels(table);
   addResizeKernels(table);
+  addControlFlowKernels(table);
 }
 
 } // namespace ingot::cpu

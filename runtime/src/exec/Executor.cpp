@@ -61,7 +61,8 @@ struct Executor::Impl {
   Status placeConstantResults();
   void restoreConstantResults();
   Status bindInputs(const std::vector<NamedTensor> &inputs);
-  Status runStep(size_t index);
+  /// Runs step `index`; `*skip` is how many steps to pass over after it.
+  Status runStep(size_t index, int64_t *skip);
 };
 
 Status Executor::Impl::checkPlan() {
@@ -192,7 +193,7 @@ Status Executor::Impl::bindInputs(const std::vector<NamedTensor> &inputs) {
   return Status::ok();
 }
 
-Status Executor::Impl::runStep(size_t index) {
+Status Executor::Impl::runStep(size_t index, int64_t *skip) {
   const Manifest &m = artifact.manifest();
   const Step &step = m.steps[index];
   cpu::KernelContext ctx(step.kernel, step.origin, &step.attrs, &pool);
@@ -239,6 +240,7 @@ Status Executor::Impl::runStep(size_t index) {
   const double startUs = profiler ? profiler->nowUs() : 0.0;
   if (Status s = kernels[index]->fn(ctx); !s)
     return s;
+  *skip = ctx.skipSteps();
   if (profiler) {
     KernelEvent e;
     e.durUs = profiler->nowUs() - startUs; // before the estimate below
@@ -331,14 +333,17 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
   im.profiledRun = im.profiler ? im.profiler->beginRun() : -1;
   if (im.constantsReady)
     im.restoreConstantResults();
+  // Control-flow steps skip forward (the validator bounds their counts).
   for (size_t i = 0; i < m.steps.size(); ++i) {
     if (im.constantsReady && im.constants.step[i])
       continue;
-    if (Status s = im.runStep(i); !s) {
+    int64_t skip = 0;
+    if (Status s = im.runStep(i, &skip); !s) {
       if (im.profiler)
         im.profiler->endRun(im.profiledRun);
       return s;
     }
+    i += size_t(std::min<int64_t>(skip, int64_t(m.steps.size() - i)));
   }
   if (!im.constantsReady) {
     im.constantShapes = im.shapes;

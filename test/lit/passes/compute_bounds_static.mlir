@@ -18,3 +18,18 @@ func.func @static_target_invalid_at_maximum(%x: tensor<?x64xf32> {ingot.dims = [
   %r = ingot.reshape %x, %t {allowzero = 0 : i64} : (tensor<?x64xf32>, tensor<2xi64>) -> tensor<1x64xf32>
   return %r : tensor<1x64xf32>
 }
+
+// -----
+
+// A static plan has no branches: an ingot.if that survived import (its
+// condition is run-time data) is refused, naming the way out.
+func.func @run_time_branch(%c: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'ingot.if' op branches on a condition known only at run time, and this target runs a static plan; pin the inputs the condition depends on, or compile for the cpu target}}
+  %r = ingot.if %c : tensor<i1> -> tensor<3xf32> {
+    ingot.yield %x : tensor<3xf32>
+  } else {
+    %n = ingot.neg %x : tensor<3xf32>
+    ingot.yield %n : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
