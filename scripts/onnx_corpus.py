@@ -79,6 +79,10 @@ def _bert(seq, token_types=True):
 _VAD = "silero_vad/data/"
 
 
+_OWW_PKG = "openwakeword==0.4.0"
+_OWW = "openwakeword/resources/models/"
+
+
 def _vad(samples):
     return {"input": [1, samples], "state": [2, 1, 128], "sr": []}
 
@@ -135,6 +139,20 @@ ENTRIES = [
           _VAD + "silero_vad_16k_sequence.onnx",
           "voice activity (LSTM, torch F.pad)",
           {"input": [10, 576], "h": [1, 1, 128], "c": [1, 1, 128]}),
+    # openWakeWord's audio front end and wake-word heads, and the silero
+    # VAD v4 it bundles (If on sr, h/c LSTM state; compiles unpinned).
+    Entry("oww-melspectrogram", _OWW_PKG, _OWW + "melspectrogram.onnx",
+          "log-mel spectrogram (STFT as Conv)", {"input": [1, 16000]},
+          flags=["--max-dim", "samples=16000"]),
+    Entry("oww-embedding", _OWW_PKG, _OWW + "embedding_model.onnx",
+          "speech embedding CNN (tf2onnx)", {"input_1": [1, 76, 32, 1]}),
+    Entry("oww-hey-jarvis", _OWW_PKG, _OWW + "hey_jarvis_v0.1.onnx",
+          "wake-word head (If on its own score: a second stage)",
+          {"x.1": [1, 16, 96]}),
+    Entry("oww-silero-vad-v4", _OWW_PKG, _OWW + "silero_vad.onnx",
+          "voice activity v4 (If on sr, LSTM h/c)",
+          {"input": [1, 512], "sr": [], "h": [2, 1, 64], "c": [2, 1, 64]},
+          values={"sr": 16000}),
     # onnxruntime's quantize_dynamic output (DynamicQuantizeLinear,
     # MatMulInteger, uint8 embeddings through DequantizeLinear). One 8-bit
     # rounding flip moved one token's row by 1.5e-2 of the largest output

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ManifestMutation.h"
 
+#include "exec/ConstantSteps.h"
 #include "ingot/Executor.h"
 #include "ingot/ThreadPool.h"
 
@@ -73,6 +74,16 @@ TEST_F(ManifestBranch, EachConditionRunsItsBranch) {
       EXPECT_EQ(r[i], c ? std::max(w, 0.0f) : -x[i]) << "c=" << c << " i=" << i;
     }
   }
+}
+
+// Both copies write r: it is never a run-once result, although each
+// copy reads only weight-derived values; the relu of the weight is.
+TEST_F(ManifestBranch, OnlyTheWeightOnlyStepsOfABranchRunOnce) {
+  std::unique_ptr<Artifact> art;
+  ASSERT_TRUE(Artifact::open(base_, &art));
+  ConstantSteps c = findConstantSteps(art->manifest());
+  EXPECT_EQ(c.step,
+            (std::vector<bool>{false, true, false, false, false, false}));
 }
 
 TEST_F(ManifestBranch, SkipCountsStayInsideThePlan) {

@@ -192,7 +192,8 @@ int runMain(int argc, char **argv) {
   if (cpu && opts.repeat > 0 && cpu->constantResultBytes())
     std::fprintf(stderr,
                  "ingot: %.3f MiB beside the arena hold results of steps "
-                 "that read only weights (computed by the first run)\n",
+                 "that read only weights (each computed by the first run that "
+                 "reaches it)\n",
                  double(cpu->constantResultBytes()) / (1 << 20));
 
   if (!opts.profile.empty()) {

@@ -12,15 +12,8 @@ bool readsRunState(std::string_view kernel) {
   return kernel.find("paged") != std::string_view::npos;
 }
 
-/// How many steps after it a control-flow step may pass over (0 for
-/// every other kernel).
-int64_t skippedSteps(const Step &step) {
-  if (step.kernel != "skip" && step.kernel != "skip_unless")
-    return 0;
-  for (const Attr &a : step.attrs)
-    if (a.name == "steps" && a.kind == Attr::Kind::Int)
-      return a.i;
-  return 0;
+bool isControlStep(std::string_view kernel) {
+  return kernel == "skip" || kernel == "skip_unless" || kernel == "fail";
 }
 
 } // namespace
@@ -31,16 +24,20 @@ ConstantSteps findConstantSteps(const Manifest &m) {
   c.buffer.assign(m.buffers.size(), false);
   for (const Buffer &b : m.buffers)
     c.buffer[b.id] = b.kind == BufferKind::Param;
-  // Steps a branch may pass over run on some runs only: never constant.
-  std::vector<bool> conditional(m.steps.size(), false);
-  for (size_t s = 0; s < m.steps.size(); ++s)
-    if (int64_t n = skippedSteps(m.steps[s]); n > 0)
-      for (size_t k = s + 1; k <= s + size_t(n) && k < m.steps.size(); ++k)
-        conditional[k] = true;
+  // A buffer both branches of an If write (their copies into its result)
+  // holds what the run's branch made: never a constant, even when each
+  // writer reads only weights. Steps inside a branch otherwise are: the
+  // executor runs each the first time its branch runs.
+  std::vector<int> writers(m.buffers.size(), 0);
+  for (const Step &step : m.steps)
+    for (uint32_t out : step.outputs)
+      if (out < writers.size())
+        ++writers[out];
   for (size_t s = 0; s < m.steps.size(); ++s) {
     const Step &step = m.steps[s];
-    bool constant = !readsRunState(step.kernel) && !conditional[s] &&
-                    skippedSteps(step) == 0;
+    bool constant = !readsRunState(step.kernel) && !isControlStep(step.kernel);
+    for (uint32_t out : step.outputs)
+      constant &= out < writers.size() && writers[out] == 1;
     // A result sized at run time has no bytes to reserve beside the arena;
     // such a step reruns (its operands are constants, so it is cheap).
     for (uint32_t out : step.outputs)

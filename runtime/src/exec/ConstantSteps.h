@@ -5,7 +5,8 @@
 // writes the same bytes on every run: an exported graph's in-graph weight
 // preparation (int8 weights cast and scaled, DequantizeLinear of a QDQ
 // model's weights, a transposed weight). The executor runs those steps
-// once, keeps their results in memory of their own instead of the arena
+// once (on the first run that reaches them: a step in an If branch may
+// wait), keeps their results in memory of their own instead of the arena
 // (which later steps reuse), skips them afterwards, and hands the results
 // to their readers as weights (KernelInput::constant, so a GEMM packs them
 // once). onnxruntime folds such subgraphs when it loads a model; here the
@@ -23,11 +24,13 @@
 namespace ingot {
 
 struct ConstantSteps {
-  std::vector<bool> step;   // per step: computed on the first run only
+  /// Per step: computed by the first run that reaches it (a step inside
+  /// an If branch may first run on a later run), skipped afterwards.
+  std::vector<bool> step;
   std::vector<bool> buffer; // per buffer: a weight or such a step's result
   /// Per buffer: a result that later runs read (a step that runs every
   /// time reads it, or it is a model output); the others only feed other
-  /// constant steps and are freed after the first run.
+  /// constant steps and are freed once every constant step has run.
   std::vector<bool> keep;
   uint64_t bytes = 0; // the kept results' memory (their compiled bounds)
 };
