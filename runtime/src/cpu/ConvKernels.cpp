@@ -95,19 +95,47 @@ void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
   });
 }
 
+/// Where im2col writes column j (counted from the range's first) of row r:
+/// rows `ld` floats apart inside panels of `width` columns, the panels
+/// `panelStride` floats apart. A plain matrix is one panel of all columns;
+/// the GEMM's packed B is panels of NR columns over every row.
+struct ColLayout {
+  int64_t ld, width, panelStride;
+};
+
+/// Output columns [o2, to) of one output line for row r: the tap's input
+/// row `src` (null when it lies in the padding) between zeros, split where
+/// the layout's panels split.
+void im2colLine(const float *src, int64_t v0, int64_t v1, int64_t s,
+                int64_t shift, int64_t o2, int64_t to, int64_t j, int64_t r,
+                const ColLayout &l, float *col) {
+  for (int64_t a = o2; a < to;) {
+    const int64_t inPanel = (j + a - o2) % l.width;
+    const int64_t b = std::min(to, a + (l.width - inPanel));
+    float *dst = col + (j + a - o2) / l.width * l.panelStride + r * l.ld +
+                 inPanel - a; // dst[o] is output column o
+    const int64_t c0 = src ? std::clamp(v0, a, b) : b;
+    const int64_t c1 = src ? std::clamp(v1, c0, b) : b;
+    std::fill(dst + a, dst + c0, 0.0f);
+    for (int64_t o = c0; o < c1; ++o)
+      dst[o] = src[o * s + shift];
+    std::fill(dst + c1, dst + b, 0.0f);
+    a = b;
+  }
+}
+
 /// Columns [p0, p1) of im2col's matrix (output positions, row-major over
-/// the output dims) into `col`, whose rows are p1 - p0 long. Each output
-/// row's run is copied between the padding zeros with one strided loop
-/// (contiguous at stride 1): per-element tap arithmetic cost more than the
-/// GEMM.
+/// the output dims) into `col` laid out as `l` says. Each output row's run
+/// is copied between the padding zeros with one strided loop (contiguous
+/// at stride 1): per-element tap arithmetic cost more than the GEMM.
 void im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
-                 int64_t p1, float *col) {
-  const int64_t len = p1 - p0, ow = w.out[2], s = w.stride[2];
-  float *row = col;
+                 int64_t p1, float *col, const ColLayout &l) {
+  const int64_t ow = w.out[2], s = w.stride[2];
+  int64_t r = 0;
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t a = 0; a < w.k[0]; ++a)
       for (int64_t b = 0; b < w.k[1]; ++b)
-        for (int64_t e = 0; e < w.k[2]; ++e, row += len) {
+        for (int64_t e = 0; e < w.k[2]; ++e, ++r) {
           const float *xc = x + c * w.inSize();
           int64_t lo, hi; // output columns whose tap e reads inside
           validRange(w, 2, e, &lo, &hi);
@@ -118,22 +146,33 @@ void im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
             const int64_t o1 = line % w.out[1], o0 = line / w.out[1];
             const int64_t i0 = tapSource(w, 0, o0, a),
                           i1 = tapSource(w, 1, o1, b);
-            float *dst = row + (p - p0); // output column o2 of this line
-            const int64_t to = o2 + (end - p);
-            if (i0 < 0 || i1 < 0) {
-              std::fill(dst, dst + (to - o2), 0.0f);
-            } else {
-              const float *src = xc + (i0 * w.in[1] + i1) * w.in[2];
-              const int64_t v0 = std::clamp(lo, o2, to),
-                            v1 = std::clamp(hi, v0, to);
-              std::fill(dst, dst + (v0 - o2), 0.0f);
-              for (int64_t o = v0; o < v1; ++o)
-                dst[o - o2] = src[o * s + shift];
-              std::fill(dst + (v1 - o2), dst + (to - o2), 0.0f);
-            }
+            const float *src =
+                i0 < 0 || i1 < 0 ? nullptr : xc + (i0 * w.in[1] + i1) * w.in[2];
+            im2colLine(src, lo, hi, s, shift, o2, o2 + (end - p), p - p0, r, l,
+                       col);
             p = end;
           }
         }
+}
+
+/// The plain column matrix of columns [p0, p1).
+ColLayout plainLayout(int64_t p0, int64_t p1) {
+  return {p1 - p0, std::max<int64_t>(p1 - p0, 1), 0};
+}
+
+int64_t panelCount(int64_t columns, int64_t nr) {
+  return (columns + nr - 1) / nr;
+}
+
+/// Columns [p0, p1) of im2col's matrix unrolled straight into `packed`'s
+/// panels q0..q1 (k rows of NR positions each), the layout the GEMM
+/// micro-kernel reads: no column matrix to write and then pack again.
+void im2colPanels(const float *x, int64_t channels, const Window &w, int64_t p0,
+                  int64_t p1, PackedB &packed, int64_t q0, int64_t q1) {
+  const int64_t nr = packed.nr(), k = packed.k();
+  const int64_t first = p0 + q0 * nr, last = std::min(p1, p0 + q1 * nr);
+  im2colRange(x, channels, w, first, last, packed.panelData(q0),
+              ColLayout{nr, nr, k * nr});
 }
 
 /// A large conv as independent blocks of output positions: each task
@@ -146,15 +185,29 @@ void blockedConv(KernelContext &ctx, const Window &w, const float *xg,
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
   const int64_t blocks = (outSize + block - 1) / block;
   ctx.parallelFor(blocks, 1, [&](int64_t bb, int64_t be) {
-    std::vector<float> col(size_t(kdim * block));
+    // Past a few rows the block goes straight into packed panels.
+    PackedB packed;
+    std::vector<float> col;
+    if (mg > kSmallM)
+      packed = PackedB(kdim, block, bestGemmIsa());
+    else
+      col.resize(size_t(kdim * block));
     for (int64_t blk = bb; blk < be; ++blk) {
       const int64_t p0 = blk * block, p1 = std::min(outSize, p0 + block);
-      im2colRange(xg, cg, w, p0, p1, col.data());
       GemmArgs args;
       args.m = mg, args.n = p1 - p0, args.k = kdim;
       args.a = wg, args.lda = kdim;
-      args.b = col.data(), args.ldb = p1 - p0;
       args.c = yg + p0, args.ldc = outSize;
+      if (mg > kSmallM) {
+        packed.setColumns(p1 - p0);
+        im2colPanels(xg, cg, w, p0, p1, packed, 0,
+                     panelCount(p1 - p0, packed.nr()));
+        args.b = packed.panel(0), args.ldb = p1 - p0;
+        sgemm(args, nullptr, packed);
+        continue;
+      }
+      im2colRange(xg, cg, w, p0, p1, col.data(), plainLayout(p0, p1));
+      args.b = col.data(), args.ldb = p1 - p0;
       sgemm(args, nullptr);
     }
   });
@@ -201,18 +254,27 @@ void groupConv(KernelContext &ctx, const Window &w, const float *xg,
   const int64_t block = std::max<int64_t>(256, 262144 / kdim / 16 * 16);
   if (!direct && outSize >= 4 * block)
     return blockedConv(ctx, w, xg, wg, cg, mg, block, yg);
+  GemmArgs args;
+  args.m = mg, args.n = outSize, args.k = kdim;
+  args.a = wg, args.lda = kdim;
+  args.c = yg, args.ldc = outSize;
+  if (!direct && mg > kSmallM && outSize >= kNarrowOutput) {
+    PackedB packed(kdim, outSize, bestGemmIsa());
+    ctx.parallelFor(panelCount(outSize, packed.nr()), 1,
+                    [&](int64_t q0, int64_t q1) {
+                      im2colPanels(xg, cg, w, 0, outSize, packed, q0, q1);
+                    });
+    args.b = packed.panel(0), args.ldb = outSize;
+    return sgemm(args, ctx.pool(), packed);
+  }
   if (!direct) {
     col.resize(size_t(kdim * outSize));
-    im2colRange(xg, cg, w, 0, outSize, col.data());
+    im2colRange(xg, cg, w, 0, outSize, col.data(), plainLayout(0, outSize));
   }
   const float *cols = direct ? xg : col.data();
   if (outSize < kNarrowOutput && mg > outSize)
     return narrowConv(ctx, wg, cols, mg, outSize, kdim, cacheW, yg);
-  GemmArgs args;
-  args.m = mg, args.n = outSize, args.k = kdim;
-  args.a = wg, args.lda = kdim;
   args.b = cols, args.ldb = outSize;
-  args.c = yg, args.ldc = outSize;
   sgemm(args, ctx.pool());
 }
 

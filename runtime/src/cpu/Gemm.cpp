@@ -334,13 +334,17 @@ void sgemm(const GemmArgs &g, ThreadPool *pool, const PackedB &packedB) {
   blockedGemm(g, pool, ks, &packedB);
 }
 
-PackedB::PackedB(const GemmArgs &g, GemmIsa isa)
-    : isa_(isa), k_(g.k), n_(g.n), nr_(gemmKernels(isa).nr) {
+PackedB::PackedB(int64_t k, int64_t n, GemmIsa isa)
+    : isa_(isa), k_(k), n_(n), nr_(gemmKernels(isa).nr) {
   const int64_t panels = ceilDiv(n_, nr_);
   // 16 spare floats to start the panels on a 64-byte boundary.
   storage_.assign(size_t(panels * k_ * nr_ + 16), 0.0f);
   const uintptr_t at = reinterpret_cast<uintptr_t>(storage_.data());
   data_ = storage_.data() + ((64 - at % 64) % 64) / sizeof(float);
+}
+
+PackedB::PackedB(const GemmArgs &g, GemmIsa isa) : PackedB(g.k, g.n, isa) {
+  const int64_t panels = ceilDiv(n_, nr_);
   for (int64_t p = 0; p < panels; ++p)
     packBPanel(g, 0, k_, p * nr_, std::min<int64_t>(nr_, n_ - p * nr_), nr_,
                data_ + p * k_ * nr_);

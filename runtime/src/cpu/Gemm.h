@@ -52,6 +52,13 @@ public:
   PackedB() = default;
   /// Packs op(B) of `args` (b, ldb, transB; k x n).
   PackedB(const GemmArgs &args, GemmIsa isa);
+  /// Zeroed panels for a k x n B that the caller writes in place
+  /// (panelData): a convolution unrolls its input straight into them.
+  PackedB(int64_t k, int64_t n, GemmIsa isa);
+  float *panelData(int64_t p) { return data_ + p * k_ * nr_; }
+  /// Uses the first panels for an n-column B (n at most the columns the
+  /// panels were made for).
+  void setColumns(int64_t n) { n_ = n; }
   GemmIsa isa() const { return isa_; }
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
