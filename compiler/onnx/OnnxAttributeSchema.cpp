@@ -142,6 +142,7 @@ const AttributeRow kAttributeRows[] = {
      "axis block_size output_dtype precision saturate"},
     {"DynamicQuantizeLinear", "", 11, 23, ""},
     {"MatMulInteger", "", 10, 23, ""},
+    {"QLinearMatMul", "", 10, 23, ""},
     {"BatchNormalization", "", 7, 8, "epsilon momentum spatial"},
     {"BatchNormalization", "", 9, 13, "epsilon momentum"},
     {"BatchNormalization", "", 14, 23, "epsilon momentum training_mode"},

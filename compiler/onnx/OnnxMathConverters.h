@@ -45,6 +45,7 @@ mlir::LogicalResult convertDequantizeLinear(NodeContext &n);
 mlir::LogicalResult convertQuantizeLinear(NodeContext &n);
 mlir::LogicalResult convertDynamicQuantizeLinear(NodeContext &n);
 mlir::LogicalResult convertMatMulInteger(NodeContext &n);
+mlir::LogicalResult convertQLinearMatMul(NodeContext &n);
 // OnnxMathEinsum.cpp
 mlir::LogicalResult convertEinsum(NodeContext &n);
 

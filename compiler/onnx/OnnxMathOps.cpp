@@ -264,6 +264,7 @@ const OpConverter kMathConverters[] = {
     {"QuantizeLinear", 10, kMaxOpset, convertQuantizeLinear},
     {"DynamicQuantizeLinear", 11, kMaxOpset, convertDynamicQuantizeLinear},
     {"MatMulInteger", 10, kMaxOpset, convertMatMulInteger},
+    {"QLinearMatMul", 10, kMaxOpset, convertQLinearMatMul},
     // Normalisations (OnnxMathNorm.cpp).
     {"BatchNormalization", kMinOpset, kMaxOpset, convertBatchNormalization},
     {"InstanceNormalization", kMinOpset, kMaxOpset,
