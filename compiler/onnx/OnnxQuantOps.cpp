@@ -55,20 +55,73 @@ FailureOr<Value> alongAxis(NodeContext &n, Value param, const char *role,
                                    n.builder().getI64IntegerAttr(0));
 }
 
+/// How a scale or zero point maps onto x: one value, one per element of
+/// `axis`, or (block > 0) one per `block` consecutive elements of it.
+struct QuantLayout {
+  int64_t axis = -1, block = 0, rank = 0, axisDim = 0;
+};
+
 /// The normalised `axis` of a per-axis op, -1 when out of range (only an
-/// error if a scale has one value per element of it, as in onnxruntime);
-/// fails on block_size > 0.
-LogicalResult quantAxis(NodeContext &n, Value x, int64_t &axis) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  if (int64_t block = n.attrInt("block_size", 0); block != 0)
-    return n.fail("block_size " + std::to_string(block) +
-                      " (blocked quantisation) unsupported",
-                  "per-tensor and per-axis scales");
-  axis = n.attrInt("axis", 1);
+/// error if a scale has one value per element of it, as in onnxruntime),
+/// and the block size of a blocked one.
+LogicalResult quantAxis(NodeContext &n, Value x, QuantLayout &l) {
+  auto type = cast<RankedTensorType>(x.getType());
+  l.rank = type.getRank();
+  l.block = n.attrInt("block_size", 0);
+  l.axis = n.attrInt("axis", 1);
   if (n.ctx.hasError())
     return failure();
-  axis = axis < -rank || axis >= rank ? -1 : (axis + rank) % rank;
+  l.axis =
+      l.axis < -l.rank || l.axis >= l.rank ? -1 : (l.axis + l.rank) % l.rank;
+  if (l.block == 0)
+    return success();
+  if (l.block < 0 || l.axis < 0 || type.isDynamicDim(l.axis))
+    return n.fail("block_size " + std::to_string(l.block) + " on axis " +
+                      std::to_string(n.attrInt("axis", 1)) + " of " +
+                      shape::toString(graph::shapeOf(type)),
+                  "a positive block size on an axis of static length");
+  l.axisDim = type.getDimSize(l.axis);
   return success();
+}
+
+/// A blocked scale or zero point ([..., ceil(D / block), ...]) with each
+/// value repeated over its block along the axis and cut to x's D.
+FailureOr<Value> expandBlocks(NodeContext &n, Value param, const char *role,
+                              const QuantLayout &l) {
+  auto type = cast<RankedTensorType>(param.getType());
+  const int64_t blocks = (l.axisDim + l.block - 1) / l.block;
+  if (!type.hasStaticShape() || type.getRank() != l.rank ||
+      type.getDimSize(l.axis) != blocks)
+    return n.fail(
+        std::string(role) + " is " + shape::toString(graph::shapeOf(type)) +
+            " for " + std::to_string(blocks) + " blocks of " +
+            std::to_string(l.block) + " on axis " + std::to_string(l.axis),
+        "x's shape with that axis counting blocks");
+  OpBuilder &b = n.builder();
+  Type elem = type.getElementType();
+  SmallVector<int64_t> wide(type.getShape());
+  wide.insert(wide.begin() + l.axis + 1, l.block);
+  FailureOr<Value> v = n.build<graph::UnsqueezeOp>(
+      elem, param, b.getDenseI64ArrayAttr({l.axis + 1}));
+  if (succeeded(v))
+    v = n.build<graph::ExpandOp>(elem, *v, tensorI64Constant(n, wide));
+  SmallVector<int64_t> flat(type.getShape());
+  flat[l.axis] = blocks * l.block;
+  if (succeeded(v))
+    v = n.build<graph::ReshapeOp>(elem, *v, tensorI64Constant(n, flat),
+                                  b.getI64IntegerAttr(0));
+  if (failed(v) || blocks * l.block == l.axisDim)
+    return v;
+  return n.build<graph::SliceOp>(
+      elem, *v, tensorI64Constant(n, {0}), tensorI64Constant(n, {l.axisDim}),
+      tensorI64Constant(n, {l.axis}), tensorI64Constant(n, {1}));
+}
+
+/// A scale or zero point laid out to broadcast against x.
+FailureOr<Value> quantParam(NodeContext &n, Value param, const char *role,
+                            const QuantLayout &l) {
+  return l.block ? expandBlocks(n, param, role, l)
+                 : alongAxis(n, param, role, l.axis, l.rank);
 }
 
 /// clamp(round(x / scale) + zp, lo, hi) cast to `target`: the rounding and
@@ -145,11 +198,11 @@ FailureOr<Value> batchedMatMulInteger(NodeContext &n, Value a, Value b,
 /// y = (x - zero_point) * scale, the subtraction in int32 as onnxruntime.
 LogicalResult convertDequantizeLinear(NodeContext &n) {
   Value x, scale, zp;
-  int64_t axis = 0;
+  QuantLayout l;
   if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
       failed(n.optionalInput(2, zp)) ||
       failed(n.requireType(scale, "x_scale", {n.f32()})) ||
-      failed(quantAxis(n, x, axis)))
+      failed(quantAxis(n, x, l)))
     return failure();
   if (int64_t dt = n.attrInt("output_dtype", 0);
       dt != 0 && dt != onnx::TensorProto::FLOAT)
@@ -162,15 +215,14 @@ LogicalResult convertDequantizeLinear(NodeContext &n) {
   if (zp && elementTypeOf(zp) != xt)
     return n.fail("x_zero_point is " + typeName(elementTypeOf(zp)) + ", x is " +
                   typeName(xt));
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   FailureOr<Value> v = castTo(n, x, n.i32());
   if (succeeded(v) && zp) {
-    FailureOr<Value> z = alongAxis(n, zp, "x_zero_point", axis, rank);
+    FailureOr<Value> z = quantParam(n, zp, "x_zero_point", l);
     if (succeeded(z))
       z = castTo(n, *z, n.i32());
     v = failed(z) ? z : n.build<graph::SubOp>(n.i32(), *v, *z);
   }
-  FailureOr<Value> s = alongAxis(n, scale, "x_scale", axis, rank);
+  FailureOr<Value> s = quantParam(n, scale, "x_scale", l);
   if (succeeded(v))
     v = castTo(n, *v, n.f32());
   if (failed(v) || failed(s))
@@ -182,12 +234,12 @@ LogicalResult convertDequantizeLinear(NodeContext &n) {
 /// (else output_dtype, else uint8).
 LogicalResult convertQuantizeLinear(NodeContext &n) {
   Value x, scale, zp;
-  int64_t axis = 0;
+  QuantLayout l;
   if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
       failed(n.optionalInput(2, zp)) ||
       failed(n.requireType(x, "x", {n.f32()})) ||
       failed(n.requireType(scale, "y_scale", {n.f32()})) ||
-      failed(quantAxis(n, x, axis)))
+      failed(quantAxis(n, x, l)))
     return failure();
   if (int64_t p = n.attrInt("precision", 0);
       p != 0 && p != onnx::TensorProto::FLOAT)
@@ -202,11 +254,10 @@ LogicalResult convertQuantizeLinear(NodeContext &n) {
     return n.fail("the quantised type is " +
                       (target ? typeName(target) : std::string("unknown")),
                   "uint8, int8, uint16, int16");
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  FailureOr<Value> s = alongAxis(n, scale, "y_scale", axis, rank);
+  FailureOr<Value> s = quantParam(n, scale, "y_scale", l);
   FailureOr<Value> z = Value();
   if (zp) {
-    z = alongAxis(n, zp, "y_zero_point", axis, rank);
+    z = quantParam(n, zp, "y_zero_point", l);
     if (succeeded(z))
       z = castTo(n, *z, n.f32());
   }

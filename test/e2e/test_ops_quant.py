@@ -1,6 +1,6 @@
 """Linear quantisation ops against onnxruntime: QuantizeLinear,
 DequantizeLinear, DynamicQuantizeLinear, MatMulInteger and QLinearMatMul, per tensor and
-per axis, uint8 and int8, and a MatMul quantised by onnxruntime's own
+per axis and in blocks, uint8 and int8, and a MatMul quantised by onnxruntime's own
 quantize_dynamic. Integer outputs must be bit-exact (both sides round half
 to even and compute the int32 product exactly); float outputs come from
 the same one or two f32 roundings, so 1e-6 relative to the largest value.
@@ -140,12 +140,15 @@ def test_matmul_quantized_by_onnxruntime(tmp_path):
     assert_same(got, want)
 
 
-def test_blocked_quantization_is_refused(tmp_path):
+def test_blocked_scale_of_the_wrong_shape_is_refused(tmp_path):
+    """Blocks of 2 over 4 columns need 2 scales per row, not 3."""
     model = make_model(
         [node("DequantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)],
-        [("x", I8, [3, 4])], ["y"], {"s": np.ones((3, 2), F32)}, opset=21)
+        [("x", I8, [3, 4])], ["y"], {"s": np.ones((3, 3), F32)}, opset=21,
+        check=False)
     err = compile_error(tmp_path, model)
-    assert "block_size 2" in err and "DequantizeLinear" in err, err
+    assert "DequantizeLinear" in err, err
+    assert "x_scale is [3,3] for 2 blocks of 2 on axis 1" in err, err
 
 
 @pytest.mark.parametrize("a_type,b_type,y_type,per_column",
@@ -179,3 +182,30 @@ def test_qlinear_matmul(tmp_path, a_type, b_type, y_type, per_column):
     assert_same(got, want)
     inside = (want["y"] > yi.min) & (want["y"] < yi.max)
     assert inside.mean() > 0.4, inside.mean()  # not a saturated blur
+
+
+@pytest.mark.parametrize("axis,block", [(1, 4), (0, 3)],
+                         ids=["axis1_block4", "axis0_block3_ragged"])
+def test_blocked_quantize_and_dequantize(tmp_path, axis, block):
+    """Opset 21's block_size: one scale and zero point per `block`
+    elements along `axis`, the last block shorter when the axis is not a
+    multiple (7 rows in blocks of 3). Dequantize int8 weights, quantize
+    floats back to uint8."""
+    r = rng_for(f"blocked{axis}{block}")
+    shape = (7, 12)
+    blocks = list(shape)
+    blocks[axis] = -(-shape[axis] // block)
+    w = r.integers(-128, 127, shape, dtype=I8, endpoint=True)
+    x = r.normal(0, 2, shape).astype(F32)
+    inits = {"w": w,
+             "w_s": r.uniform(0.01, 0.1, blocks).astype(F32),
+             "w_zp": r.integers(-10, 10, blocks).astype(I8),
+             "y_s": r.uniform(0.01, 0.05, blocks).astype(F32),
+             "y_zp": r.integers(100, 150, blocks).astype(U8)}
+    attrs = {"axis": axis, "block_size": block}
+    model = make_model(
+        [node("DequantizeLinear", ["w", "w_s", "w_zp"], ["wf"], **attrs),
+         node("Add", ["wf", "x"], ["sum"]),
+         node("QuantizeLinear", ["sum", "y_s", "y_zp"], ["q"], **attrs)],
+        [("x", F32, list(shape))], ["wf", "q"], inits, opset=21)
+    assert_same(*run_both(tmp_path, model, {"x": x}))
