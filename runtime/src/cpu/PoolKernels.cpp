@@ -29,14 +29,36 @@ void separableMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
     std::vector<float> rowMax(size_t(inRows * outCols));
     for (int64_t p = pb; p < pe; ++p) {
       const float *x = src + p * w.inSize();
-      for (int64_t r = 0; r < inRows; ++r)
+      for (int64_t r = 0; r < inRows; ++r) {
+        const float *xr = x + r * inCols;
+        float *m = rowMax.data() + r * outCols;
+        // Columns whose window lies inside the row read it without
+        // bounds checks (every column of an unpadded pool).
+        int64_t lo = 0, hi = outCols;
+        while (lo < hi && tapSource(w, 2, lo, 0) < 0)
+          ++lo;
+        while (hi > lo && tapSource(w, 2, hi - 1, w.k[2] - 1) < 0)
+          --hi;
         for (int64_t o = 0; o < outCols; ++o) {
+          if (o == lo && lo < hi) {
+            const int64_t s = w.stride[2], d = w.dil[2];
+            const float *xo = xr + lo * s - w.pad[2];
+            for (; o < hi; ++o, xo += s) {
+              float acc = xo[0];
+              for (int64_t e = 1; e < w.k[2]; ++e)
+                acc = maxOrNan(acc, xo[e * d]);
+              m[o] = acc;
+            }
+            if (o == outCols)
+              break;
+          }
           float acc = -INFINITY;
           for (int64_t e = 0; e < w.k[2]; ++e)
             if (int64_t i = tapSource(w, 2, o, e); i >= 0)
-              acc = maxOrNan(acc, x[r * inCols + i]);
-          rowMax[r * outCols + o] = acc;
+              acc = maxOrNan(acc, xr[i]);
+          m[o] = acc;
         }
+      }
       float *y = dst + p * w.outSize();
       for (int64_t o1 = 0; o1 < outRows; ++o1) {
         float *out = y + o1 * outCols;
