@@ -4,6 +4,16 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <map>
 #include <queue>
 #include <set>
@@ -77,6 +87,41 @@ Status checkShadowedInput(const std::string &path,
 }
 
 } // namespace
+
+/// Reads the ModelProto; any failure is "not a valid ONNX model".
+Status parseModel(const std::string &path, onnx::ModelProto &model) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": not a regular file");
+  }
+  // Protobuf cannot parse a message over 2 GiB; big models keep their
+  // weights in external data files instead.
+  if (st.st_size > INT_MAX) {
+    ::close(fd);
+    return Status::error(path + ": the model protobuf is " +
+                         std::to_string(st.st_size) +
+                         " bytes, over protobuf's 2 GiB limit — save it with "
+                         "external data (onnx.save(..., "
+                         "save_as_external_data=True))");
+  }
+  bool ok;
+  {
+    google::protobuf::io::FileInputStream raw(fd);
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    ok = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  ::close(fd);
+  // An empty or random file can parse as a message without a graph.
+  if (!ok || !model.has_graph())
+    return Status::error(path +
+                         ": not a valid ONNX model (protobuf parse failed)");
+  return Status::ok();
+}
 
 Status checkIrVersion(const std::string &path, const onnx::ModelProto &model) {
   int64_t ir = model.ir_version();

@@ -27,6 +27,8 @@ namespace ingot::compiler::onnximport {
 constexpr int64_t kMinIrVersion = 3;
 constexpr int64_t kMaxIrVersion = 14;
 
+/// Reads the ModelProto; any failure is "not a valid ONNX model".
+Status parseModel(const std::string &path, onnx::ModelProto &model);
 /// Fails unless the model's ir_version is in kMinIrVersion..kMaxIrVersion.
 Status checkIrVersion(const std::string &path, const onnx::ModelProto &model);
 

@@ -312,24 +312,32 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &n) {
   return n.setOutput(2, *zp);
 }
 
-/// (A - a_zero_point) x (B - b_zero_point) in int32; B a 2-D weight.
-LogicalResult convertMatMulInteger(NodeContext &n) {
-  Value a, b, azp, bzp;
-  if (failed(n.input(0, a)) || failed(n.input(1, b)) ||
-      failed(n.optionalInput(2, azp)) || failed(n.optionalInput(3, bzp)))
-    return failure();
+/// (A - a_zp) x (B - b_zp) in int32 on the int8 kernel: u8/s8 operands,
+/// A of rank >= 2, B 2-D or a 3-D stack of static batch.
+FailureOr<Value> integerProduct(NodeContext &n, Value a, Value b, Value azp,
+                                Value bzp) {
   for (Value v : {a, b})
     if (Type t = elementTypeOf(v); !t.isInteger(8))
       return n.fail("operand has element type " + typeName(t),
                     "uint8 and int8");
   auto ta = cast<RankedTensorType>(a.getType()),
        tb = cast<RankedTensorType>(b.getType());
-  if (ta.getRank() < 2 || tb.getRank() != 2)
+  if (ta.getRank() < 2 || (tb.getRank() != 2 && tb.getRank() != 3))
     return n.fail("A has rank " + std::to_string(ta.getRank()) +
                       " and B rank " + std::to_string(tb.getRank()),
-                  "A of rank >= 2 and a 2-D B");
-  return n.setOutput(0,
-                     n.build<graph::MatMulIntegerOp>(n.i32(), a, b, azp, bzp));
+                  "A of rank >= 2 and a 2-D or 3-D B");
+  if (tb.getRank() == 2)
+    return n.build<graph::MatMulIntegerOp>(n.i32(), a, b, azp, bzp);
+  return batchedMatMulInteger(n, a, b, azp, bzp);
+}
+
+/// (A - a_zero_point) x (B - b_zero_point) in int32.
+LogicalResult convertMatMulInteger(NodeContext &n) {
+  Value a, b, azp, bzp;
+  if (failed(n.input(0, a)) || failed(n.input(1, b)) ||
+      failed(n.optionalInput(2, azp)) || failed(n.optionalInput(3, bzp)))
+    return failure();
+  return n.setOutput(0, integerProduct(n, a, b, azp, bzp));
 }
 
 /// saturate(round(((A - a_zp) x (B - b_zp)) * (a_scale * b_scale / y_scale))
@@ -350,23 +358,10 @@ LogicalResult convertQLinearMatMul(NodeContext &n) {
       return failure();
     else if (elementTypeOf(v) != scaleType)
       return n.fail("the scales have different dtypes", "one scale dtype");
-  for (Value v : {a, b})
-    if (Type t = elementTypeOf(v); !t.isInteger(8))
-      return n.fail("operand has element type " + typeName(t),
-                    "uint8 and int8");
-  auto ta = cast<RankedTensorType>(a.getType()),
-       tb = cast<RankedTensorType>(b.getType());
-  if (ta.getRank() < 2 || (tb.getRank() != 2 && tb.getRank() != 3))
-    return n.fail("A has rank " + std::to_string(ta.getRank()) +
-                      " and B rank " + std::to_string(tb.getRank()),
-                  "A of rank >= 2 and a 2-D or 3-D B");
   Type target = yzp ? elementTypeOf(yzp) : elementTypeOf(a);
   if (!target.isInteger(8))
     return n.fail("y_zero_point is " + typeName(target), "uint8 or int8");
-  FailureOr<Value> acc =
-      tb.getRank() == 2
-          ? n.build<graph::MatMulIntegerOp>(n.i32(), a, b, azp, bzp)
-          : batchedMatMulInteger(n, a, b, azp, bzp);
+  FailureOr<Value> acc = integerProduct(n, a, b, azp, bzp);
   // float16 scales combine in float16 (the reference's arithmetic): each
   // f32 step of two f16 values, rounded back to f16.
   auto roundToScaleType = [&](FailureOr<Value> v) -> FailureOr<Value> {

@@ -123,14 +123,9 @@ std::optional<bool> inferComputeOp(Operation *op, ArrayRef<ValueInfo> ins,
         return shape::broadcast(shapes, &out, &error);
       })
       .Case<NegOp>([&](Operation *) {
-        // Shape arithmetic negates axes ("the last k dims": -axis).
         out = shapes[0];
-        if (ins[0].values && isIntTensor(op->getResult(0).getType())) {
-          values = *ins[0].values;
-          for (int64_t &v : *values)
-            if (v != kUnknownValue)
-              v = int64_t(0ULL - uint64_t(v));
-        }
+        if (isIntTensor(op->getResult(0).getType()))
+          values = foldNegate(ins[0], /*logical=*/false);
         return true;
       })
       .Case<SqrtOp, ExpOp, ErfOp, TanhOp, SigmoidOp, ReluOp, SoftmaxOp,

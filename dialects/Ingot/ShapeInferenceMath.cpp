@@ -68,13 +68,8 @@ std::optional<bool> inferMathOp(Operation *op, ArrayRef<ValueInfo> ins,
             out = shapes[0];
             // Exporters negate shape tests ("rank != 3") before an If.
             auto kind = op->getAttrOfType<StringAttr>("kind");
-            if (isa<UnaryMathOp>(op) && kind && kind.getValue() == "not" &&
-                ins[0].values) {
-              values = *ins[0].values;
-              for (int64_t &v : *values)
-                if (v != kUnknownValue)
-                  v = v == 0;
-            }
+            if (isa<UnaryMathOp>(op) && kind && kind.getValue() == "not")
+              values = foldNegate(ins[0], /*logical=*/true);
             return true;
           })
       .Case<BinaryMathOp, CompareOp>([&](Operation *) -> std::optional<bool> {

@@ -32,6 +32,10 @@ std::optional<std::vector<int64_t>> foldCompareOrMinMax(llvm::StringRef kind,
                                                         const ValueInfo &b);
 std::optional<std::vector<int64_t>>
 foldWhere(const ValueInfo &c, const ValueInfo &x, const ValueInfo &y);
+/// -x (wrapping) of tracked integers, or !x of tracked bools (`logical`):
+/// exporters negate axes and shape tests.
+std::optional<std::vector<int64_t>> foldNegate(const ValueInfo &x,
+                                               bool logical);
 /// The values of a transpose by `perm` of a fully tracked tensor.
 std::optional<std::vector<int64_t>>
 transposeValues(const shape::Shape &in, const std::vector<int64_t> &perm,

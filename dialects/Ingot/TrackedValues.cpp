@@ -150,6 +150,13 @@ foldWhere(const ValueInfo &c, const ValueInfo &x, const ValueInfo &y) {
       {&c, &x, &y}, [](const int64_t *v) { return v[0] != 0 ? v[1] : v[2]; });
 }
 
+std::optional<std::vector<int64_t>> foldNegate(const ValueInfo &x,
+                                               bool logical) {
+  return foldElementwise({&x}, [&](const int64_t *v) {
+    return logical ? int64_t(v[0] == 0) : int64_t(0ULL - uint64_t(v[0]));
+  });
+}
+
 /// The tracked values of a transpose (PyTorch's pad-vector arithmetic
 /// transposes a [rank, 2] matrix of pads), when the shape is static.
 std::optional<std::vector<int64_t>>

@@ -1,6 +1,7 @@
 //===- ConstantSteps.cpp - Steps that compute the same bytes every run ----===//
 #include "exec/ConstantSteps.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace ingot {
@@ -75,6 +76,34 @@ ConstantSteps findConstantSteps(const Manifest &m) {
     if (c.keep[b.id])
       c.bytes += b.maxBytes;
   return c;
+}
+
+void ConstantProgress::reset(const Manifest &m, const ConstantSteps &c) {
+  ran_.assign(m.steps.size(), false);
+  written_.assign(m.buffers.size(), false);
+  shapes_.assign(m.buffers.size(), {});
+  pending_ = size_t(std::count(c.step.begin(), c.step.end(), true));
+}
+
+void ConstantProgress::note(const Manifest &m, const ConstantSteps &c, size_t s,
+                            const std::vector<shape::Shape> &shapes) {
+  if (!c.step[s] || ran_[s])
+    return;
+  ran_[s] = true;
+  --pending_;
+  for (uint32_t out : m.steps[s].outputs) {
+    written_[out] = true;
+    shapes_[out] = shapes[out];
+  }
+}
+
+void ConstantProgress::restore(std::vector<shape::Shape> &shapes,
+                               std::vector<bool> &known) const {
+  for (size_t b = 0; b < written_.size(); ++b)
+    if (written_[b] && !known[b]) {
+      shapes[b] = shapes_[b];
+      known[b] = true;
+    }
 }
 
 } // namespace ingot

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "ingot/Manifest.h"
+#include "ingot/ShapeRules.h"
 
 #include <cstdint>
 #include <vector>
@@ -36,5 +37,26 @@ struct ConstantSteps {
 };
 
 ConstantSteps findConstantSteps(const Manifest &m);
+
+/// Which constant steps have run, and the shapes their results had: a
+/// step inside an If branch first runs when a run takes its branch.
+class ConstantProgress {
+public:
+  void reset(const Manifest &m, const ConstantSteps &c);
+  bool ran(size_t step) const { return ran_[step]; }
+  bool allRan() const { return pending_ == 0; }
+  /// After step `s` ran: a constant step's results now stand.
+  void note(const Manifest &m, const ConstantSteps &c, size_t s,
+            const std::vector<shape::Shape> &shapes);
+  /// Marks the standing results known, with their shapes, for a new run.
+  void restore(std::vector<shape::Shape> &shapes,
+               std::vector<bool> &known) const;
+
+private:
+  std::vector<bool> ran_;            // per step
+  std::vector<bool> written_;        // per buffer: its constant step ran
+  std::vector<shape::Shape> shapes_; // per buffer
+  size_t pending_ = 0;
+};
 
 } // namespace ingot

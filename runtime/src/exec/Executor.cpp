@@ -51,10 +51,7 @@ struct Executor::Impl {
   ConstantSteps constants;
   /// Per buffer (empty for the others).
   std::vector<std::unique_ptr<uint8_t, void (*)(void *)>> constantResults;
-  std::vector<shape::Shape> constantShapes; // per buffer
-  std::vector<bool> constantRan;            // per step: ran once, skipped since
-  std::vector<bool> constantWritten;        // per buffer: its constant step ran
-  size_t constantsPending = 0;              // constant steps yet to run
+  ConstantProgress constantProgress;
   bool constantsFreed = false; // results only constant steps read, freed
   /// Per buffer sized at run time (BufferKind::Dynamic), else null.
   std::vector<std::unique_ptr<cpu::RunTimeStorage>> runTimeStorage;
@@ -63,9 +60,6 @@ struct Executor::Impl {
 
   Status checkPlan();
   Status placeConstantResults();
-  void restoreConstantResults();
-  /// After step `s` ran: a constant step's results now stand.
-  void noteConstantStep(size_t s);
   void freeUnreadConstantResults();
   Status bindInputs(const std::vector<NamedTensor> &inputs);
   /// Runs step `index`; `*skip` is how many steps to pass over after it.
@@ -159,11 +153,7 @@ Status Executor::Impl::checkPlan() {
 Status Executor::Impl::placeConstantResults() {
   const Manifest &m = artifact.manifest();
   constants = findConstantSteps(m);
-  constantRan.assign(m.steps.size(), false);
-  constantWritten.assign(m.buffers.size(), false);
-  constantShapes.assign(m.buffers.size(), {});
-  constantsPending =
-      size_t(std::count(constants.step.begin(), constants.step.end(), true));
+  constantProgress.reset(m, constants);
   constantResults.clear();
   for (size_t b = 0; b < m.buffers.size(); ++b)
     constantResults.emplace_back(nullptr, std::free);
@@ -183,30 +173,10 @@ Status Executor::Impl::placeConstantResults() {
   return Status::ok();
 }
 
-/// The results of the constant steps that ran stand, with their shapes.
-void Executor::Impl::restoreConstantResults() {
-  for (size_t b = 0; b < constantWritten.size(); ++b)
-    if (constantWritten[b] && !known[b]) {
-      shapes[b] = constantShapes[b];
-      known[b] = true;
-    }
-}
-
-void Executor::Impl::noteConstantStep(size_t s) {
-  if (!constants.step[s] || constantRan[s])
-    return;
-  constantRan[s] = true;
-  --constantsPending;
-  for (uint32_t out : artifact.manifest().steps[s].outputs) {
-    constantWritten[out] = true;
-    constantShapes[out] = shapes[out];
-  }
-}
-
 /// Once every constant step has run (a step in a branch may wait for a
 /// run that takes it), results only other constant steps read are done.
 void Executor::Impl::freeUnreadConstantResults() {
-  if (constantsFreed || constantsPending)
+  if (constantsFreed || !constantProgress.allRan())
     return;
   constantsFreed = true;
   for (size_t b = 0; b < constantResults.size(); ++b)
@@ -367,10 +337,10 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
   // The run's span covers the steps only: validation and the output copies
   // are not engine-step work a kernel could be blamed for.
   im.profiledRun = im.profiler ? im.profiler->beginRun() : -1;
-  im.restoreConstantResults();
+  im.constantProgress.restore(im.shapes, im.known);
   // Control-flow steps skip forward (the validator bounds their counts).
   for (size_t i = 0; i < m.steps.size(); ++i) {
-    if (im.constantRan[i])
+    if (im.constantProgress.ran(i))
       continue;
     int64_t skip = 0;
     if (Status s = im.runStep(i, &skip); !s) {
@@ -378,7 +348,7 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
         im.profiler->endRun(im.profiledRun);
       return s;
     }
-    im.noteConstantStep(i);
+    im.constantProgress.note(m, im.constants, i, im.shapes);
     i += size_t(std::min<int64_t>(skip, int64_t(m.steps.size() - i)));
   }
   im.freeUnreadConstantResults();
