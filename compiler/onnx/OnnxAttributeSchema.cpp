@@ -143,6 +143,10 @@ const AttributeRow kAttributeRows[] = {
     {"DynamicQuantizeLinear", "", 11, 23, ""},
     {"MatMulInteger", "", 10, 23, ""},
     {"QLinearMatMul", "", 10, 23, ""},
+    {"ConvInteger", "", 10, 23,
+     "auto_pad dilations group kernel_shape pads strides"},
+    {"QLinearConv", "", 10, 23,
+     "auto_pad dilations group kernel_shape pads strides"},
     {"BatchNormalization", "", 7, 8, "epsilon momentum spatial"},
     {"BatchNormalization", "", 9, 13, "epsilon momentum"},
     {"BatchNormalization", "", 14, 23, "epsilon momentum training_mode"},
@@ -210,6 +214,18 @@ const AttributeRow kAttributeRows[] = {
      "antialias axes coordinate_transformation_mode cubic_coeff_a "
      "exclude_outside extrapolation_value keep_aspect_ratio_policy mode "
      "nearest_mode"},
+    // onnxruntime's QLinear* contrib ops (OnnxQuantMicrosoft.cpp).
+    {"QLinearAdd", "com.microsoft", 10, 23, ""},
+    {"QLinearMul", "com.microsoft", 10, 23, ""},
+    {"QLinearSigmoid", "com.microsoft", 10, 23, ""},
+    {"QLinearLeakyRelu", "com.microsoft", 10, 23, "alpha"},
+    {"QLinearGlobalAveragePool", "com.microsoft", 10, 23, "channels_last"},
+    {"QLinearAveragePool", "com.microsoft", 10, 23,
+     "auto_pad ceil_mode channels_last count_include_pad kernel_shape pads "
+     "strides"},
+    {"QLinearConcat", "com.microsoft", 10, 23, "axis"},
+    {"QLinearWhere", "com.microsoft", 10, 23, ""},
+    {"QGemm", "com.microsoft", 10, 23, "alpha transA transB"},
 };
 // clang-format on
 

@@ -278,6 +278,8 @@ llvm::ArrayRef<OpConverter> opConverters();
 /// tensor/data-movement/convolution ops (OnnxTensorOps.cpp).
 llvm::ArrayRef<OpConverter> mathOpConverters();
 llvm::ArrayRef<OpConverter> tensorOpConverters();
+/// onnxruntime's QLinear* contrib ops (OnnxQuantMicrosoft.cpp).
+llvm::ArrayRef<OpConverter> quantMicrosoftConverters();
 /// The converter for an op type of `domain` ("" or "ai.onnx" for the
 /// default one), or null.
 const OpConverter *findOpConverter(llvm::StringRef opType,

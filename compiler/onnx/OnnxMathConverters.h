@@ -46,6 +46,23 @@ mlir::LogicalResult convertQuantizeLinear(NodeContext &n);
 mlir::LogicalResult convertDynamicQuantizeLinear(NodeContext &n);
 mlir::LogicalResult convertMatMulInteger(NodeContext &n);
 mlir::LogicalResult convertQLinearMatMul(NodeContext &n);
+/// v as element type t (v itself when it already is).
+mlir::FailureOr<mlir::Value> castTo(NodeContext &n, mlir::Value v,
+                                    mlir::Type t);
+/// A scale or zero point laid out to broadcast against a tensor of rank
+/// `rank`: one value as it is, one per element of `axis` as [C, 1, ...].
+mlir::FailureOr<mlir::Value> alongAxis(NodeContext &n, mlir::Value param,
+                                       const char *role, int64_t axis,
+                                       int64_t rank);
+/// saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp) as
+/// `target` (QLinearMatMul's and QLinearConv's output).
+mlir::FailureOr<mlir::Value> requantize(NodeContext &n, mlir::Value acc,
+                                        mlir::Value as, mlir::Value bs,
+                                        mlir::Value ys, mlir::Value yzp,
+                                        mlir::Type target);
+// OnnxQuantConv.cpp
+mlir::LogicalResult convertConvInteger(NodeContext &n);
+mlir::LogicalResult convertQLinearConv(NodeContext &n);
 // OnnxMathEinsum.cpp
 mlir::LogicalResult convertEinsum(NodeContext &n);
 

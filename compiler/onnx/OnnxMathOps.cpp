@@ -265,6 +265,8 @@ const OpConverter kMathConverters[] = {
     {"DynamicQuantizeLinear", 11, kMaxOpset, convertDynamicQuantizeLinear},
     {"MatMulInteger", 10, kMaxOpset, convertMatMulInteger},
     {"QLinearMatMul", 10, kMaxOpset, convertQLinearMatMul},
+    {"ConvInteger", 10, kMaxOpset, convertConvInteger},
+    {"QLinearConv", 10, kMaxOpset, convertQLinearConv},
     // Normalisations (OnnxMathNorm.cpp).
     {"BatchNormalization", kMinOpset, kMaxOpset, convertBatchNormalization},
     {"InstanceNormalization", kMinOpset, kMaxOpset,

@@ -31,7 +31,7 @@ bool keepsNarrowTypes(llvm::StringRef opType) {
       "DepthToSpace", "SpaceToDepth",
       // Read their 8-bit operands as they are (OnnxQuantOps.cpp).
       "DequantizeLinear", "QuantizeLinear", "DynamicQuantizeLinear",
-      "MatMulInteger", "QLinearMatMul"};
+      "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv"};
   return ops.contains(opType);
 }
 

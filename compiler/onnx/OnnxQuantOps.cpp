@@ -15,13 +15,6 @@
 using namespace mlir;
 
 namespace ingot::compiler::onnximport {
-namespace {
-
-bool isQuantType(Type t) {
-  auto i = dyn_cast<IntegerType>(t);
-  return i && (i.getWidth() == 8 || i.getWidth() == 16) &&
-         (i.isUnsigned() || i.isSignless());
-}
 
 FailureOr<Value> castTo(NodeContext &n, Value v, Type t) {
   if (elementTypeOf(v) == t)
@@ -53,6 +46,14 @@ FailureOr<Value> alongAxis(NodeContext &n, Value param, const char *role,
   return n.build<graph::ReshapeOp>(type.getElementType(), param,
                                    tensorI64Constant(n, dims),
                                    n.builder().getI64IntegerAttr(0));
+}
+
+namespace {
+
+bool isQuantType(Type t) {
+  auto i = dyn_cast<IntegerType>(t);
+  return i && (i.getWidth() == 8 || i.getWidth() == 16) &&
+         (i.isUnsigned() || i.isSignless());
 }
 
 /// How a scale or zero point maps onto x: one value, one per element of
@@ -340,17 +341,11 @@ LogicalResult convertMatMulInteger(NodeContext &n) {
   return n.setOutput(0, integerProduct(n, a, b, azp, bzp));
 }
 
-/// saturate(round(((A - a_zp) x (B - b_zp)) * (a_scale * b_scale / y_scale))
-/// + y_zp): the integer product on MatMulInteger's int8 kernel, then one
-/// float multiply by the combined scale (b_scale may be per column), as
-/// the ONNX reference computes it.
-LogicalResult convertQLinearMatMul(NodeContext &n) {
-  Value a, as, azp, b, bs, bzp, ys, yzp;
-  if (failed(n.input(0, a)) || failed(n.input(1, as)) ||
-      failed(n.optionalInput(2, azp)) || failed(n.input(3, b)) ||
-      failed(n.input(4, bs)) || failed(n.optionalInput(5, bzp)) ||
-      failed(n.input(6, ys)) || failed(n.optionalInput(7, yzp)))
-    return failure();
+/// saturate(round(acc * (a_scale * b_scale / y_scale)) + y_zp) as `target`,
+/// the combined scale in one float multiply as the ONNX reference computes
+/// it; b_scale may already be laid out per column or channel.
+FailureOr<Value> requantize(NodeContext &n, Value acc, Value as, Value bs,
+                            Value ys, Value yzp, Type target) {
   Type scaleType = elementTypeOf(as);
   for (Value v : {as, bs, ys})
     if (failed(
@@ -358,10 +353,8 @@ LogicalResult convertQLinearMatMul(NodeContext &n) {
       return failure();
     else if (elementTypeOf(v) != scaleType)
       return n.fail("the scales have different dtypes", "one scale dtype");
-  Type target = yzp ? elementTypeOf(yzp) : elementTypeOf(a);
   if (!target.isInteger(8))
     return n.fail("y_zero_point is " + typeName(target), "uint8 or int8");
-  FailureOr<Value> acc = integerProduct(n, a, b, azp, bzp);
   // float16 scales combine in float16 (the reference's arithmetic): each
   // f32 step of two f16 values, rounded back to f16.
   auto roundToScaleType = [&](FailureOr<Value> v) -> FailureOr<Value> {
@@ -378,17 +371,32 @@ LogicalResult convertQLinearMatMul(NodeContext &n) {
       roundToScaleType(n.build<graph::MulOp>(n.f32(), *asF, *bsF));
   if (succeeded(scale))
     scale = roundToScaleType(n.build<graph::DivOp>(n.f32(), *scale, *ysF));
-  if (succeeded(acc))
-    acc = castTo(n, *acc, n.f32());
-  if (succeeded(acc) && succeeded(scale))
-    acc = n.build<graph::MulOp>(n.f32(), *acc, *scale);
+  FailureOr<Value> accF = castTo(n, acc, n.f32());
+  if (succeeded(accF) && succeeded(scale))
+    accF = n.build<graph::MulOp>(n.f32(), *accF, *scale);
   FailureOr<Value> zp = Value();
   if (yzp)
     zp = castTo(n, yzp, n.f32());
-  if (failed(acc) || failed(zp))
+  if (failed(accF) || failed(zp))
     return failure();
-  return n.setOutput(
-      0, quantize(n, *acc, scalarConstant(n, n.f32(), 1.0), *zp, target));
+  return quantize(n, *accF, scalarConstant(n, n.f32(), 1.0), *zp, target);
+}
+
+/// saturate(round(((A - a_zp) x (B - b_zp)) * (a_scale * b_scale / y_scale))
+/// + y_zp): the integer product on MatMulInteger's int8 kernel, then the
+/// requantisation.
+LogicalResult convertQLinearMatMul(NodeContext &n) {
+  Value a, as, azp, b, bs, bzp, ys, yzp;
+  if (failed(n.input(0, a)) || failed(n.input(1, as)) ||
+      failed(n.optionalInput(2, azp)) || failed(n.input(3, b)) ||
+      failed(n.input(4, bs)) || failed(n.optionalInput(5, bzp)) ||
+      failed(n.input(6, ys)) || failed(n.optionalInput(7, yzp)))
+    return failure();
+  FailureOr<Value> acc = integerProduct(n, a, b, azp, bzp);
+  if (failed(acc))
+    return failure();
+  Type target = yzp ? elementTypeOf(yzp) : elementTypeOf(a);
+  return n.setOutput(0, requantize(n, *acc, as, bs, ys, yzp, target));
 }
 
 } // namespace ingot::compiler::onnximport

@@ -15,8 +15,6 @@ std::string attrStr(NodeContext &n, const char *name, const char *dflt) {
   return a ? a->s() : dflt;
 }
 
-namespace {
-
 /// Fills strides/pads/dilations with their defaults for `nd` spatial dims and
 /// checks auto_pad.
 LogicalResult windowAttrs(NodeContext &n, size_t nd,
@@ -46,8 +44,6 @@ LogicalResult windowAttrs(NodeContext &n, size_t nd,
   return success();
 }
 
-} // namespace
-
 LogicalResult requireSpatial(NodeContext &n, Value x) {
   int64_t rank = rankOf(x);
   if (rank >= 3 && rank <= 5)
@@ -58,10 +54,26 @@ LogicalResult requireSpatial(NodeContext &n, Value x) {
 
 namespace {
 
+/// MaxPool's 8-bit inputs (read widened to int32, OnnxNarrowTypes.cpp) as
+/// f32, exact for them; other integer types are refused by requireSpatial.
+LogicalResult widenMaxPoolInput(NodeContext &n, Value &x) {
+  Type storage = n.ctx.elementTypeOfName(n.node.input(0));
+  if (!storage || !storage.isInteger(8) || elementTypeOf(x) == n.f32())
+    return success();
+  FailureOr<Value> f = n.build<graph::CastOp>(n.f32(), x);
+  if (failed(f))
+    return failure();
+  x = *f;
+  return success();
+}
+
 LogicalResult convertPool(NodeContext &n, bool isMax) {
   Value x;
-  if (failed(n.input(0, x)) || failed(requireSpatial(n, x)))
+  if (failed(n.input(0, x)) || (isMax && failed(widenMaxPoolInput(n, x))) ||
+      failed(requireSpatial(n, x)))
     return failure();
+  Type input = n.ctx.elementTypeOfName(n.node.input(0));
+  const bool integer = input && input.isInteger(8);
   size_t nd = rankOf(x) - 2;
   std::vector<int64_t> kernel = n.attrInts("kernel_shape");
   std::vector<int64_t> strides, pads, dilations;
@@ -95,7 +107,10 @@ LogicalResult convertPool(NodeContext &n, bool isMax) {
             1, build(graph::MaxPoolOp(), n.i64(), storageOrder != 0 ? 2 : 1))))
       return failure();
   }
-  return n.setOutput(0, build(graph::MaxPoolOp(), n.f32(), 0));
+  FailureOr<Value> y = build(graph::MaxPoolOp(), n.f32(), 0);
+  if (succeeded(y) && integer) // back to the widened type
+    y = n.build<graph::CastOp>(n.i32(), *y);
+  return n.setOutput(0, y);
 }
 
 } // namespace

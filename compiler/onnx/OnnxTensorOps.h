@@ -15,6 +15,13 @@ int64_t rankOf(mlir::Value v);
 std::string attrStr(NodeContext &n, const char *name, const char *dflt);
 /// Fails unless x is an f32 [N, C, d1 (, d2 (, d3))] tensor.
 mlir::LogicalResult requireSpatial(NodeContext &n, mlir::Value x);
+/// strides/pads/dilations of a node over `nd` spatial dims, defaults
+/// filled in, and a checked auto_pad.
+mlir::LogicalResult windowAttrs(NodeContext &n, size_t nd,
+                                std::vector<int64_t> &strides,
+                                std::vector<int64_t> &pads,
+                                std::vector<int64_t> &dilations,
+                                std::string &autoPad);
 
 mlir::LogicalResult convertSplit(NodeContext &n);
 mlir::LogicalResult convertTopK(NodeContext &n);

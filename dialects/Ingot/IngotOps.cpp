@@ -76,23 +76,10 @@ LogicalResult MatMulIntegerOp::verify() {
   shape::Shape w = shapeOf(getRhs().getType());
   if (w.size() != 2)
     return emitOpError("rhs must be 2-D, got ") << shape::toString(w);
-  for (auto [zp, want, perColumn] :
-       {std::tuple{getLhsZeroPoint(), a, shape::kDynamic},
-        std::tuple{getRhsZeroPoint(), b, w[1]}}) {
-    if (!zp)
-      continue;
-    if (elementType(zp) != want)
-      return emitOpError("zero point type ")
-             << elementType(zp) << " differs from its operand's " << want;
-    // A zero point with dynamic dims is checked by the kernel.
-    shape::Shape s = shapeOf(zp.getType());
-    int64_t n = shape::numElements(s);
-    if (n != 1 && n != shape::kDynamic &&
-        !(s.size() == 1 && perColumn != shape::kDynamic && s[0] == perColumn))
-      return emitOpError("zero point of shape ")
-             << shape::toString(s) << ": expected one value"
-             << (perColumn != shape::kDynamic ? " or one per column" : "");
-  }
+  if (failed(
+          verifyZeroPoint(*this, getLhsZeroPoint(), a, shape::kDynamic, "")) ||
+      failed(verifyZeroPoint(*this, getRhsZeroPoint(), b, w[1], "column")))
+    return failure();
   return verifyShapeRule(*this);
 }
 

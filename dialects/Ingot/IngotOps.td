@@ -243,6 +243,34 @@ def Ingot_MatMulIntegerOp
   let hasVerifier = 1;
 }
 
+def Ingot_ConvIntegerOp
+    : Ingot_Op<"conv_integer", [AttrSizedOperandSegments]> {
+  let summary = "exact int32 convolution of uint8/int8 tensors minus zero points";
+  let description = [{
+    ONNX `ConvInteger`: ingot.conv's window (NC[D]HW, grouped, same
+    attributes) over (input - input_zero_point) and (weight -
+    weight_zero_point) in int32. The padding holds the input's zero point,
+    so it contributes 0. input_zero_point is one value of the input's type;
+    weight_zero_point one value or one per output channel [M].
+
+    ```mlir
+    %y = ingot.conv_integer %x, %w x_zp %xzp {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<ui8>) -> tensor<1x4x8x8xi32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
+                   Optional<Ingot_Tensor>:$input_zero_point,
+                   Optional<Ingot_Tensor>:$weight_zero_point,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group,
+                   StrAttr:$auto_pad,
+                   OptionalAttr<DenseI64ArrayAttr>:$kernel_shape);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$input `,` $weight (`x_zp` $input_zero_point^)? "
+                       "(`w_zp` $weight_zero_point^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Ingot_GemmOp : Ingot_Op<"gemm"> {
   let summary = "alpha * op(A) * op(B) + beta * C on 2-D tensors";
   let description = [{

@@ -116,21 +116,50 @@ LogicalResult TopKOp::verify() {
   return verifyShapeRule(*this);
 }
 
+/// Input channels equal the weight's per-group channels times group.
+static LogicalResult verifyConvChannels(Operation *op, Value input,
+                                        Value weight, int64_t group) {
+  shape::Shape x = shapeOf(input.getType()), w = shapeOf(weight.getType());
+  if (x.size() > 1 && w.size() > 1 && x[1] != shape::kDynamic &&
+      w[1] != shape::kDynamic && x[1] != w[1] * group)
+    return op->emitOpError("channels do not match: input ")
+           << shape::toString(x) << ", weight " << shape::toString(w)
+           << ", group " << group;
+  return success();
+}
+
 LogicalResult ConvOp::verify() {
   SmallVector<Value> all = {getInput(), getWeight()};
   if (getBias())
     all.push_back(getBias());
   if (failed(verifySameElementType(*this, all)) ||
       failed(requireF32(*this, getInput())) ||
-      failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)))
+      failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)) ||
+      failed(verifyConvChannels(*this, getInput(), getWeight(), getGroup())))
     return failure();
-  shape::Shape x = shapeOf(getInput().getType()),
-               w = shapeOf(getWeight().getType());
-  if (x.size() > 1 && w.size() > 1 && x[1] != shape::kDynamic &&
-      w[1] != shape::kDynamic && x[1] != w[1] * int64_t(getGroup()))
-    return emitOpError("channels do not match: input ")
-           << shape::toString(x) << ", weight " << shape::toString(w)
-           << ", group " << getGroup();
+  return verifyShapeRule(*this);
+}
+
+LogicalResult ConvIntegerOp::verify() {
+  auto isQ8 = [](Type t) {
+    return t.isUnsignedInteger(8) || t.isSignlessInteger(8);
+  };
+  Type x = elementType(getInput()), w = elementType(getWeight());
+  if (!isQ8(x) || !isQ8(w))
+    return emitOpError("input and weight must be ui8 or i8, got ")
+           << x << " and " << w;
+  if (!elementType(getResult()).isSignlessInteger(32))
+    return emitOpError("result must be i32");
+  if (failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)) ||
+      failed(verifyConvChannels(*this, getInput(), getWeight(), getGroup())))
+    return failure();
+  shape::Shape ws = shapeOf(getWeight().getType());
+  const int64_t channels = ws.empty() ? shape::kDynamic : ws[0];
+  if (failed(verifyZeroPoint(*this, getInputZeroPoint(), x, shape::kDynamic,
+                             "")) ||
+      failed(verifyZeroPoint(*this, getWeightZeroPoint(), w, channels,
+                             "output channel")))
+    return failure();
   return verifyShapeRule(*this);
 }
 

@@ -344,8 +344,8 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
   // Only the cases read it: an op that is none of these may have no operand.
   auto in = [&]() -> const shape::Shape & { return ins[0].shape; };
   return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case<ConvOp>(
-          [&](ConvOp c) -> Result { return inferConv(c, ins, out, error); })
+      .Case<ConvOp, ConvIntegerOp>(
+          [&](auto c) -> Result { return inferConv(c, ins, out, error); })
       .Case<ConvTransposeOp>([&](ConvTransposeOp c) -> Result {
         return inferConvTranspose(c, ins, out, error);
       })

@@ -63,7 +63,8 @@ bool inferPool(Operation *op, ArrayRef<int64_t> kernel,
   return true;
 }
 
-bool inferConv(ConvOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
+template <typename ConvLike>
+bool inferConv(ConvLike op, ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::string &error) {
   const shape::Shape &x = ins[0].shape, &w = ins[1].shape;
   if (w.size() != x.size()) {
@@ -104,6 +105,10 @@ bool inferConv(ConvOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
   out[1] = w[0];
   return true;
 }
+template bool inferConv(ConvOp, ArrayRef<ValueInfo>, shape::Shape &,
+                        std::string &);
+template bool inferConv(ConvIntegerOp, ArrayRef<ValueInfo>, shape::Shape &,
+                        std::string &);
 
 bool inferConvTranspose(ConvTransposeOp op, ArrayRef<ValueInfo> ins,
                         shape::Shape &out, std::string &error) {

@@ -22,7 +22,9 @@ bool inferGru(GruOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
               std::string &error);
 bool inferConvTranspose(ConvTransposeOp op, llvm::ArrayRef<ValueInfo> ins,
                         shape::Shape &out, std::string &error);
-bool inferConv(ConvOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
+/// ConvOp and ConvIntegerOp (the same window attributes).
+template <typename ConvLike>
+bool inferConv(ConvLike op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::string &error);
 bool inferResize(ResizeOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                  std::string &error);

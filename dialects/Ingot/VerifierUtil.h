@@ -23,6 +23,28 @@ inline mlir::Type elementType(mlir::Value v) {
   return mlir::cast<mlir::ShapedType>(v.getType()).getElementType();
 }
 
+/// An 8-bit zero point `zp` (if given) of operand type `want`: one value,
+/// or one per `perWhat` when `per` is a static count.
+inline mlir::LogicalResult verifyZeroPoint(mlir::Operation *op, mlir::Value zp,
+                                           mlir::Type want, int64_t per,
+                                           const char *perWhat) {
+  if (!zp)
+    return mlir::success();
+  if (elementType(zp) != want)
+    return op->emitOpError("zero point type ")
+           << elementType(zp) << " differs from its operand's " << want;
+  // A zero point with dynamic dims is checked by the kernel.
+  shape::Shape s = shapeOf(zp.getType());
+  int64_t n = shape::numElements(s);
+  if (n != 1 && n != shape::kDynamic &&
+      !(s.size() == 1 && per != shape::kDynamic && s[0] == per))
+    return op->emitOpError("zero point of shape ")
+           << shape::toString(s) << ": expected one value"
+           << (per != shape::kDynamic ? std::string(" or one per ") + perWhat
+                                      : std::string());
+  return mlir::success();
+}
+
 /// The result type must be compatible with what the shape rule infers.
 inline mlir::LogicalResult verifyShapeRule(mlir::Operation *op) {
   std::vector<ValueInfo> ins, outs;

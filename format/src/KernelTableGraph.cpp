@@ -22,6 +22,14 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
                     {in("y", kF32)},
                     {"strides", "pads", "dilations", "auto_pad", "group",
                      "kernel_shape"}}});
+  const DTypeSet q8{DType::U8, DType::I8};
+  table.push_back({"conv_integer",
+                   false,
+                   {{in("x", q8), in("weight", q8), opt("x_zero_point", q8),
+                     opt("weight_zero_point", q8)},
+                    {in("y", DTypeSet{DType::I32})},
+                    {"strides", "pads", "dilations", "auto_pad", "group",
+                     "kernel_shape"}}});
   table.push_back(
       {"conv_transpose",
        false,

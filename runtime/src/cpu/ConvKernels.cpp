@@ -288,31 +288,16 @@ Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   const KernelInput &x = ctx.input(0), &wt = ctx.input(1);
-  int64_t group;
-  if (Status s = ctx.attrInt("group", &group, 1); !s)
+  ConvGeometry geo;
+  if (Status s = planConv(ctx, &geo); !s)
     return s;
-  if (wt.shape.size() != x.shape.size() || x.shape.size() < 3)
-    return ctx.error("weight and input ranks differ");
-  const int64_t n = x.shape[0], c = x.shape[1], m = wt.shape[0];
-  if (group < 1 || c % group || m % group || wt.shape[1] * group != c)
-    return ctx.error("channels " + std::to_string(c) + " and weight " +
-                     shape::toString(wt.shape) + " do not fit group " +
-                     std::to_string(group));
-  Window w;
-  std::vector<int64_t> kernel(wt.shape.begin() + 2, wt.shape.end());
-  std::vector<int64_t> declared;
-  if (Status s = ctx.attrInts("kernel_shape", &declared, kernel); !s)
-    return s;
-  if (declared != kernel)
-    return ctx.error("weight " + shape::toString(wt.shape) +
-                     " does not match kernel_shape " +
-                     shape::toString(declared));
-  if (Status s = planWindow(ctx, x.shape, kernel, false, &w); !s)
-    return s;
+  const int64_t n = geo.n, c = geo.c, m = geo.m, group = geo.group;
+  Window &w = geo.w;
   const bool hasBias = ctx.hasInput(2);
   if (hasBias && ctx.input(2).numElements() != m)
     return ctx.error("bias must have M elements");
-  if (Status s = ctx.setOutputShape(0, outputShape(n, m, kernel.size(), w)); !s)
+  if (Status s = ctx.setOutputShape(0, outputShape(n, m, geo.spatialRank, w));
+      !s)
     return s;
   hoistUnitInnerDims(w);
   const int64_t cg = c / group, mg = m / group;

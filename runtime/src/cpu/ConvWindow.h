@@ -68,6 +68,38 @@ inline Status planWindow(const KernelContext &ctx, const shape::Shape &x,
   return Status::ok();
 }
 
+/// What conv and conv_integer read from x [N, C, spatial...] and the
+/// weight [M, C/group, k...]: checked against group and kernel_shape.
+struct ConvGeometry {
+  int64_t n = 0, c = 0, m = 0, group = 1;
+  size_t spatialRank = 0;
+  Window w;
+};
+
+inline Status planConv(const KernelContext &ctx, ConvGeometry *g) {
+  const KernelInput &x = ctx.input(0), &wt = ctx.input(1);
+  if (Status s = ctx.attrInt("group", &g->group, 1); !s)
+    return s;
+  if (wt.shape.size() != x.shape.size() || x.shape.size() < 3)
+    return ctx.error("weight and input ranks differ");
+  g->n = x.shape[0], g->c = x.shape[1], g->m = wt.shape[0];
+  const int64_t group = g->group;
+  if (group < 1 || g->c % group || g->m % group || wt.shape[1] * group != g->c)
+    return ctx.error("channels " + std::to_string(g->c) + " and weight " +
+                     shape::toString(wt.shape) + " do not fit group " +
+                     std::to_string(group));
+  std::vector<int64_t> kernel(wt.shape.begin() + 2, wt.shape.end());
+  std::vector<int64_t> declared;
+  if (Status s = ctx.attrInts("kernel_shape", &declared, kernel); !s)
+    return s;
+  if (declared != kernel)
+    return ctx.error("weight " + shape::toString(wt.shape) +
+                     " does not match kernel_shape " +
+                     shape::toString(declared));
+  g->spatialRank = kernel.size();
+  return planWindow(ctx, x.shape, kernel, false, &g->w);
+}
+
 /// Output dims: N, C (or M) and the real spatial dims.
 inline shape::Shape outputShape(int64_t n, int64_t c, size_t nd,
                                 const Window &w) {

@@ -44,6 +44,7 @@ std::vector<KernelInfo> buildTable() {
   addUnaryKernels(impls);
   addMatMulKernels(impls);
   addMatMulIntegerKernels(impls);
+  addConvIntegerKernels(impls);
   addNormalizationKernels(impls);
   addReduceKernels(impls);
   addDataMovementKernels(impls);

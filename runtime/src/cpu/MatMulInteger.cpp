@@ -154,27 +154,8 @@ void qgemmInt16(const QGemmArgs &g, ThreadPool *pool, bool avx2) {
   });
 }
 
-Status checkZeroPoint(KernelContext &ctx, size_t i, DType want,
-                      int64_t perColumn) {
-  const KernelInput &zp = ctx.input(i);
-  if (zp.dtype != want)
-    return ctx.error("zero point #" + std::to_string(i) + " is " +
-                     dtypeName(zp.dtype) + ", not " + dtypeName(want));
-  int64_t n = zp.numElements();
-  if (n != 1 && (perColumn == 0 || n != perColumn || zp.shape.size() != 1))
-    return ctx.error("zero point #" + std::to_string(i) + " has shape " +
-                     shape::toString(zp.shape) + "; expected one value" +
-                     (perColumn ? " or one per column" : ""));
-  return Status::ok();
-}
-
 Status matmulIntegerKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(2, 4, 1); !s)
-    return s;
-  for (size_t i = 0; i < 2; ++i)
-    if (Status s = ctx.expectInputDType(i, {DType::U8, DType::I8}); !s)
-      return s;
-  if (Status s = ctx.expectOutputDType(0, {DType::I32}); !s)
+  if (Status s = expectInteger8Operands(ctx); !s)
     return s;
   const KernelInput &a = ctx.input(0), &b = ctx.input(1);
   if (a.shape.size() < 2 || b.shape.size() != 2)
@@ -226,6 +207,29 @@ Status matmulIntegerKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+Status expectInteger8Operands(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(2, 4, 1); !s)
+    return s;
+  for (size_t i = 0; i < 2; ++i)
+    if (Status s = ctx.expectInputDType(i, {DType::U8, DType::I8}); !s)
+      return s;
+  return ctx.expectOutputDType(0, {DType::I32});
+}
+
+Status checkZeroPoint(KernelContext &ctx, size_t i, DType want,
+                      int64_t perColumn) {
+  const KernelInput &zp = ctx.input(i);
+  if (zp.dtype != want)
+    return ctx.error("zero point #" + std::to_string(i) + " is " +
+                     dtypeName(zp.dtype) + ", not " + dtypeName(want));
+  int64_t n = zp.numElements();
+  if (n != 1 && (perColumn == 0 || n != perColumn || zp.shape.size() != 1))
+    return ctx.error("zero point #" + std::to_string(i) + " has shape " +
+                     shape::toString(zp.shape) + "; expected one value" +
+                     (perColumn ? " or one per column" : ""));
+  return Status::ok();
+}
 
 void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn) {

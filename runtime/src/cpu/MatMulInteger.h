@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "cpu/KernelRegistry.h"
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -61,6 +63,14 @@ void qgemmVnni(const QGemmArgs &args, ThreadPool *pool,
 /// fn(begin, end) over [0, n) on `pool`, or inline without one.
 void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn);
+
+/// Two u8/i8 operands, up to two zero points, one i32 result: the
+/// signature matmul_integer and conv_integer share.
+Status expectInteger8Operands(KernelContext &ctx);
+/// Zero point input i: of dtype `want`, one value or (when perColumn is
+/// not 0) a 1-D one per column.
+Status checkZeroPoint(KernelContext &ctx, size_t i, DType want,
+                      int64_t perColumn);
 
 /// B's zero point for column j.
 inline int32_t bZeroAt(const QGemmArgs &g, int64_t j) {

@@ -84,6 +84,30 @@ func.func @matmul_integer_zero_point_type(%a: tensor<4x8xui8>, %b: tensor<8x2xi8
 
 // -----
 
+func.func @conv_integer_float_input(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32> {
+  // expected-error @+1 {{'ingot.conv_integer' op input and weight must be ui8 or i8, got 'f32' and 'i8'}}
+  %r = ingot.conv_integer %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32>
+  return %r : tensor<1x4x6x6xi32>
+}
+
+// -----
+
+func.func @conv_integer_zero_point_per_input_channel(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %wzp: tensor<3xi8>) -> tensor<1x4x6x6xi32> {
+  // expected-error @+1 {{'ingot.conv_integer' op zero point of shape [3]: expected one value or one per output channel}}
+  %r = ingot.conv_integer %x, %w w_zp %wzp {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<3xi8>) -> tensor<1x4x6x6xi32>
+  return %r : tensor<1x4x6x6xi32>
+}
+
+// -----
+
+func.func @conv_integer_channels(%x: tensor<1x4x8x8xui8>, %w: tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32> {
+  // expected-error @+1 {{'ingot.conv_integer' op channels do not match: input [1,4,8,8], weight [4,3,3,3], group 1}}
+  %r = ingot.conv_integer %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xui8>, tensor<4x3x3x3xi8>) -> tensor<1x4x6x6xi32>
+  return %r : tensor<1x4x6x6xi32>
+}
+
+// -----
+
 func.func @matmul_inner_dim_mismatch(%a: tensor<?x64xf32>, %b: tensor<32x16xf32>) -> tensor<?x16xf32> {
   // expected-error @+1 {{'ingot.matmul' op matmul inner dims differ: [?,64] @ [32,16]}}
   %r = ingot.matmul %a, %b : (tensor<?x64xf32>, tensor<32x16xf32>) -> tensor<?x16xf32>

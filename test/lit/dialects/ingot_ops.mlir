@@ -144,6 +144,19 @@ func.func @matmul_integer(%a: tensor<?x7x37xui8>, %w: tensor<37x19xi8>, %azp: te
 
 // -----
 
+// ConvInteger: the result's channels come from the weight, its spatial
+// dims from the window (here 9x11 padded by 1, stride 2 -> 5x6).
+// CHECK-LABEL: func.func @conv_integer
+// CHECK: ingot.conv_integer %{{.*}}, %{{.*}} x_zp %{{.*}} w_zp %{{.*}} {{{.*}}} : (tensor<?x3x9x11xui8>, tensor<5x3x3x3xi8>, tensor<ui8>, tensor<5xi8>) -> tensor<?x5x5x6xi32>
+// CHECK: ingot.conv_integer %{{.*}}, %{{.*}} {{{.*}}} : (tensor<?x3x9x11xui8>, tensor<5x3x3x3xi8>) -> tensor<?x5x5x6xi32>
+func.func @conv_integer(%x: tensor<?x3x9x11xui8>, %w: tensor<5x3x3x3xi8>, %xzp: tensor<ui8>, %wzp: tensor<5xi8>) -> (tensor<?x5x5x6xi32>, tensor<?x5x5x6xi32>) {
+  %0 = ingot.conv_integer %x, %w x_zp %xzp w_zp %wzp {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x9x11xui8>, tensor<5x3x3x3xi8>, tensor<ui8>, tensor<5xi8>) -> tensor<?x5x5x6xi32>
+  %1 = ingot.conv_integer %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x9x11xui8>, tensor<5x3x3x3xi8>) -> tensor<?x5x5x6xi32>
+  return %0, %1 : tensor<?x5x5x6xi32>, tensor<?x5x5x6xi32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gemm_with_c
 // CHECK-SAME:    (%[[A:.+]]: tensor<?x64xf32>, %[[B:.+]]: tensor<32x64xf32>, %[[C:.+]]: tensor<32xf32>)
 // CHECK:         %[[R:.+]] = ingot.gemm %[[A]], %[[B]], %[[C]] {alpha = 1.000000e+00 : f32, beta = 5.000000e-01 : f32, transA = 0 : i64, transB = 1 : i64} : (tensor<?x64xf32>, tensor<32x64xf32>, tensor<32xf32>) -> tensor<?x32xf32>

@@ -141,3 +141,19 @@ func.func @quantised_param(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}) -> t
   %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<16x64xf32>) -> tensor<?x16xf32>
   return %y : tensor<?x16xf32>
 }
+
+// -----
+
+// conv_integer with a weight zero point but none for the input: the absent
+// operand is a plan.none in its place, so the kernel still finds the
+// weight's zero point at index 3; the result is i32.
+// CHECK-LABEL: func.func @conv_integer_weight_zero_point_only
+// CHECK:         %[[NONE:.+]] = plan.none
+// CHECK:         plan.kernel "conv_integer" ins(%{{.+}}, %{{.+}}, %[[NONE]], %{{.+}} : memref<1x3x8x8xui8>, memref<4x3x3x3xi8>, none, memref<4xi8>) outs(%{{.+}} : memref<1x4x6x6xi32>)
+// CHECK-SAME:      group = 1 : i64
+func.func @conv_integer_weight_zero_point_only(%x: tensor<1x3x8x8xui8>) -> tensor<1x4x6x6xi32> {
+  %w = ingot.param "w" : tensor<4x3x3x3xi8>
+  %wzp = ingot.param "wzp" : tensor<4xi8>
+  %r = ingot.conv_integer %x, %w w_zp %wzp {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<4xi8>) -> tensor<1x4x6x6xi32>
+  return %r : tensor<1x4x6x6xi32>
+}
