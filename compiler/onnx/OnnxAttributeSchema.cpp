@@ -225,6 +225,7 @@ const AttributeRow kAttributeRows[] = {
      "strides"},
     {"QLinearConcat", "com.microsoft", 10, 23, "axis"},
     {"QLinearWhere", "com.microsoft", 10, 23, ""},
+    {"QLinearSoftmax", "com.microsoft", 10, 23, "axis opset"},
     {"QGemm", "com.microsoft", 10, 23, "alpha transA transB"},
 };
 // clang-format on

@@ -43,8 +43,10 @@ void ImportContext::define(const std::string &name, Value value) {
 
 void ImportContext::forgetValuesIn(Region &region) {
   region.walk([&](Operation *op) {
-    for (Value v : op->getResults())
+    for (Value v : op->getResults()) {
       infos_.erase(v);
+      exactFloats_.erase(v);
+    }
   });
 }
 

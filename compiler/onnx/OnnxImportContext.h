@@ -108,6 +108,16 @@ public:
   /// All element values of an integer value known at compile time.
   std::optional<std::vector<int64_t>> constantInts(mlir::Value value);
 
+  /// `quantized` is `exact` (an integral f32 inside the 8-bit range) cast
+  /// to 8 bits: DequantizeLinear reads `exact` instead of casting back,
+  /// so float chains fuse across a QuantizeLinear -> DequantizeLinear.
+  void setExactFloat(mlir::Value quantized, mlir::Value exact) {
+    exactFloats_[quantized] = exact;
+  }
+  mlir::Value exactFloat(mlir::Value quantized) const {
+    return exactFloats_.lookup(quantized);
+  }
+
   /// Records the first error of the import; always returns failure.
   mlir::LogicalResult fail(std::string message);
   bool hasError() const { return error_.has_value(); }
@@ -143,6 +153,7 @@ private:
   std::map<std::string, const onnx::TensorProto *> initializers_;
   std::set<std::string> consumed_;
   llvm::DenseMap<mlir::Value, graph::ValueInfo> infos_;
+  llvm::DenseMap<mlir::Value, mlir::Value> exactFloats_;
   std::optional<std::string> error_;
   std::string diagnostic_;
 };

@@ -5,8 +5,8 @@
 // float op on dequantised 8-bit operands and quantise its result:
 // QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
 // QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
-// QLinearWhere and QGemm. Each is expanded here into that very ONNX
-// subgraph (DequantizeLinear per operand, the float op with the node's
+// QLinearWhere, QLinearSoftmax and QGemm. Each is expanded here into that very
+// ONNX subgraph (DequantizeLinear per operand, the float op with the node's
 // attributes, QuantizeLinear) and converted by the standard converters,
 // so every attribute and dtype check is theirs. onnxruntime evaluates
 // some of these with reordered float arithmetic (lookup tables, scale
@@ -40,6 +40,7 @@ constexpr QLinearForm kForms[] = {
     {"QLinearAveragePool", "AveragePool", 0, 1, 3, false},
     {"QLinearConcat", "Concat", 2, -1, 0, false},
     {"QLinearWhere", "Where", 1, 2, 7, true},
+    {"QLinearSoftmax", "Softmax", 0, 1, 3, false},
 };
 
 const QLinearForm *formOf(const std::string &opType) {
@@ -101,6 +102,14 @@ LogicalResult convertQLinearForm(NodeContext &n) {
   const QLinearForm &form = *formOf(n.opType());
   if (n.attrInt("channels_last", 0) != 0)
     return n.fail("channels_last = 1", "channels_last = 0 (NCHW)");
+  // QLinearSoftmax names the Softmax semantics it follows (opset 13
+  // changed them); the expansion's Softmax has the model's.
+  if (n.attr("opset", onnx::AttributeProto::INT) &&
+      (n.attrInt("opset", 13) >= 13) != (n.opset() >= 13))
+    return n.fail("Softmax semantics of opset " +
+                      std::to_string(n.attrInt("opset", 13)) +
+                      " in a model of opset " + std::to_string(n.opset()),
+                  "the model's own Softmax semantics");
   Expansion e{n, {}};
   std::vector<std::string> operands;
   if (form.condition)
@@ -120,7 +129,7 @@ LogicalResult convertQLinearForm(NodeContext &n) {
     op.add_input(in);
   op.add_output(e.fresh(form.floatOp));
   for (const onnx::AttributeProto &a : n.node.attribute())
-    if (a.name() != "channels_last")
+    if (a.name() != "channels_last" && a.name() != "opset")
       *op.add_attribute() = a;
   e.add("QuantizeLinear",
         {op.output(0), e.input(form.yScale), e.input(form.yScale + 1)});

@@ -152,7 +152,10 @@ FailureOr<Value> quantize(NodeContext &n, Value x, Value scale, Value zpF32,
                                      n.builder().getStringAttr("min"));
   if (failed(q))
     return failure();
-  return n.build<graph::CastOp>(target, *q);
+  FailureOr<Value> cast = n.build<graph::CastOp>(target, *q);
+  if (succeeded(cast))
+    n.ctx.setExactFloat(*cast, *q);
+  return cast;
 }
 
 /// MatMulInteger of a batch of B matrices ([batch, K, N], batch static):
@@ -196,7 +199,7 @@ FailureOr<Value> batchedMatMulInteger(NodeContext &n, Value a, Value b,
 
 } // namespace
 
-/// y = (x - zero_point) * scale, the subtraction in int32 as onnxruntime.
+/// y = (x - zero_point) * scale, the subtraction exact as in onnxruntime.
 LogicalResult convertDequantizeLinear(NodeContext &n) {
   Value x, scale, zp;
   QuantLayout l;
@@ -216,12 +219,16 @@ LogicalResult convertDequantizeLinear(NodeContext &n) {
   if (zp && elementTypeOf(zp) != xt)
     return n.fail("x_zero_point is " + typeName(elementTypeOf(zp)) + ", x is " +
                   typeName(xt));
-  FailureOr<Value> v = castTo(n, x, n.i32());
+  // 8- and 16-bit differences are exact in f32, so the subtraction fuses
+  // with the float ops after it; int32 ones subtract in int32 first.
+  Type compute = xt == n.i32() ? n.i32() : n.f32();
+  Value exact = n.ctx.exactFloat(x);
+  FailureOr<Value> v = exact ? exact : castTo(n, x, compute);
   if (succeeded(v) && zp) {
     FailureOr<Value> z = quantParam(n, zp, "x_zero_point", l);
     if (succeeded(z))
-      z = castTo(n, *z, n.i32());
-    v = failed(z) ? z : n.build<graph::SubOp>(n.i32(), *v, *z);
+      z = castTo(n, *z, compute);
+    v = failed(z) ? z : n.build<graph::SubOp>(compute, *v, *z);
   }
   FailureOr<Value> s = quantParam(n, scale, "x_scale", l);
   if (succeeded(v))

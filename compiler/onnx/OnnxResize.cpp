@@ -208,12 +208,18 @@ LogicalResult convertResize(NodeContext &n) {
   Value x, scalesIn, sizesIn, target;
   bool isSizes = false;
   ResizeAttrs r;
-  if (failed(n.input(0, x)) || failed(n.requireType(x, "X", {n.f32()})) ||
+  bool eightBit = false;
+  if (failed(n.input(0, x)) || failed(eightBitAsF32(n, x, eightBit)) ||
+      failed(n.requireType(x, "X", {n.f32()})) ||
       failed(n.optionalInput(2, scalesIn)) ||
       failed(n.optionalInput(3, sizesIn)) ||
       failed(readResizeAttrs(n, rankOf(x), r)) ||
       failed(resizeTarget(n, scalesIn, sizesIn, target, isSizes)))
     return failure();
+  // Interpolating 8-bit values rounds in a way of onnxruntime's own.
+  if (eightBit && r.mode != "nearest")
+    return n.fail("an 8-bit input with mode '" + r.mode + "'",
+                  "mode 'nearest' for uint8/int8 inputs");
   int64_t rank = rankOf(x);
   std::vector<double> scales;
   std::vector<int64_t> sizes;
@@ -240,18 +246,19 @@ LogicalResult convertResize(NodeContext &n) {
   }
   bool runTime = scalesOperand || sizesOperand;
   OpBuilder &b = n.builder();
-  return n.setOutput(
-      0, n.build<graph::ResizeOp>(
-             n.f32(), x, scalesOperand, sizesOperand,
-             b.getDenseF64ArrayAttr(scales), b.getDenseI64ArrayAttr(sizes),
-             b.getStringAttr(r.mode), b.getStringAttr(r.ctm),
-             b.getStringAttr(r.nearest),
-             r.mode == "cubic" ? b.getF64FloatAttr(r.cubicA) : FloatAttr(),
-             r.mode == "cubic" && r.excludeOutside ? b.getI64IntegerAttr(1)
-                                                   : IntegerAttr(),
-             runTime ? b.getDenseI64ArrayAttr(r.axes) : DenseI64ArrayAttr(),
-             sizesOperand && r.policy != "stretch" ? b.getStringAttr(r.policy)
-                                                   : StringAttr()));
+  FailureOr<Value> y = n.build<graph::ResizeOp>(
+      n.f32(), x, scalesOperand, sizesOperand, b.getDenseF64ArrayAttr(scales),
+      b.getDenseI64ArrayAttr(sizes), b.getStringAttr(r.mode),
+      b.getStringAttr(r.ctm), b.getStringAttr(r.nearest),
+      r.mode == "cubic" ? b.getF64FloatAttr(r.cubicA) : FloatAttr(),
+      r.mode == "cubic" && r.excludeOutside ? b.getI64IntegerAttr(1)
+                                            : IntegerAttr(),
+      runTime ? b.getDenseI64ArrayAttr(r.axes) : DenseI64ArrayAttr(),
+      sizesOperand && r.policy != "stretch" ? b.getStringAttr(r.policy)
+                                            : StringAttr());
+  if (succeeded(y) && eightBit)
+    y = n.build<graph::CastOp>(n.i32(), *y);
+  return n.setOutput(0, y);
 }
 
 } // namespace ingot::compiler::onnximport

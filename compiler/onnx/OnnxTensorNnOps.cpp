@@ -44,6 +44,18 @@ LogicalResult windowAttrs(NodeContext &n, size_t nd,
   return success();
 }
 
+LogicalResult eightBitAsF32(NodeContext &n, Value &x, bool &eightBit) {
+  Type storage = n.ctx.elementTypeOfName(n.node.input(0));
+  eightBit = storage && storage.isInteger(8) && elementTypeOf(x) != n.f32();
+  if (!eightBit)
+    return success();
+  FailureOr<Value> f = n.build<graph::CastOp>(n.f32(), x);
+  if (failed(f))
+    return failure();
+  x = *f;
+  return success();
+}
+
 LogicalResult requireSpatial(NodeContext &n, Value x) {
   int64_t rank = rankOf(x);
   if (rank >= 3 && rank <= 5)
@@ -54,26 +66,13 @@ LogicalResult requireSpatial(NodeContext &n, Value x) {
 
 namespace {
 
-/// MaxPool's 8-bit inputs (read widened to int32, OnnxNarrowTypes.cpp) as
-/// f32, exact for them; other integer types are refused by requireSpatial.
-LogicalResult widenMaxPoolInput(NodeContext &n, Value &x) {
-  Type storage = n.ctx.elementTypeOfName(n.node.input(0));
-  if (!storage || !storage.isInteger(8) || elementTypeOf(x) == n.f32())
-    return success();
-  FailureOr<Value> f = n.build<graph::CastOp>(n.f32(), x);
-  if (failed(f))
-    return failure();
-  x = *f;
-  return success();
-}
-
 LogicalResult convertPool(NodeContext &n, bool isMax) {
   Value x;
-  if (failed(n.input(0, x)) || (isMax && failed(widenMaxPoolInput(n, x))) ||
+  bool integer = false;
+  if (failed(n.input(0, x)) ||
+      (isMax && failed(eightBitAsF32(n, x, integer))) ||
       failed(requireSpatial(n, x)))
     return failure();
-  Type input = n.ctx.elementTypeOfName(n.node.input(0));
-  const bool integer = input && input.isInteger(8);
   size_t nd = rankOf(x) - 2;
   std::vector<int64_t> kernel = n.attrInts("kernel_shape");
   std::vector<int64_t> strides, pads, dilations;
@@ -108,7 +107,7 @@ LogicalResult convertPool(NodeContext &n, bool isMax) {
       return failure();
   }
   FailureOr<Value> y = build(graph::MaxPoolOp(), n.f32(), 0);
-  if (succeeded(y) && integer) // back to the widened type
+  if (succeeded(y) && integer)
     y = n.build<graph::CastOp>(n.i32(), *y);
   return n.setOutput(0, y);
 }

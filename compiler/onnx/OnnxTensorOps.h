@@ -15,6 +15,12 @@ int64_t rankOf(mlir::Value v);
 std::string attrStr(NodeContext &n, const char *name, const char *dflt);
 /// Fails unless x is an f32 [N, C, d1 (, d2 (, d3))] tensor.
 mlir::LogicalResult requireSpatial(NodeContext &n, mlir::Value x);
+/// Input 0 of a node that only selects or copies values (MaxPool, nearest
+/// Resize) when the model stores it in 8 bits: the int32 it was widened to
+/// (OnnxNarrowTypes.cpp) cast to f32, exact for those values; the caller
+/// casts its result back to int32 when `eightBit`.
+mlir::LogicalResult eightBitAsF32(NodeContext &n, mlir::Value &x,
+                                  bool &eightBit);
 /// strides/pads/dilations of a node over `nd` spatial dims, defaults
 /// filled in, and a checked auto_pad.
 mlir::LogicalResult windowAttrs(NodeContext &n, size_t nd,

@@ -12,6 +12,7 @@ import pytest
 from ingot_testlib import (compile_model, make_model, node, run_model,
                            save_model)
 from onnx.reference import ReferenceEvaluator
+from ops_case_lib import compile_error
 from test_ops_quant import U8, I8, I32, F32, assert_same, rng_for, run_both
 
 CASES = {
@@ -197,3 +198,23 @@ def test_qoperator_contrib_ops_quantized_by_onnxruntime(tmp_path):
     assert np.abs(g - w8).max() <= 1, (g, w8)
     assert (g != w8).mean() <= 0.05, (g != w8).mean()
     assert len(np.unique(w8)) > 3  # outputs vary: not a saturated blur
+
+
+def test_uint8_max_pool_and_nearest_resize(tmp_path):
+    """Ops that only select 8-bit values run on them exactly (through f32,
+    which holds every one); interpolating Resize on uint8 is refused."""
+    r = rng_for("u8select")
+    x = random_of(r, U8, [1, 2, 6, 7])
+    model = make_model(
+        [node("MaxPool", ["x"], ["mp"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+              strides=[2, 2]),
+         node("Resize", ["x", "", "scales"], ["up"], mode="nearest")],
+        [("x", U8, [1, 2, 6, 7])], ["mp", "up"],
+        {"scales": np.array([1, 1, 2, 1.5], F32)}, opset=13)
+    assert_same(*run_both(tmp_path, model, {"x": x}))
+    linear = make_model(
+        [node("Resize", ["x", "", "scales"], ["up"], mode="linear")],
+        [("x", U8, [1, 2, 6, 7])], ["up"],
+        {"scales": np.array([1, 1, 2, 2], F32)}, opset=13)
+    err = compile_error(tmp_path, linear)
+    assert "an 8-bit input with mode 'linear'" in err, err

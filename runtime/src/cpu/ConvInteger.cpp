@@ -45,8 +45,11 @@ void unrollRows(const uint8_t *x, const Window &w, uint8_t pad, int64_t r0,
       }
       const uint8_t *src = x + c * w.inSize() + (i0 * w.in[1] + i1) * w.in[2];
       std::memset(dst, pad, size_t(lo));
-      for (int64_t o = lo; o < hi; ++o)
-        dst[o] = src[o * s + shift];
+      if (s == 1)
+        std::memcpy(dst + lo, src + lo + shift, size_t(hi - lo));
+      else
+        for (int64_t o = lo; o < hi; ++o)
+          dst[o] = src[o * s + shift];
       std::memset(dst + hi, pad, size_t(ow - hi));
     }
   }
@@ -90,6 +93,15 @@ Status readZeroPoints(KernelContext &ctx, int64_t m, ZeroPoints *z) {
       return s;
     z->w = &ctx.input(3);
     z->wPerChannel = z->w->numElements() > 1;
+    // onnxruntime's quantiser writes per-channel int8 weights with zero
+    // points that are all 0: nothing to correct then.
+    if (z->wPerChannel) {
+      const auto *b = z->w->as<uint8_t>();
+      z->wPerChannel = std::any_of(b, b + z->w->numElements(),
+                                   [](uint8_t v) { return v != 0; });
+      if (!z->wPerChannel)
+        z->w = nullptr;
+    }
   }
   return Status::ok();
 }
@@ -101,16 +113,24 @@ void groupConvInteger(KernelContext &ctx, const Window &w, const uint8_t *xg,
                       int32_t *yg) {
   const KernelInput &x = ctx.input(0), &wt = ctx.input(1);
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
-  col.resize(size_t(kdim * outSize));
-  ctx.parallelFor(kdim, std::max<int64_t>(1, 65536 / outSize),
-                  [&](int64_t r0, int64_t r1) {
-                    unrollRows(xg, w, z.padByte, r0, r1, col.data());
-                  });
+  // A 1x1, stride-1, unpadded window reads the input as it is.
+  bool direct = outSize == w.inSize();
+  for (int d = 0; d < kSpatial; ++d)
+    direct &= w.k[d] == 1 && w.stride[d] == 1 && w.pad[d] == 0;
+  const uint8_t *cols = xg;
+  if (!direct) {
+    col.resize(size_t(kdim * outSize));
+    ctx.parallelFor(kdim, std::max<int64_t>(1, 65536 / outSize),
+                    [&](int64_t r0, int64_t r1) {
+                      unrollRows(xg, w, z.padByte, r0, r1, col.data());
+                    });
+    cols = col.data();
+  }
   QGemmArgs q;
   q.rows = mg, q.k = kdim, q.n = outSize;
   q.a = wg, q.aUnsigned = wt.dtype == DType::U8;
   q.aZero = z.w && !z.wPerChannel ? zeroAt(*z.w, 0) : 0;
-  q.b = col.data(), q.bUnsigned = x.dtype == DType::U8;
+  q.b = cols, q.bUnsigned = x.dtype == DType::U8;
   const uint8_t bZero = z.padByte;
   q.bZero = &bZero;
   q.c = yg;
@@ -118,7 +138,7 @@ void groupConvInteger(KernelContext &ctx, const Window &w, const uint8_t *xg,
   if (!z.wPerChannel)
     return;
   std::vector<int32_t> sums;
-  columnSums(col.data(), kdim, outSize, q.bUnsigned, z.x, sums);
+  columnSums(cols, kdim, outSize, q.bUnsigned, z.x, sums);
   ctx.parallelFor(mg, 1, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       const int32_t zr = zeroAt(*z.w, g * mg + o);
