@@ -54,6 +54,10 @@ const AttributeRow kAttributeRows[] = {
     {"Cast", "", 19, 23, "saturate to"},
     {"Identity", "", 7, 23, ""},
     {"If", "", 7, 23, "else_branch then_branch"},
+    {"Loop", "", 7, 23, "body"},
+    {"Scan", "", 9, 23,
+     "body num_scan_inputs scan_input_axes scan_input_directions "
+     "scan_output_axes scan_output_directions"},
     {"MatMul", "", 7, 23, ""},
     {"Gemm", "", 7, 23, "alpha beta transA transB"},
     {"Softmax", "", 7, 23, "axis"},

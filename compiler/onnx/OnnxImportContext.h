@@ -338,5 +338,7 @@ mlir::LogicalResult convertTrilu(NodeContext &n);
 mlir::LogicalResult convertConstant(NodeContext &n);
 mlir::LogicalResult convertConstantOfShape(NodeContext &n);
 mlir::LogicalResult convertIf(NodeContext &n);
+mlir::LogicalResult convertLoop(NodeContext &n);
+mlir::LogicalResult convertScan(NodeContext &n);
 
 } // namespace ingot::compiler::onnximport

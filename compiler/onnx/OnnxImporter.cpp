@@ -200,10 +200,13 @@ Status GraphImporter::convertNodes(const onnx::GraphProto &g) {
 
 LogicalResult GraphImporter::convertSubgraph(const onnx::GraphProto &g,
                                              SmallVectorImpl<Value> &outputs) {
-  if (g.input_size() > 0)
-    return ctx.fail(ctx.file() + ": subgraph '" + g.name() + "' declares " +
-                    std::to_string(g.input_size()) +
-                    " inputs — supported: If branches, which have none");
+  // Loop and Scan bind their body's inputs before converting it.
+  for (const onnx::ValueInfoProto &in : g.input())
+    if (!ctx.isDefined(in.name()))
+      return ctx.fail(ctx.file() + ": subgraph '" + g.name() +
+                      "' declares input '" + in.name() +
+                      "' that its node does not bind — supported: Loop and "
+                      "Scan bodies and If branches (which have no inputs)");
   if (g.sparse_initializer_size() > 0)
     return ctx.fail(ctx.file() + ": subgraph '" + g.name() +
                     "': sparse initializers are not supported");

@@ -38,6 +38,8 @@ const OpConverter kConverters[] = {
     {"Identity", kMinOpset, kMaxOpset, convertIdentity},
     // Branches (OnnxControlFlow.cpp).
     {"If", kMinOpset, kMaxOpset, convertIf},
+    {"Loop", kMinOpset, kMaxOpset, convertLoop},
+    {"Scan", 9, kMaxOpset, convertScan},
     // Contractions, normalisation, reductions (OnnxNnOps.cpp).
     {"MatMul", kMinOpset, kMaxOpset, convertMatMul},
     {"Gemm", kMinOpset, kMaxOpset, convertGemm},
