@@ -231,6 +231,8 @@ const AttributeRow kAttributeRows[] = {
     {"QLinearWhere", "com.microsoft", 10, 23, ""},
     {"QLinearSoftmax", "com.microsoft", 10, 23, "axis opset"},
     {"QGemm", "com.microsoft", 10, 23, "alpha transA transB"},
+    {"MatMulNBits", "com.microsoft", 10, 23,
+     "K N accuracy_level bits block_size weight_prepacked"},
 };
 // clang-format on
 

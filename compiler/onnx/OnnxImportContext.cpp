@@ -83,6 +83,18 @@ FailureOr<Value> ImportContext::lookup(const std::string &name) {
   return value;
 }
 
+FailureOr<Value> ImportContext::addDerivedWeight(const onnx::TensorProto &t) {
+  OpBuilder b(mlir());
+  if (lastInitializer_)
+    b.setInsertionPointAfter(lastInitializer_);
+  else
+    b.setInsertionPointToStart(body_);
+  FailureOr<Value> value = materialize(t, t.name(), /*ownedCopy=*/true, b);
+  if (succeeded(value))
+    lastInitializer_ = value->getDefiningOp();
+  return value;
+}
+
 Type ImportContext::elementTypeOfName(const std::string &name) const {
   if (auto it = values_.find(name); it != values_.end())
     return elementTypeOf(it->second);

@@ -86,6 +86,14 @@ public:
   }
   /// The value named `name`, materialising an initializer on first use.
   mlir::FailureOr<mlir::Value> lookup(const std::string &name);
+  /// The initializer `name` (of this graph or an enclosing one), or null.
+  const onnx::TensorProto *initializerProto(const std::string &name) const {
+    auto it = initializers_.find(name);
+    return it == initializers_.end() ? nullptr : it->second;
+  }
+  /// A weight the importer computed (e.g. dequantised), named by the
+  /// tensor and placed with the initializers.
+  mlir::FailureOr<mlir::Value> addDerivedWeight(const onnx::TensorProto &t);
   /// The element type of the value or initializer `name` without
   /// materialising it; null if undefined or of an unsupported dtype.
   mlir::Type elementTypeOfName(const std::string &name) const;
@@ -340,5 +348,6 @@ mlir::LogicalResult convertConstantOfShape(NodeContext &n);
 mlir::LogicalResult convertIf(NodeContext &n);
 mlir::LogicalResult convertLoop(NodeContext &n);
 mlir::LogicalResult convertScan(NodeContext &n);
+mlir::LogicalResult convertMatMulNBits(NodeContext &n);
 
 } // namespace ingot::compiler::onnximport

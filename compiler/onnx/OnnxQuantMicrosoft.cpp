@@ -174,6 +174,8 @@ llvm::ArrayRef<OpConverter> quantMicrosoftConverters() {
       t.push_back(
           {f.opType, 10, kMaxOpset, convertQLinearForm, "com.microsoft"});
     t.push_back({"QGemm", 10, kMaxOpset, convertQGemm, "com.microsoft"});
+    t.push_back(
+        {"MatMulNBits", 10, kMaxOpset, convertMatMulNBits, "com.microsoft"});
     return t;
   }();
   return table;
