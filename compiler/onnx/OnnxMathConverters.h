@@ -63,6 +63,13 @@ mlir::FailureOr<mlir::Value> requantize(NodeContext &n, mlir::Value acc,
 // OnnxQuantConv.cpp
 mlir::LogicalResult convertConvInteger(NodeContext &n);
 mlir::LogicalResult convertQLinearConv(NodeContext &n);
+// OnnxBitwise.cpp
+mlir::LogicalResult convertMod(NodeContext &n);
+mlir::LogicalResult convertBitShift(NodeContext &n);
+mlir::LogicalResult convertBitwiseAnd(NodeContext &n);
+mlir::LogicalResult convertBitwiseOr(NodeContext &n);
+mlir::LogicalResult convertBitwiseXor(NodeContext &n);
+mlir::LogicalResult convertBitwiseNot(NodeContext &n);
 // OnnxMathEinsum.cpp
 mlir::LogicalResult convertEinsum(NodeContext &n);
 

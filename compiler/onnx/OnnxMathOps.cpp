@@ -280,6 +280,13 @@ const OpConverter kMathConverters[] = {
     // write it there.
     {"SimplifiedLayerNormalization", kMinOpset, kMaxOpset,
      convertSimplifiedLayerNormalization},
+    // Integer arithmetic (OnnxBitwise.cpp).
+    {"Mod", 10, kMaxOpset, convertMod},
+    {"BitShift", 11, kMaxOpset, convertBitShift},
+    {"BitwiseAnd", 18, kMaxOpset, convertBitwiseAnd},
+    {"BitwiseOr", 18, kMaxOpset, convertBitwiseOr},
+    {"BitwiseXor", 18, kMaxOpset, convertBitwiseXor},
+    {"BitwiseNot", 18, kMaxOpset, convertBitwiseNot},
     // Einsum (OnnxMathEinsum.cpp).
     {"Einsum", 12, kMaxOpset, convertEinsum},
 };

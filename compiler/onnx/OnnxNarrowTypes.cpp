@@ -36,11 +36,13 @@ bool keepsNarrowTypes(llvm::StringRef opType) {
 }
 
 /// Ops for which uint64 computed as int64 gives the same bits: wrapping
-/// sums and products, equality, selection.
+/// sums and products, equality, selection, shifts and bitwise ops (the
+/// kernels shift the unsigned bit pattern).
 bool isBitExactOnUint64(llvm::StringRef opType) {
-  static const llvm::StringSet<> ops = {"Add",    "Sub",       "Mul",
-                                        "Sum",    "Equal",     "Where",
-                                        "CumSum", "ReduceSum", "ReduceProd"};
+  static const llvm::StringSet<> ops = {
+      "Add",        "Sub",       "Mul",        "Sum",        "Equal",
+      "Where",      "CumSum",    "ReduceSum",  "ReduceProd", "BitShift",
+      "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot"};
   return ops.contains(opType);
 }
 

@@ -67,6 +67,14 @@ LogicalResult BinaryMathOp::verify() {
   } else if (kind == "and" || kind == "or") {
     if (!t.isInteger(1))
       return emitOpError("kind \"") << kind << "\" takes i1, got " << t;
+  } else if (llvm::is_contained({"mod", "fmod", "shift_left", "shift_right",
+                                 "bitwise_and", "bitwise_or", "bitwise_xor"},
+                                kind)) {
+    if (!t.isSignlessInteger(64) && !t.isSignlessInteger(32) &&
+        !(kind == "fmod" && t.isF32()))
+      return emitOpError("kind \"")
+             << kind << "\" takes i64 or i32"
+             << (kind == "fmod" ? " or f32" : "") << ", got " << t;
   } else {
     return emitOpError("unknown kind \"") << kind << "\"";
   }

@@ -30,11 +30,14 @@ def Ingot_UnaryMathOp : Ingot_Op<"unary_math", [SameOperandsAndResultType]> {
 }
 
 def Ingot_BinaryMathOp : Ingot_Op<"binary_math"> {
-  let summary = "elementwise max/min/and/or with numpy broadcasting";
+  let summary = "elementwise max/min/mod/bitwise/and/or with numpy broadcasting";
   let description = [{
-    `kind` is `max`, `min` (f32, i64, i32; NaN propagates) or `and`, `or`
-    (i1). Operands and result share the element type. Variadic ONNX Max/Min
-    become a chain of these.
+    `kind` is `max`, `min` (f32, i64, i32; NaN propagates); `and`, `or`
+    (i1); `mod` (the divisor's sign, ONNX Mod), `fmod` (the dividend's
+    sign; also f32), `shift_left`, `shift_right` (logical), `bitwise_and`,
+    `bitwise_or`, `bitwise_xor` (i64, i32; an integer division by zero
+    gives 0). Operands and result share the element type. Variadic ONNX
+    Max/Min become a chain of these.
 
     ```mlir
     %y = ingot.binary_math %a, %b {kind = "max"} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>

@@ -136,12 +136,19 @@ foldCompareOrMinMax(StringRef kind, const ValueInfo &a, const ValueInfo &b) {
       return std::max(x, y);
     if (kind == "min")
       return std::min(x, y);
+    // Shape arithmetic such as (k - n % k) % k: Python's sign, as Mod.
+    if (kind == "mod" && y != 0 && y != -1) {
+      int64_t r = x % y;
+      return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+    }
     return std::nullopt;
   };
-  if (!op(0, 0))
+  if (!op(0, 1))
     return std::nullopt;
-  return foldElementwise({&a, &b},
-                         [&](const int64_t *v) { return *op(v[0], v[1]); });
+  return foldElementwise({&a, &b}, [&](const int64_t *v) {
+    std::optional<int64_t> r = op(v[0], v[1]);
+    return r ? *r : kUnknownValue; // a division by zero: left to run time
+  });
 }
 
 std::optional<std::vector<int64_t>>

@@ -180,6 +180,48 @@ template <typename T> Status minMax(KernelContext &ctx, bool isMax) {
   });
 }
 
+/// mod (ONNX Mod, fmod = 0: the divisor's sign, as Python's %), fmod (the
+/// dividend's sign, as C's fmod), shifts and bitwise ops on integers.
+/// Division by zero gives 0 rather than a trap; shifts of 64 or more bits
+/// give 0, as onnxruntime's.
+template <typename T>
+Status integerBinary(KernelContext &ctx, const std::string &kind) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int kBits = int(sizeof(T) * 8);
+  if (kind == "mod")
+    return mapBinary<T, T>(ctx, [](T x, T y) -> T {
+      if (y == 0 || y == T(-1))
+        return T(0);
+      T r = T(x % y);
+      return r != 0 && ((r < 0) != (y < 0)) ? T(r + y) : r;
+    });
+  if (kind == "fmod")
+    return mapBinary<T, T>(ctx, [](T x, T y) -> T {
+      return y == 0 || y == T(-1) ? T(0) : T(x % y);
+    });
+  if (kind == "shift_left")
+    return mapBinary<T, T>(ctx, [](T x, T y) -> T {
+      return U(y) >= U(kBits) ? T(0) : T(U(x) << U(y));
+    });
+  if (kind == "shift_right")
+    return mapBinary<T, T>(ctx, [](T x, T y) -> T {
+      return U(y) >= U(kBits) ? T(0) : T(U(x) >> U(y));
+    });
+  if (kind == "bitwise_and")
+    return mapBinary<T, T>(ctx, [](T x, T y) { return T(x & y); });
+  if (kind == "bitwise_or")
+    return mapBinary<T, T>(ctx, [](T x, T y) { return T(x | y); });
+  if (kind == "bitwise_xor")
+    return mapBinary<T, T>(ctx, [](T x, T y) { return T(x ^ y); });
+  return unknownKind(ctx, kind);
+}
+
+bool isIntegerKind(const std::string &kind) {
+  return kind == "mod" || kind == "fmod" || kind == "shift_left" ||
+         kind == "shift_right" || kind == "bitwise_and" ||
+         kind == "bitwise_or" || kind == "bitwise_xor";
+}
+
 Status binaryMathKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 2, 1); !s)
     return s;
@@ -207,6 +249,17 @@ Status binaryMathKernel(KernelContext &ctx) {
     default:
       return ctx.error("kind \"" + kind + "\" does not take bool");
     }
+  }
+  if (kind == "fmod" && t == DType::F32)
+    return mapBinary<float, float>(
+        ctx, [](float x, float y) { return std::fmod(x, y); });
+  if (isIntegerKind(kind)) {
+    if (t == DType::I64)
+      return integerBinary<int64_t>(ctx, kind);
+    if (t == DType::I32)
+      return integerBinary<int32_t>(ctx, kind);
+    return ctx.error("kind \"" + kind + "\" takes int64 or int32" +
+                     (kind == "fmod" ? " or float32" : ""));
   }
   if (kind != "and" && kind != "or")
     return unknownKind(ctx, kind);

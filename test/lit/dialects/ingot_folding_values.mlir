@@ -78,3 +78,21 @@ func.func @torch_expand_shape() -> tensor<3xi64> {
   %clamped = ingot.binary_math %picked, %one {kind = "max"} : (tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
   return %clamped : tensor<3xi64>
 }
+
+// -----
+
+// Mod of known values folds with the divisor's sign (padding arithmetic
+// such as (k - n % k) % k); a zero divisor is left to run time.
+// CHECK-LABEL: func.func @mod_of_known_values
+// CHECK:         %[[C:.+]] = ingot.constant dense<[1, 2, 0, -1]> : tensor<4xi64>
+// CHECK:         %[[Z:.+]] = ingot.binary_math {{.+}} {kind = "mod"}
+// CHECK:         return %[[C]], %[[Z]]
+func.func @mod_of_known_values() -> (tensor<4xi64>, tensor<2xi64>) {
+  %a = ingot.constant dense<[7, -7, 6, 7]> : tensor<4xi64>
+  %b = ingot.constant dense<[3, 3, 3, -4]> : tensor<4xi64>
+  %m = ingot.binary_math %a, %b {kind = "mod"} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %c = ingot.constant dense<[5, 6]> : tensor<2xi64>
+  %zero = ingot.constant dense<[0, 4]> : tensor<2xi64>
+  %z = ingot.binary_math %c, %zero {kind = "mod"} : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  return %m, %z : tensor<4xi64>, tensor<2xi64>
+}

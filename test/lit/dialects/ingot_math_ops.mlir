@@ -33,6 +33,22 @@ func.func @binary_and_compare(%a: tensor<?x4xf32>, %b: tensor<4xf32>, %p: tensor
 
 // -----
 
+// The integer kinds (ONNX Mod, BitShift, Bitwise*); fmod also on f32.
+// CHECK-LABEL: func.func @integer_kinds
+// CHECK:         ingot.binary_math %{{.+}}, %{{.+}} {kind = "mod"} : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+// CHECK:         ingot.binary_math %{{.+}}, %{{.+}} {kind = "shift_right"} : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+// CHECK:         ingot.binary_math %{{.+}}, %{{.+}} {kind = "bitwise_xor"} : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+// CHECK:         ingot.binary_math %{{.+}}, %{{.+}} {kind = "fmod"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func @integer_kinds(%a: tensor<3x4xi32>, %b: tensor<4xi32>, %f: tensor<4xf32>) -> (tensor<3x4xi32>, tensor<3x4xi32>, tensor<3x4xi32>, tensor<4xf32>) {
+  %0 = ingot.binary_math %a, %b {kind = "mod"} : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+  %1 = ingot.binary_math %a, %b {kind = "shift_right"} : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+  %2 = ingot.binary_math %a, %b {kind = "bitwise_xor"} : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+  %3 = ingot.binary_math %f, %f {kind = "fmod"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<3x4xi32>, tensor<3x4xi32>, tensor<3x4xi32>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reductions
 // CHECK:         ingot.reduce %{{.+}} {axes = array<i64: -1>, keepdims = 0 : i64, kind = "sum"} : (tensor<?x8xf32>) -> tensor<?xf32>
 // CHECK:         ingot.reduce %{{.+}}, %{{.+}} {axes = array<i64>, keepdims = 1 : i64, kind = "max", noop_with_empty_axes = 1 : i64} : (tensor<?x8xf32>, tensor<?xi64>) -> tensor<?x8xf32>
@@ -79,6 +95,14 @@ func.func @leaky_relu_without_alpha(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @and_of_floats(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'ingot.binary_math' op kind "and" takes i1, got 'f32'}}
   %0 = ingot.binary_math %a, %a {kind = "and"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @shift_of_floats(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ingot.binary_math' op kind "shift_left" takes i64 or i32, got 'f32'}}
+  %0 = ingot.binary_math %a, %a {kind = "shift_left"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
