@@ -5,8 +5,8 @@
 // clamps — which fusion then merges into one pass; MatMulInteger, the
 // product onnxruntime's dynamic quantiser writes for every MatMul, maps to
 // ingot.matmul_integer, an exact int32 kernel on the packed 8-bit values.
-// Scales and zero points are per tensor or per axis; blocked quantisation
-// (block_size, opset 21) is refused.
+// Scales and zero points are per tensor, per axis or per block (opset 21's
+// block_size).
 //
 //===----------------------------------------------------------------------===//
 
