@@ -45,7 +45,7 @@ std::optional<int64_t> knownScalar(NodeContext &n, Value v) {
   return known->front();
 }
 
-/// Stacks one value per iteration along a new `axis`, in `order`.
+/// Stacks one value per iteration along a new `axis`.
 FailureOr<Value> stack(NodeContext &n, ArrayRef<Value> parts, int64_t axis) {
   OpBuilder &b = n.builder();
   SmallVector<Value> expanded;

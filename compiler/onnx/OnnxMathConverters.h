@@ -44,8 +44,16 @@ mlir::LogicalResult convertSimplifiedLayerNormalization(NodeContext &n);
 mlir::LogicalResult convertDequantizeLinear(NodeContext &n);
 mlir::LogicalResult convertQuantizeLinear(NodeContext &n);
 mlir::LogicalResult convertDynamicQuantizeLinear(NodeContext &n);
+/// clamp(round(x / scale) + zp, lo, hi) cast to the 8/16-bit `target`.
+mlir::FailureOr<mlir::Value> quantize(NodeContext &n, mlir::Value x,
+                                      mlir::Value scale, mlir::Value zpF32,
+                                      mlir::Type target);
+// OnnxQuantMatMul.cpp
 mlir::LogicalResult convertMatMulInteger(NodeContext &n);
 mlir::LogicalResult convertQLinearMatMul(NodeContext &n);
+/// Fails unless both operands are uint8 or int8.
+mlir::LogicalResult requireInteger8(NodeContext &n, mlir::Value a,
+                                    mlir::Value b);
 /// v as element type t (v itself when it already is).
 mlir::FailureOr<mlir::Value> castTo(NodeContext &n, mlir::Value v,
                                     mlir::Type t);

@@ -17,10 +17,8 @@ namespace {
 /// (x - x_zp) conv (w - w_zp) in int32 with the node's window attributes.
 FailureOr<Value> integerConv(NodeContext &n, Value x, Value w, Value xzp,
                              Value wzp) {
-  for (Value v : {x, w})
-    if (Type t = elementTypeOf(v); !t.isInteger(8))
-      return n.fail("operand has element type " + typeName(t),
-                    "uint8 and int8");
+  if (failed(requireInteger8(n, x, w)))
+    return failure();
   const int64_t rank = rankOf(x);
   if (rank < 3 || rank > 5 || rankOf(w) != rank)
     return n.fail("a rank-" + std::to_string(rank) + " input and a rank-" +

@@ -114,12 +114,11 @@ LogicalResult convertQLinearForm(NodeContext &n) {
   std::vector<std::string> operands;
   if (form.condition)
     operands.push_back(e.input(0));
+  if (!n.hasInput(form.yScale))
+    return n.fail("no y_scale (input " + std::to_string(form.yScale) + ")",
+                  "the quantised operands and the output's scale");
   const int end = form.operands < 0 ? n.node.input_size()
                                     : form.firstOperand + 3 * form.operands;
-  if (end > n.node.input_size() && form.operands >= 0 && !n.hasInput(end - 3))
-    return n.fail("has " + std::to_string(n.node.input_size()) + " inputs",
-                  std::to_string(end + 2) + " (quantised operands and the "
-                                            "output's scale and zero point)");
   for (int i = form.firstOperand; i < end; i += 3)
     operands.push_back(e.dequantize(i));
   onnx::NodeProto &op = *e.graph.add_node();
