@@ -13,7 +13,9 @@
 #include "compiler/hf/NonFiniteScan.h"
 #include "ingot/Quant.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 
 namespace ingot::compiler::gguf {
@@ -105,6 +107,32 @@ int64_t ggufRowOf(int64_t hfRow, int64_t rowsPerHead) {
   return head * rowsPerHead + (r % half) * 2 + r / half;
 }
 
+/// A block of a kept row whose f16 scale or minimum is not finite.
+struct NonFiniteBlock {
+  uint64_t value; // index of the block's first value
+  bool isNaN;
+};
+
+/// The first such block of a row of `k` values in ingot's block format
+/// `format` with groups of `group` (ingot/Quant.h: each block starts with
+/// an f16 scale, q4m's with an f16 minimum after it).
+std::optional<NonFiniteBlock> firstNonFiniteBlock(DType format, int64_t group,
+                                                  const void *row, int64_t k) {
+  const auto *p = static_cast<const uint8_t *>(row);
+  const int64_t headers = quantHeaderBytes(format) / 2;
+  for (int64_t first = 0; first < k; first += group) {
+    const int64_t g = std::min(group, k - first);
+    for (int64_t h = 0; h < headers; ++h) {
+      uint16_t bits;
+      std::memcpy(&bits, p + 2 * h, 2);
+      if ((bits & 0x7c00) == 0x7c00) // all-ones exponent
+        return NonFiniteBlock{uint64_t(first), (bits & 0x03ff) != 0};
+    }
+    p += quantBlockBytes(format, g);
+  }
+  return std::nullopt;
+}
+
 class GgufWeightSource : public WeightSource {
 public:
   GgufWeightSource(std::unique_ptr<GgufFile> file,
@@ -160,14 +188,29 @@ public:
     if (Status s = parse(name, r); !s)
       return s;
     const GgmlRepack p = *ggmlRepackOf(r.t->info->type.type);
-    if (p.kind == RepackKind::Copy)
-      return rows(r, sink);
     const int64_t k = r.t->info->dims[0];
     std::vector<uint8_t> out(size_t(quantRowBytes(p.format, k, p.group)));
-    return rows(r, [&](const void *row, size_t) {
-      repackGgmlRow(r.t->info->type, row, k, out.data());
-      sink(out.data(), out.size());
+    // Blocks are kept as stored, but a NaN or infinite scale (or minimum)
+    // would poison every value of its block: each block's f16 header is
+    // checked on its way to the sink (the values themselves are integers).
+    std::optional<NonFiniteBlock> bad;
+    uint64_t streamed = 0; // rows so far
+    Status s = rows(r, [&](const void *row, size_t bytes) {
+      const void *kept = row;
+      if (p.kind != RepackKind::Copy) {
+        repackGgmlRow(r.t->info->type, row, k, out.data());
+        kept = out.data(), bytes = out.size();
+      }
+      if (!bad)
+        if ((bad = firstNonFiniteBlock(p.format, p.group, kept, k)))
+          bad->value += streamed * uint64_t(k);
+      ++streamed;
+      sink(kept, bytes);
     });
+    if (s && bad)
+      return hf::nonFiniteError(file_->path(), r.t->info->name,
+                                elementOf(r, bad->value), bad->isNaN);
+    return s;
   }
 
 private:

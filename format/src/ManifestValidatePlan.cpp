@@ -140,7 +140,14 @@ std::string describeBuffer(const Manifest &m, uint32_t id) {
 Status validateSteps(const Manifest &m) {
   for (size_t i = 0; i < m.steps.size(); ++i) {
     const KernelSpec *k = findKernelSpec(m.steps[i].kernel);
-    if (!k || !k->sig.declared())
+    // An unknown name is refused here, at load, rather than when the step
+    // first runs: an artifact from a newer compiler fails before any work.
+    if (!k)
+      return fail(describeStep(m, i) + ": unknown kernel " +
+                  quoted(m.steps[i].kernel) +
+                  "; the artifact needs a newer ingot runtime, or it is "
+                  "damaged: recompile it with this version");
+    if (!k->sig.declared())
       continue;
     if (Status s = checkArity(m, i, k->sig); !s)
       return s;

@@ -3,7 +3,9 @@
 // Driven by test_engine_cancel.py on a tiny compiled model: four requests
 // run together; two are cancelled from their first token's callback. The
 // cancelled ones must end "cancelled" early, the others run to their length,
-// and once the engine is idle no KV block may still be held.
+// and once the engine is idle no KV block may still be held. A fifth
+// request's callback throws at its third token: that request alone must end
+// (counted as failed, its blocks freed) and the engine must go on.
 //
 //===----------------------------------------------------------------------===//
 #include "ingot/Artifact.h"
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,6 +66,22 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  int throwerEvents = 0;
+  {
+    ingot::RequestParams r;
+    r.promptTokens = {5, 17, 42, 9, 3, 31, 8};
+    r.maxNewTokens = kNewTokens;
+    r.ignoreEos = true;
+    uint64_t id = 0;
+    auto thrower = [&](const ingot::TokenEvent &) {
+      if (++throwerEvents == 3)
+        throw std::runtime_error("consumer went away");
+    };
+    if (ingot::Status s = engine->submit(r, thrower, &id); !s) {
+      std::fprintf(stderr, "error: submit: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
   engine->waitIdle();
   int failures = 0;
   for (int i = 0; i < kRequests; ++i) {
@@ -79,6 +98,10 @@ int main(int argc, char **argv) {
               (long long)stats.kvBlocksUsed, (long long)stats.peakKvBlocksUsed,
               (long long)stats.kvBlocksTotal);
   if (stats.kvBlocksUsed != 0 || stats.peakKvBlocksUsed <= 0)
+    ++failures;
+  std::printf("throwing callback: %d events, %lld failed requests\n",
+              throwerEvents, (long long)stats.failedRequests);
+  if (throwerEvents != 3 || stats.failedRequests != 1)
     ++failures;
   std::printf(failures ? "FAILED\n" : "OK\n");
   return failures ? 1 : 0;

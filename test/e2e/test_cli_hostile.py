@@ -232,6 +232,32 @@ def test_compile_output_is_not_the_model(llm, tmp_path, monkeypatch):
         assert proc.returncode == 0, describe(proc)
 
 
+def test_compile_output_is_not_external_data(tmp_path):
+    """An ONNX model whose weight lies in weights.bin beside it: -o naming
+    that file is refused and it stays intact; an artifact there is fine."""
+    import onnx
+    from onnx import numpy_helper
+    w = np.random.default_rng(7).standard_normal((4, 4)).astype(np.float32)
+    model = make_model([node("MatMul", ["x", "w"], ["y"])],
+                       [("x", np.float32, [2, 4])], ["y"],
+                       initializers={"w": w})
+    onnx.save_model(model, tmp_path / "m.onnx", save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.bin",
+                    size_threshold=0)
+    data = tmp_path / "weights.bin"
+    before = data.read_bytes()
+    assert numpy_helper.to_array(
+        onnx.load(tmp_path / "m.onnx").graph.initializer[0],
+        base_dir=str(tmp_path)).tobytes() == w.tobytes()
+    proc = ingot("compile", tmp_path / "m.onnx", "-o", data)
+    expect(proc, 1, "would overwrite weights.bin, a file beside the model",
+           "external data")
+    assert data.read_bytes() == before
+    for _ in range(2):
+        proc = ingot("compile", tmp_path / "m.onnx", "-o", tmp_path / "m.ingot")
+        assert proc.returncode == 0, describe(proc)
+
+
 def test_generate_outputs_are_not_inputs(llm, tmp_path, monkeypatch):
     batch = tmp_path / "in.jsonl"
     batch.write_text('{"prompt_tokens": [5], "max_new_tokens": 1}\n')

@@ -1,5 +1,6 @@
-"""Cancelling running requests frees their KV blocks (engine_cancel_check.cpp
-on a tiny compiled Llama)."""
+"""Cancelling running requests frees their KV blocks, and a token callback
+that throws ends its own request only (engine_cancel_check.cpp on a tiny
+compiled Llama)."""
 import subprocess
 import sys
 
@@ -20,3 +21,5 @@ def test_cancel_frees_blocks(tmp_path):
                          timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.count("cancelled") == 2, run.stdout
+    assert "throwing callback: 3 events, 1 failed requests" in run.stdout, \
+        run.stdout

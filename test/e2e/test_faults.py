@@ -120,6 +120,52 @@ def test_full_disk_is_a_clear_error_and_keeps_artifact(medium, existing):
     assert temps(out) == []
 
 
+def can_mount_tmpfs():
+    """Whether a user and mount namespace may be made here (unprivileged
+    user namespaces on, or root), to mount a small tmpfs in it."""
+    try:
+        return subprocess.run(["unshare", "-Urm", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def test_real_full_disk_keeps_artifact(medium, tmp_path):
+    """A real ENOSPC: a 16 MiB tmpfs (mounted in a private mount namespace)
+    holds a small artifact; compiling the 75 MB model over it fails with
+    "No space left on device", the small artifact stays byte-identical and
+    the temp file is gone (it held the space the disk did not have)."""
+    if not can_mount_tmpfs():
+        pytest.skip("cannot make a user+mount namespace (unshare -Urm) here")
+    small = hf_models.make_model("llama", tmp_path / "small")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = disk / "m.ingot"
+    script = f"""
+set -e
+mount -t tmpfs -o size=16m tmpfs '{disk}'
+'{ingot_bin()}' compile '{small}' -o '{out}'
+cp '{out}' '{tmp_path}/before.ingot'
+set +e
+'{ingot_bin()}' compile '{medium}' -o '{out}' 2> '{tmp_path}/err.txt'
+echo $? > '{tmp_path}/rc.txt'
+cmp '{out}' '{tmp_path}/before.ingot' > '{tmp_path}/cmp.txt' 2>&1
+echo $? >> '{tmp_path}/cmp.txt'
+ls -a '{disk}' > '{tmp_path}/ls.txt'
+df -k '{disk}' > '{tmp_path}/df.txt'
+"""
+    proc = subprocess.run(["unshare", "-Urm", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    err = (tmp_path / "err.txt").read_text()
+    assert (tmp_path / "rc.txt").read_text().strip() == "1", err
+    assert str(out) in err and "No space left on device" in err, err
+    assert (tmp_path / "cmp.txt").read_text().strip() == "0", \
+        (tmp_path / "cmp.txt").read_text()
+    left = (tmp_path / "ls.txt").read_text().split()
+    assert sorted(left) == [".", "..", "m.ingot"], left
+
+
 def test_engine_completes_2000_requests_under_kv_oversubscription(tmp_path):
     """64 sequences of 48 tokens need 192 KV blocks of 16; the cache has 32
     (6x over-subscribed), so the scheduler must queue and preempt. Memory

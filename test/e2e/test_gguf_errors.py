@@ -126,3 +126,40 @@ def test_broken_file_is_a_clean_error(kind, base, tmp_path):
     for text in ERRORS[kind]:
         assert text in proc.stderr, describe(proc)
     assert not (tmp_path / "out.ingot").exists()
+
+
+# Block-quantised tensors are kept as stored blocks, not widened: a NaN or
+# infinite scale in one block is found all the same. (type, byte offset of
+# the poisoned f16 in its block, its bits, what the message says)
+BLOCK_POISON = {
+    "Q8_0": (34, 0, 0x7E00, "a NaN"),        # d of the block
+    "Q4_1": (20, 2, 0x7C00, "an infinity"),  # m of the block
+}
+
+
+@pytest.mark.parametrize("type_name", list(BLOCK_POISON))
+def test_non_finite_block_scale_is_refused(type_name, tmp_path):
+    case = gguf_models.make_case("llama", type_name, tmp_path / "src")
+    block_bytes, at, bits, what = BLOCK_POISON[type_name]
+    name = "blk.0.ffn_up.weight"
+    tensors = []
+    for t in case.tensors:
+        if t[0] == name:
+            data = np.array(t[1], dtype=np.uint8)  # [rows, row bytes]
+            row, block = 1, data.shape[1] // block_bytes - 1
+            struct.pack_into("<H", data[row], block * block_bytes + at, bits)
+            k = data.shape[1] // block_bytes * 32
+            element = row * k + block * 32
+            t = (name, data, t[2])
+        tensors.append(t)
+    path = tmp_path / f"poisoned-{type_name}.gguf"
+    gguf_models.write_gguf(path, case.metadata, tensors)
+    out = tmp_path / "out.ingot"
+    proc = ingot("compile", path, "-o", out, *COMPILE_FLAGS)
+    assert_clean_failure(proc)
+    assert f"tensor '{name}' has {what} at element {element}" in proc.stderr, \
+        describe(proc)
+    assert not out.exists()
+    # The unpoisoned file compiles: the scan does not refuse valid blocks.
+    ok = ingot("compile", case.gguf, "-o", out, *COMPILE_FLAGS)
+    assert ok.returncode == 0, describe(ok)

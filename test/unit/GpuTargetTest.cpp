@@ -19,7 +19,7 @@ using namespace ingot::testing;
 
 namespace {
 
-/// The sample plan with a CUDA kernel for step 1 (sample_add: inputs 4, 3
+/// The sample plan with a CUDA kernel for step 1 (linear: inputs 4, 3
 /// and an absent optional, output 5), and a 200-byte code section holding
 /// a "cubin" at 0 and a "ptx" at 128.
 Manifest gpuManifest() {

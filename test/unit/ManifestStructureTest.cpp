@@ -84,6 +84,15 @@ TEST_F(ManifestStructure, TheValidPlanLoadsAndRuns) {
   }
 }
 
+TEST_F(ManifestStructure, UnknownKernelsAtLoad) {
+  // Refused when the artifact opens, not when the step would first run.
+  expectRefused([](Manifest &m) { m.steps[4].kernel = "softmax_v2"; },
+                {"step 4 ('softmax_v2' from 'n4/softmax')",
+                 "unknown kernel 'softmax_v2'", "newer ingot runtime"});
+  expectRefused([](Manifest &m) { m.steps[0].kernel = "linear\x01"; },
+                {"unknown kernel 'linear\\x01'"});
+}
+
 TEST_F(ManifestStructure, TensorsSharingWeightBytes) {
   expectRefused([](Manifest &m) { m.tensors[1].offset = m.tensors[0].offset; },
                 {"tensor 1 'scale' [0, +64) overlaps tensor 0 'w1' [0, +512)",

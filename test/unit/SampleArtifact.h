@@ -12,9 +12,9 @@ namespace ingot::testing {
 
 /// Tensors of several dtypes (one empty, one scalar), every buffer kind,
 /// steps with every Attr kind and an absent optional input, and model I/O
-/// with symbolic dims. The steps name kernels this runtime does not
-/// register, so the loader checks their format only: a registered kernel's
-/// steps must also match its signature (ManifestStructureTest.cpp).
+/// with symbolic dims. The steps name real kernels and match their
+/// signatures (operands, dtypes, attribute names), since the loader refuses
+/// anything else; the values are not meant to run.
 inline Manifest sampleManifest() {
   Manifest m;
   m.compilerVersion = "ingot 0.1.0-test";
@@ -55,26 +55,27 @@ inline Manifest sampleManifest() {
   m.memory.kvCacheBytes = 4096;
   m.memory.overheadBytes = 1000;
 
-  Step mm;
-  mm.kernel = "sample_matmul", mm.origin = "blk0/MatMul";
-  mm.inputs = {0, 2}, mm.outputs = {4};
+  // Step 0 carries one attribute of every kind, on names resize reads.
+  Step rs;
+  rs.kernel = "resize", rs.origin = "blk0/Resize";
+  rs.inputs = {0, 2}, rs.outputs = {4};
   Attr a;
-  a.name = "transpose_b", a.kind = Attr::Kind::Int, a.i = -7;
-  mm.attrs.push_back(a);
-  a = {}, a.name = "alpha", a.kind = Attr::Kind::Float, a.f = 0.5;
-  mm.attrs.push_back(a);
-  a = {}, a.name = "perm", a.kind = Attr::Kind::Ints, a.ints = {1, 0, -3};
-  mm.attrs.push_back(a);
-  a = {}, a.name = "coef", a.kind = Attr::Kind::Floats;
+  a.name = "exclude_outside", a.kind = Attr::Kind::Int, a.i = -7;
+  rs.attrs.push_back(a);
+  a = {}, a.name = "cubic_coeff_a", a.kind = Attr::Kind::Float, a.f = 0.5;
+  rs.attrs.push_back(a);
+  a = {}, a.name = "sizes", a.kind = Attr::Kind::Ints, a.ints = {1, 0, -3};
+  rs.attrs.push_back(a);
+  a = {}, a.name = "scales", a.kind = Attr::Kind::Floats;
   a.floats = {1.5, -0.0, 1e300};
-  mm.attrs.push_back(a);
+  rs.attrs.push_back(a);
   a = {}, a.name = "mode", a.kind = Attr::Kind::Str, a.s = "fast \"q\"";
-  mm.attrs.push_back(a);
-  m.steps.push_back(mm);
-  Step add;
-  add.kernel = "sample_add", add.origin = "blk0/Add";
-  add.inputs = {4, 3, kNoBuffer}, add.outputs = {5};
-  m.steps.push_back(add);
+  rs.attrs.push_back(a);
+  m.steps.push_back(rs);
+  Step lin;
+  lin.kernel = "linear", lin.origin = "blk0/Linear";
+  lin.inputs = {4, 3, kNoBuffer}, lin.outputs = {5};
+  m.steps.push_back(lin);
 
   IoSpec x;
   x.name = "x", x.dtype = DType::F32, x.buffer = 0;

@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <new>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -161,3 +164,41 @@ TEST(ThreadPoolTest, WorkersTakeTheCallersDenormalMode) {
 }
 
 } // namespace
+
+TEST(ThreadPool, ExceptionsOnWorkersReachTheCaller) {
+  // A kernel that throws (std::bad_alloc, say) on a worker thread must not
+  // terminate the process: the caller gets the exception once the job is
+  // over, and the pool keeps working.
+  ThreadPool pool(4);
+  const std::thread::id caller = std::this_thread::get_id();
+  int caughtRounds = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> workerThrows{0};
+    std::atomic<int64_t> visited{0};
+    try {
+      pool.parallelFor(4096, 1, [&](int64_t b, int64_t e) {
+        visited += e - b;
+        // Slow enough that the workers take chunks too.
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        if (std::this_thread::get_id() != caller && workerThrows++ == 0)
+          throw std::runtime_error("chunk failed");
+      });
+      // Every chunk may have run on the caller: nothing was thrown then.
+      EXPECT_EQ(workerThrows.load(), 0);
+    } catch (const std::runtime_error &e) {
+      EXPECT_STREQ(e.what(), "chunk failed");
+      EXPECT_GE(workerThrows.load(), 1);
+      ++caughtRounds;
+    }
+    EXPECT_EQ(visited.load(), 4096); // the other chunks still ran
+  }
+  EXPECT_GT(caughtRounds, 0) << "no worker ever took a chunk";
+  // The caller's own exception comes out the same way.
+  EXPECT_THROW(pool.parallelFor(64, 1,
+                                [&](int64_t b, int64_t) {
+                                  if (b == 0)
+                                    throw std::bad_alloc();
+                                }),
+               std::bad_alloc);
+  checkCoverage(pool, 1000, 7);
+}

@@ -111,17 +111,31 @@ std::string outputIsInputError(const std::vector<FlagPath> &outputs,
 std::string compileOutputError(const std::string &modelPath,
                                const std::string &output) {
   std::error_code ec;
-  if (!fs::is_directory(modelPath, ec))
-    return outputIsInputError({{"-o", output}}, {{"the model", modelPath}});
+  const bool isDir = fs::is_directory(modelPath, ec);
+  if (!isDir)
+    if (std::string e =
+            outputIsInputError({{"-o", output}}, {{"the model", modelPath}});
+        !e.empty())
+      return e;
+  // Beside a model file lie the files it reads too (an ONNX model's
+  // external data): an existing file there that is not an artifact is kept.
   fs::path out(output);
   if (!fs::is_regular_file(out, ec) || isArtifact(out))
     return "";
   fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::equivalent(parent, modelPath, ec) || ec)
+  fs::path modelDir(modelPath);
+  if (!isDir)
+    modelDir = modelDir.has_parent_path() ? modelDir.parent_path() : ".";
+  if (!fs::equivalent(parent, modelDir, ec) || ec)
     return "";
+  if (isDir)
+    return "-o " + output + " would overwrite " + out.filename().string() +
+           ", a file of the model directory " + modelPath +
+           "; refusing to overwrite an input";
   return "-o " + output + " would overwrite " + out.filename().string() +
-         ", a file of the model directory " + modelPath +
-         "; refusing to overwrite an input";
+         ", a file beside the model " + modelPath +
+         " that is not an ingot artifact (it may be the model's external "
+         "data); refusing to overwrite it";
 }
 
 std::string kvCacheMbError(const LlmConfig &config, int64_t kvCacheMb) {

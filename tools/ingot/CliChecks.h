@@ -47,10 +47,11 @@ struct FlagPath {
 std::string outputIsInputError(const std::vector<FlagPath> &outputs,
                                const std::vector<FlagPath> &inputs);
 
-/// `ingot compile`: "" unless `output` is an existing file directly inside
-/// the model directory `modelDir` that is not an ingot artifact (so a
-/// recompile may replace its own artifact but never config.json or the
-/// weights); for a model file, outputIsInputError.
+/// `ingot compile`: "" unless `output` is the model file itself, or an
+/// existing file that is not an ingot artifact directly inside the model
+/// directory (or beside the model file, where an ONNX model's external data
+/// lies). So a recompile may replace its own artifact but never
+/// config.json, the weights or external data.
 std::string compileOutputError(const std::string &modelPath,
                                const std::string &output);
 

@@ -35,6 +35,8 @@ public:
   unsigned size() const;
   /// Ok, or the error that kept the requested threads from starting.
   const Status &status() const;
+  /// An exception thrown by `fn` on any thread is rethrown here, on the
+  /// caller, once every chunk has finished (the first one, if several).
   void parallelFor(int64_t n, int64_t grain,
                    const std::function<void(int64_t begin, int64_t end)> &fn);
 

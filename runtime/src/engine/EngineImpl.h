@@ -59,6 +59,11 @@ struct Engine::Impl {
   void publishStats();
   void trackKvPeak(const std::vector<engine::ScheduledChunk> &plan);
   void labelStep(const std::vector<engine::ScheduledChunk> &plan);
+  /// step(), with an exception (std::bad_alloc in a kernel, say) ending
+  /// every request in flight with an error instead of the process.
+  void guardedStep();
+  /// Ends the requests whose callback threw (see emit) with an error.
+  void finishBrokenCallbacks();
 
   const Artifact &artifact;
   LlmConfig config;
@@ -86,6 +91,8 @@ struct Engine::Impl {
 
   // Owned by the step thread.
   std::unordered_map<uint64_t, std::unique_ptr<EngineRequest>> requests;
+  /// Requests whose callback threw, with what it threw.
+  std::vector<std::pair<uint64_t, std::string>> brokenCallbacks;
   EngineStats local;
   std::thread thread;
 };

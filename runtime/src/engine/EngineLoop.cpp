@@ -12,6 +12,9 @@
 #include "ingot/Profiler.h"
 
 #include <algorithm>
+#include <exception>
+#include <string>
+#include <utility>
 
 namespace ingot {
 using engine::ScheduledChunk;
@@ -27,8 +30,47 @@ void Engine::Impl::emit(EngineRequest &r, TokenEvent e) {
   e.timeMs =
       std::chrono::duration<double, std::milli>(EngineClock::now() - r.submitted)
           .count();
-  if (r.callback)
+  if (!r.callback)
+    return;
+  // The callback is the caller's code: if it throws, the request gets no
+  // more events and ends with an error; the step thread goes on.
+  std::string thrown;
+  try {
     r.callback(e);
+    return;
+  } catch (const std::exception &ex) {
+    thrown = ex.what();
+  } catch (...) {
+    thrown = "an exception that is not a std::exception";
+  }
+  r.callback = nullptr;
+  if (!e.finished)
+    brokenCallbacks.emplace_back(r.id, std::move(thrown));
+}
+
+void Engine::Impl::finishBrokenCallbacks() {
+  std::vector<std::pair<uint64_t, std::string>> broken;
+  broken.swap(brokenCallbacks);
+  for (const auto &[id, what] : broken)
+    finish(id, -1, "", "error", "the request's token callback threw: " + what);
+}
+
+void Engine::Impl::guardedStep() {
+  std::string thrown;
+  try {
+    step();
+    return;
+  } catch (const std::exception &e) {
+    thrown = e.what();
+  } catch (...) {
+    thrown = "an exception that is not a std::exception";
+  }
+  std::vector<uint64_t> inFlight;
+  for (const auto &[id, r] : requests)
+    inFlight.push_back(id);
+  for (uint64_t id : inFlight)
+    finish(id, -1, "", "error",
+           "engine step failed: internal error: " + thrown);
 }
 
 void Engine::Impl::finish(uint64_t id, int32_t token, std::string text,
@@ -214,7 +256,8 @@ void Engine::Impl::loop() {
     for (uint64_t id : cancelled)
       finish(id, -1, "", "cancelled");
     if (!requests.empty())
-      step();
+      guardedStep();
+    finishBrokenCallbacks();
     lock.lock();
   }
   // Shutting down: whatever is left ends "cancelled".

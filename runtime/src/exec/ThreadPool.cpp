@@ -15,11 +15,13 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <new>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -57,6 +59,11 @@ struct ThreadPool::Impl {
   std::atomic<uint64_t> generation{0};
   std::atomic<int64_t> nextChunk{0};
   std::atomic<int64_t> doneChunks{0};
+  // The first exception a chunk threw (say std::bad_alloc in a kernel);
+  // parallelFor rethrows it on the caller once the job is closed, since an
+  // exception leaving a worker thread would terminate the process.
+  std::exception_ptr jobError;
+  std::mutex errorMutex;
   int activeWorkers = 0; // registered on the current job; guarded by mutex
   bool stopping = false;
 
@@ -75,7 +82,13 @@ struct ThreadPool::Impl {
         break;
       int64_t begin = n * c / chunks;
       int64_t end = n * (c + 1) / chunks;
-      (*fn)(begin, end);
+      try {
+        (*fn)(begin, end);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (!jobError)
+          jobError = std::current_exception();
+      }
       doneChunks.fetch_add(1, std::memory_order_release);
     }
     tlsInsideJob = wasInside;
@@ -202,6 +215,8 @@ void ThreadPool::parallelFor(
   p.jobOpen = false;
   p.finished.wait(lock, [&] { return p.activeWorkers == 0; });
   p.fn = nullptr;
+  if (std::exception_ptr error = std::exchange(p.jobError, nullptr))
+    std::rethrow_exception(error); // the locks are released on the way out
 }
 
 } // namespace ingot
