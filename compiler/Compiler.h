@@ -1,6 +1,7 @@
 //===- Compiler.h - The compiler's entry point for tools --------*- C++ -*-===//
 #pragma once
 
+#include "ingot/DType.h"
 #include "ingot/Status.h"
 
 #include <cstdint>
@@ -44,6 +45,9 @@ struct CompileOptions {
   int64_t maxSeqs = 64;
   int64_t maxContext = 0; // 0 = the model's max_position_embeddings
   std::string kvLayout;   // --kv-layout; empty: the target's choice
+  // --kv-cache-dtype: what the engine's KV cache holds unless its own
+  // --kv-cache-dtype says otherwise (float32, int8 or fp8 e4m3).
+  DType kvDtype = DType::F32;
 };
 
 /// Runs the pipeline. With compileTo set, prints that phase's IR to `irOut`

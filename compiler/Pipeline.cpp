@@ -256,6 +256,7 @@ Status importModel(const CompileOptions &options, ModuleOp module,
   hf.maxContext = options.maxContext;
   hf.target = options.targets.empty() ? "cpu" : options.targets.front();
   hf.kvLayout = options.kvLayout;
+  hf.kvDtype = options.kvDtype;
   if (Status s = isGguf ? importGguf(options.modelPath, hf, module,
                                      &model.weights, &model.hfInfo)
                         : importHf(options.modelPath, hf, module,

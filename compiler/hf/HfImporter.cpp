@@ -199,7 +199,7 @@ Status setKvGeometry(const HfImportOptions &options, const std::string &where,
                          std::to_string(llm.maxPositions) + " positions (" +
                          where + ")");
   llm.maxBlocksPerSeq = (maxContext + llm.blockSize - 1) / llm.blockSize;
-  llm.kvDtype = DType::F32;
+  llm.kvDtype = options.kvDtype;
   llm.kvLayout = options.kvLayout.empty() ? defaultKvLayout(options.target)
                                           : options.kvLayout;
   return Status::ok();

@@ -20,6 +20,7 @@ struct HfImportOptions {
   int64_t maxContext = 0;          // 0 = the model's max_position_embeddings
   std::string target = "cpu";      // picks the KV layout unless given
   std::string kvLayout;            // --kv-layout; empty: the target's choice
+  DType kvDtype = DType::F32;      // --kv-cache-dtype
 };
 
 /// What an LLM import yields besides the graph.

@@ -16,6 +16,7 @@ FLAGS = {
         "-o,--output": None, "--target": "cpu", "--shape": None,
         "--max-dim": "512", "--compile-to": None, "--dump-ir": None,
         "--fusion": "on", "--pack-weights": "off", "--kv-layout": "target's",
+        "--kv-cache-dtype,--kv-dtype": "float32",
         "--quant": "none", "--quant-scheme": "asym", "--quant-lm-head": "same",
         "--quant-exclude": None, "--group-size": "32", "--block-size": "16",
         "--max-tokens-per-step": "256", "--max-seqs": "64",

@@ -102,6 +102,40 @@ def test_serve_and_perplexity_take_the_flag(model, tmp_path):
     assert abs(ppl["int8"] / ppl["float32"] - 1) < 0.02, ppl
 
 
+def test_compiled_kv_dtype_is_the_engines_default(model, tmp_path):
+    """`compile --kv-cache-dtype int8` records int8 in the artifact: the
+    engine's "auto" then runs the int8 cache, giving the very logits of a
+    float32-compiled artifact told --kv-cache-dtype int8 at run time, and
+    the run-time flag still overrides it."""
+    art = tmp_path / "i8.ingot"
+    proc = ingot("compile", model["dir"], "-o", art, "--max-context", "96",
+                 "--block-size", "4", "--kv-dtype", "int8", timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    info = json.loads(ingot("inspect", art, "--json").stdout)
+    assert info["llm"]["kv_dtype"] == "int8", info["llm"]
+    prompt = "5,17,42,9,3,31,8,11,12"
+
+    def logits(artifact, *flags):
+        out = tmp_path / f"l{len(list(tmp_path.glob('l*.npy')))}.npy"
+        proc = ingot("generate", artifact, "--prompt-tokens", prompt,
+                     "--max-new-tokens", "1", "--temperature", "0",
+                     "--logits-out", out, *flags)
+        assert proc.returncode == 0, describe(proc)
+        return np.load(out)
+
+    compiled_int8 = logits(art)
+    assert np.array_equal(compiled_int8,
+                          logits(model["art"], "--kv-cache-dtype", "int8"))
+    overridden = logits(art, "--kv-cache-dtype", "float32")
+    assert np.array_equal(overridden, logits(model["art"]))
+    assert not np.array_equal(compiled_int8, overridden)
+    for bad in ("int4", "auto"):
+        proc = ingot("compile", model["dir"], "-o", tmp_path / "x.ingot",
+                     "--kv-cache-dtype", bad)
+        assert proc.returncode == 2, describe(proc)
+        assert f"--kv-cache-dtype '{bad}'" in proc.stderr, describe(proc)
+
+
 def test_unknown_dtype_is_refused(model):
     for cmd in (["generate", model["art"], "--prompt", "hi"],
                 ["bench", model["art"], "--num-prompts", "1", "--no-probe"]):
