@@ -144,6 +144,21 @@ LogicalResult convertIsInf(NodeContext &n) {
 /// Cast: the `to` attribute gives the result element type; a cast to the
 /// input's own type is an identity. (`saturate`, opset 19, only affects
 /// float8 targets, which are rejected anyway.)
+/// x cast to `target`; Cast and CastLike share it. saturate (19+) and
+/// round_mode (24+) only concern float8 targets, which ingot has none of:
+/// like onnxruntime, saturate set to anything but its default is refused.
+static LogicalResult castTo(NodeContext &n, Value x, Type target) {
+  if (int64_t saturate = n.attrInt("saturate", 1); saturate != 1)
+    return n.fail("saturate " + std::to_string(saturate) +
+                      " applies only to casts to float8 types",
+                  "saturate 1 (the default), or no saturate");
+  if (n.ctx.hasError())
+    return failure();
+  if (target == elementTypeOf(x))
+    return n.setOutput(0, x);
+  return n.setOutput(0, n.build<graph::CastOp>(target, x));
+}
+
 LogicalResult convertCast(NodeContext &n) {
   Value x;
   if (failed(n.input(0, x)))
@@ -156,17 +171,37 @@ LogicalResult convertCast(NodeContext &n) {
     return n.fail("Cast target dtype " + dtypeName(int32_t(to->i())) +
                       " is not supported",
                   kSupportedDtypes);
-  // saturate (19+) only concerns float8 targets, which ingot has none of;
-  // like onnxruntime, refuse it set to anything but its default.
-  if (int64_t saturate = n.attrInt("saturate", 1); saturate != 1)
-    return n.fail("saturate " + std::to_string(saturate) +
-                      " applies only to casts to float8 types",
-                  "saturate 1 (the default), or no saturate");
+  return castTo(n, x, target);
+}
+
+/// CastLike (15+): a Cast to the dtype of input 1, whose values are unused.
+LogicalResult convertCastLike(NodeContext &n) {
+  Value x, like;
+  if (failed(n.input(0, x)) || failed(n.input(1, like)))
+    return failure();
+  return castTo(n, x, elementTypeOf(like));
+}
+
+/// Swish (24): x * sigmoid(alpha * x), alpha 1 by default (SiLU).
+LogicalResult convertSwish(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(n.requireType(x, "input X", {n.f32()})))
+    return failure();
+  const double alpha = n.attrFloat("alpha", 1.0f);
   if (n.ctx.hasError())
     return failure();
-  if (target == elementTypeOf(x))
-    return n.setOutput(0, x);
-  return n.setOutput(0, n.build<graph::CastOp>(target, x));
+  Value scaled = x;
+  if (alpha != 1.0) {
+    FailureOr<Value> ax =
+        n.build<graph::MulOp>(n.f32(), x, scalarConstant(n, n.f32(), alpha));
+    if (failed(ax))
+      return failure();
+    scaled = *ax;
+  }
+  FailureOr<Value> gate = n.build<graph::SigmoidOp>(n.f32(), scaled);
+  if (failed(gate))
+    return failure();
+  return n.setOutput(0, n.build<graph::MulOp>(n.f32(), x, *gate));
 }
 
 /// Identity: the output is the input value; no op is created.

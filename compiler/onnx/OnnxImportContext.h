@@ -29,7 +29,7 @@ namespace ingot::compiler::onnximport {
 
 /// The opsets of the default ONNX domain the importer accepts.
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 23;
+constexpr int64_t kMaxOpset = 28;
 
 /// MLIR element type of an ONNX dtype; null for unsupported dtypes.
 mlir::Type elementTypeOf(mlir::MLIRContext *ctx, int32_t dataType);
@@ -327,6 +327,8 @@ mlir::LogicalResult convertWhere(NodeContext &n);
 mlir::LogicalResult convertIsNaN(NodeContext &n);
 mlir::LogicalResult convertIsInf(NodeContext &n);
 mlir::LogicalResult convertCast(NodeContext &n);
+mlir::LogicalResult convertCastLike(NodeContext &n);
+mlir::LogicalResult convertSwish(NodeContext &n);
 mlir::LogicalResult convertIdentity(NodeContext &n);
 mlir::LogicalResult convertMatMul(NodeContext &n);
 mlir::LogicalResult convertGemm(NodeContext &n);

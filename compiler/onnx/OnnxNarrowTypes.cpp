@@ -71,8 +71,8 @@ Type computeTypeOf(Type t) {
 /// orders as int64 does, so they compute on the flipped values.
 bool ordersUint64BySignFlip(llvm::StringRef opType) {
   static const llvm::StringSet<> ops = {
-      "Less", "LessOrEqual", "Greater",   "GreaterOrEqual", "Min",
-      "Max",  "ReduceMin",   "ReduceMax", "ArgMin",         "ArgMax"};
+      "Less",      "LessOrEqual", "Greater", "GreaterOrEqual", "Min", "Max",
+      "ReduceMin", "ReduceMax",   "ArgMin",  "ArgMax",         "TopK"};
   return ops.contains(opType);
 }
 
@@ -105,8 +105,8 @@ LogicalResult widenNarrowOperands(NodeContext &n, NarrowTypeWidening &w) {
                         "as int64",
                     "uint64 in Add, Sub, Mul, Sum, Equal, Where, CumSum, "
                     "ReduceSum, ReduceProd, the comparisons, Min, Max, "
-                    "ReduceMin, ReduceMax, ArgMin, ArgMax, Cast and data "
-                    "movement");
+                    "ReduceMin, ReduceMax, ArgMin, ArgMax, TopK, Cast and "
+                    "data movement");
     Value x;
     if (failed(n.input(i, x)))
       return failure();

@@ -35,6 +35,8 @@ const OpConverter kConverters[] = {
     {"IsNaN", 9, kMaxOpset, convertIsNaN},
     {"IsInf", 10, kMaxOpset, convertIsInf},
     {"Cast", kMinOpset, kMaxOpset, convertCast},
+    {"CastLike", 15, kMaxOpset, convertCastLike},
+    {"Swish", 24, kMaxOpset, convertSwish},
     {"Identity", kMinOpset, kMaxOpset, convertIdentity},
     // Branches (OnnxControlFlow.cpp).
     {"If", kMinOpset, kMaxOpset, convertIf},

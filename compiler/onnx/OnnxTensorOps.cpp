@@ -113,6 +113,13 @@ std::optional<double> constantScalar(NodeContext &n, Value v) {
 /// Range: constant inputs fix the length at import; run-time ones leave it
 /// dynamic (bound computation then asks for --shape).
 LogicalResult convertRange(NodeContext &n) {
+  // 16-bit floats arrive widened to f32 (OnnxNarrowTypes), which is opset
+  // 27's stash_type = 1, its default; accumulating in 16 bits is refused.
+  Type declared = n.ctx.elementTypeOfName(n.node.input(0));
+  if (declared && (declared.isF16() || declared.isBF16()) &&
+      n.attrInt("stash_type", 1) == 0)
+    return n.fail("stash_type = 0 on 16-bit floats",
+                  "stash_type = 1 (ingot computes the range in float32)");
   Value start, limit, delta;
   if (failed(n.input(0, start)) || failed(n.input(1, limit)) ||
       failed(n.input(2, delta)) ||
@@ -209,8 +216,10 @@ LogicalResult convertPad(NodeContext &n) {
     mode = a->s();
   if (n.ctx.hasError())
     return failure();
-  if (mode != "constant" && mode != "edge" && mode != "reflect")
-    return n.fail("mode '" + mode + "'", "constant, edge, reflect");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      (mode != "wrap" || n.opset() < 19))
+    return n.fail("mode '" + mode + "'",
+                  "constant, edge, reflect, and wrap from opset 19");
   if (n.opset() >= 18 && n.hasInput(3) &&
       failed(padsOverAllDims(n, rankOf(x), pads)))
     return failure();

@@ -170,7 +170,9 @@ std::string dtypeName(int32_t dataType) {
       "string",         "bool",         "float16",        "float64",
       "uint32",         "uint64",       "complex64",      "complex128",
       "bfloat16",       "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
-      "float8e5m2fnuz", "uint4",        "int4",           "float4e2m1"};
+      "float8e5m2fnuz", "uint4",        "int4",           "float4e2m1",
+      "float8e8m0",     "uint2",        "int2",           "float6e2m3",
+      "float6e3m2"};
   if (dataType >= 0 && size_t(dataType) < std::size(names))
     return names[dataType];
   return "dtype #" + std::to_string(dataType);

@@ -70,11 +70,12 @@ LogicalResult BinaryMathOp::verify() {
   } else if (llvm::is_contained({"mod", "fmod", "shift_left", "shift_right",
                                  "bitwise_and", "bitwise_or", "bitwise_xor"},
                                 kind)) {
-    if (!t.isSignlessInteger(64) && !t.isSignlessInteger(32) &&
-        !(kind == "fmod" && t.isF32()))
+    const bool floatMod = (kind == "fmod" || kind == "mod") && t.isF32();
+    if (!t.isSignlessInteger(64) && !t.isSignlessInteger(32) && !floatMod)
       return emitOpError("kind \"")
              << kind << "\" takes i64 or i32"
-             << (kind == "fmod" ? " or f32" : "") << ", got " << t;
+             << (kind == "fmod" || kind == "mod" ? " or f32" : "") << ", got "
+             << t;
   } else {
     return emitOpError("unknown kind \"") << kind << "\"";
   }

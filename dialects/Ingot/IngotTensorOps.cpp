@@ -80,8 +80,8 @@ LogicalResult RangeOp::verify() {
 
 LogicalResult PadOp::verify() {
   if (failed(verifySameElementType(*this, {getInput(), getValue()})) ||
-      failed(
-          checkStr(*this, "mode", getMode(), {"constant", "edge", "reflect"})))
+      failed(checkStr(*this, "mode", getMode(),
+                      {"constant", "edge", "reflect", "wrap"})))
     return failure();
   return verifyShapeRule(*this);
 }

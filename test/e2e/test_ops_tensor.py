@@ -158,6 +158,15 @@ for key, shape, pads, mode, sizes in [
         ("sym", ["n", 3], [0, 1, 0, 2], "edge", sym2(2, 4))]:
     case(one(f"pad_{key}", "Pad", [("x", F32, shape), ("p", i64(*pads))],
              opset=13, sizes=sizes, mode=mode))
+# Negative pads crop before the edge, reflection or wrap, as onnxruntime
+# does (numpy's pad, the ONNX reference, takes no negative pads).
+for key, shape, pads, mode in [
+        ("wrap", [3, 4], [2, 3, 1, 2], "wrap"),
+        ("3d_wrap_crop", [2, 3, 4], [1, -1, 3, 0, 2, -2], "wrap"),
+        ("3d_edge_crop", [2, 3, 5], [1, -1, 3, 0, 2, -2], "edge"),
+        ("3d_reflect_crop", [2, 4, 5], [1, -1, 2, 0, 1, -2], "reflect")]:
+    case(one(f"pad_{key}", "Pad", [("x", F32, shape), ("p", i64(*pads))],
+             opset=19, mode=mode))
 case(one("pad_value", "Pad", [("x", F32, [2, 3]), ("p", i64(1, 1, 1, 1)),
                               ("v", np.array(2.5, F32))], opset=13))
 case(one("pad_int64_value", "Pad", [("x", I64, [2, 3]), ("p", i64(0, 1, 2, 0)),
@@ -239,9 +248,9 @@ def test_op(model, results):
      {"mode": "area"}, 13,
      "node 'resize_y' (Resize, opset 13): mode 'area' — supported: "
      "nearest, linear, cubic"),
-    ("Pad", [("x", F32, [3]), ("p", i64(1, 1))], {"mode": "wrap"}, 19,
-     "node 'pad_y' (Pad, opset 19): mode 'wrap' — supported: constant, "
-     "edge, reflect"),
+    ("Pad", [("x", F32, [3]), ("p", i64(1, 1))], {"mode": "mirror"}, 19,
+     "node 'pad_y' (Pad, opset 19): mode 'mirror' — supported: constant, "
+     "edge, reflect, and wrap from opset 19"),
     ("Conv", [("x", F32, [1, 1, 2, 2, 2, 2]),
               ("w", np.ones([1, 1, 1, 1, 1, 1], F32))], {}, 13,
      "node 'conv_y' (Conv, opset 13): a rank-6 input — supported: 1-D, 2-D "

@@ -253,13 +253,22 @@ Status binaryMathKernel(KernelContext &ctx) {
   if (kind == "fmod" && t == DType::F32)
     return mapBinary<float, float>(
         ctx, [](float x, float y) { return std::fmod(x, y); });
+  if (kind == "mod" && t == DType::F32) // ONNX 28: x - floor(x / y) * y
+    return mapBinary<float, float>(ctx, [](float x, float y) {
+      const float r = std::fmod(x, y);
+      // A zero takes the divisor's sign; a nonzero remainder of the other
+      // sign moves by y (which an infinite y then returns, as specified).
+      if (r == 0)
+        return std::copysign(0.0f, y);
+      return (r < 0) != (y < 0) ? r + y : r;
+    });
   if (isIntegerKind(kind)) {
     if (t == DType::I64)
       return integerBinary<int64_t>(ctx, kind);
     if (t == DType::I32)
       return integerBinary<int32_t>(ctx, kind);
     return ctx.error("kind \"" + kind + "\" takes int64 or int32" +
-                     (kind == "fmod" ? " or float32" : ""));
+                     (kind == "fmod" || kind == "mod" ? " or float32" : ""));
   }
   if (kind != "and" && kind != "or")
     return unknownKind(ctx, kind);

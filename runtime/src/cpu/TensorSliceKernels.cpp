@@ -129,22 +129,30 @@ Status sliceKernel(KernelContext &ctx) {
 }
 
 /// Source index of output position `o` along a dim of size `dim` with
-/// `begin` pad, or -1 for the constant value.
-int64_t padSource(int64_t o, int64_t begin, int64_t dim, int mode) {
+/// `begin` and `end` pads, or -1 for the constant value. Modes: 0 constant,
+/// 1 edge, 2 reflect, 3 wrap (the input repeats). Negative pads crop first,
+/// as onnxruntime does: edges, reflections and wraps are of what is kept.
+int64_t padSource(int64_t o, int64_t begin, int64_t end, int64_t dim,
+                  int mode) {
+  const int64_t lo = std::max<int64_t>(0, -begin);
+  const int64_t kept = dim - lo - std::max<int64_t>(0, -end);
   int64_t i = o - begin;
-  if (i >= 0 && i < dim)
+  if (i >= lo && i < lo + kept)
     return i;
-  if (mode == 0 || dim == 0)
+  if (mode == 0 || kept <= 0)
     return -1;
   if (mode == 1)
-    return std::clamp<int64_t>(i, 0, dim - 1);
-  if (dim == 1)
-    return 0;
-  int64_t period = 2 * (dim - 1);
+    return std::clamp<int64_t>(i, lo, lo + kept - 1);
+  i -= lo;
+  if (mode == 3)
+    return lo + (i % kept + kept) % kept;
+  if (kept == 1)
+    return lo;
+  int64_t period = 2 * (kept - 1);
   i %= period;
   if (i < 0)
     i += period;
-  return i < dim ? i : period - i;
+  return lo + (i < kept ? i : period - i);
 }
 
 Status padKernel(KernelContext &ctx) {
@@ -162,6 +170,7 @@ Status padKernel(KernelContext &ctx) {
   int mode = modeName == "constant"  ? 0
              : modeName == "edge"    ? 1
              : modeName == "reflect" ? 2
+             : modeName == "wrap"    ? 3
                                      : -1;
   if (mode < 0)
     return ctx.error("mode '" + modeName + "' is not supported");
@@ -176,8 +185,11 @@ Status padKernel(KernelContext &ctx) {
     out[d] += pads[d] + pads[d + rank];
     if (out[d] < 0)
       return ctx.error("pads crop dim " + std::to_string(d) + " below zero");
-    if (mode != 0 && x.shape[d] == 0 && out[d] > 0)
-      return ctx.error("edge/reflect padding of an empty dim");
+    const int64_t kept = x.shape[d] - std::max<int64_t>(0, -pads[d]) -
+                         std::max<int64_t>(0, -pads[d + rank]);
+    if (mode != 0 && kept <= 0 && out[d] > 0)
+      return ctx.error("edge/reflect/wrap padding of an empty dim (or one "
+                       "its negative pads crop away)");
   }
   if (Status s = ctx.setOutputShape(0, out); !s)
     return s;
@@ -197,14 +209,16 @@ Status padKernel(KernelContext &ctx) {
     const int64_t last = rank - 1, len = out.back();
     std::vector<int64_t> lastSrc(len);
     for (int64_t i = 0; i < len; ++i)
-      lastSrc[i] = padSource(i, pads[last], x.shape[last], mode);
+      lastSrc[i] =
+          padSource(i, pads[last], pads[last + rank], x.shape[last], mode);
     shape::Shape rows(out.begin(), out.end() - 1);
     std::vector<int64_t> idx(last, 0);
     do {
       int64_t off = 0;
       bool inside = true;
       for (int64_t d = 0; d < last; ++d) {
-        int64_t s = padSource(idx[d], pads[d], x.shape[d], mode);
+        int64_t s =
+            padSource(idx[d], pads[d], pads[d + rank], x.shape[d], mode);
         inside &= s >= 0;
         off += s * inSt[d];
       }

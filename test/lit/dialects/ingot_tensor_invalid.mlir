@@ -27,8 +27,8 @@ func.func @slice_zero_step(%x: tensor<8xf32>) -> tensor<?xf32> {
 
 func.func @pad_bad_mode(%x: tensor<3xf32>, %v: tensor<f32>) -> tensor<5xf32> {
   %p = ingot.constant dense<[1, 1]> : tensor<2xi64>
-  // expected-error @+1 {{'ingot.pad' op mode 'wrap' is not supported}}
-  %y = ingot.pad %x, %p, %v {mode = "wrap"} : (tensor<3xf32>, tensor<2xi64>, tensor<f32>) -> tensor<5xf32>
+  // expected-error @+1 {{'ingot.pad' op mode 'mirror' is not supported}}
+  %y = ingot.pad %x, %p, %v {mode = "mirror"} : (tensor<3xf32>, tensor<2xi64>, tensor<f32>) -> tensor<5xf32>
   return %y : tensor<5xf32>
 }
 

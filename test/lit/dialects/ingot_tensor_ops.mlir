@@ -58,6 +58,16 @@ func.func @pad(%x: tensor<3x4xf32>, %v: tensor<f32>) -> tensor<5x8xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @pad_wrap
+// CHECK: ingot.pad %{{.*}}, %{{.*}}, %{{.*}} {mode = "wrap"} : (tensor<3x4xf32>, tensor<4xi64>, tensor<f32>) -> tensor<6x5xf32>
+func.func @pad_wrap(%x: tensor<3x4xf32>, %v: tensor<f32>) -> tensor<6x5xf32> {
+  %p = ingot.constant dense<[2, 0, 1, 1]> : tensor<4xi64>
+  %y = ingot.pad %x, %p, %v {mode = "wrap"} : (tensor<3x4xf32>, tensor<4xi64>, tensor<f32>) -> tensor<6x5xf32>
+  return %y : tensor<6x5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @indexing
 // CHECK: ingot.gather_elements %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<?x4xf32>, tensor<?x2xi64>) -> tensor<?x2xf32>
 // CHECK: ingot.scatter_nd %{{.*}}, %{{.*}}, %{{.*}} {reduction = "add"} : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
