@@ -2,7 +2,9 @@
 # Builds the libFuzzer targets with ASan + UBSan (clang-22) into build-fuzz/
 # and runs them:
 #   scripts/fuzz.sh build                 # configure + build every target
-#   scripts/fuzz.sh run TARGET [SECONDS]  # one campaign (default 600 s)
+#   scripts/fuzz.sh run TARGET [SECONDS]  # one campaign (default 600 s;
+#                                         # FUZZ_RUNS=N stops it after N
+#                                         # executions if that comes first)
 #   scripts/fuzz.sh smoke [SECONDS]       # every target for SECONDS (60)
 #   scripts/fuzz.sh test                  # the unit + e2e suites on this
 #                                         # sanitizer build (make test-asan)
@@ -36,14 +38,16 @@ run_one() {
   local target=$1 seconds=$2
   local corpus="$BUILD_FUZZ/corpus/$target" findings="$BUILD_FUZZ/findings/$target"
   mkdir -p "$corpus" "$findings"
-  local dict=()
+  local dict=() runs=()
   [ -f "test/fuzz/dict/$target.dict" ] && dict=("-dict=test/fuzz/dict/$target.dict")
+  [ -n "${FUZZ_RUNS:-}" ] && runs=("-runs=$FUZZ_RUNS")
   echo "== fuzz-$target for ${seconds}s"
   # detect_leaks stays on: a leak on a refused input is a finding too.
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$BUILD_FUZZ/bin/fuzz-$target" "$corpus" "test/fuzz/corpus/$target" \
-      "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      "${dict[@]}" "${runs[@]}" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 \
       -max_len=262144 -print_final_stats=1 -artifact_prefix="$findings/" \
       2>"$BUILD_FUZZ/findings/$target.log" || true
   grep -E "^stat::number_of_executed_units|^cov:|#[0-9]+.*DONE" \
