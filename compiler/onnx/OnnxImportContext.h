@@ -296,6 +296,8 @@ llvm::ArrayRef<OpConverter> opConverters();
 /// Coverage tables: math/reduction/normalisation ops (OnnxMathOps.cpp) and
 /// tensor/data-movement/convolution ops (OnnxTensorOps.cpp).
 llvm::ArrayRef<OpConverter> mathOpConverters();
+/// Ops written as a few graph ops (OnnxComposite.cpp).
+llvm::ArrayRef<OpConverter> compositeOpConverters();
 llvm::ArrayRef<OpConverter> tensorOpConverters();
 /// onnxruntime's QLinear* contrib ops (OnnxQuantMicrosoft.cpp).
 llvm::ArrayRef<OpConverter> quantMicrosoftConverters();

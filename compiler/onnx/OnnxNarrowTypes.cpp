@@ -27,8 +27,8 @@ bool keepsNarrowTypes(llvm::StringRef opType) {
   static const llvm::StringSet<> ops = {
       "Cast", "CastLike", "Identity", "Reshape", "Flatten", "Squeeze",
       "Unsqueeze", "Transpose", "Concat", "Split", "Slice", "Gather",
-      "GatherElements", "ScatterND", "Expand", "Tile", "Shape", "Size",
-      "DepthToSpace", "SpaceToDepth",
+      "GatherElements", "ScatterND", "ScatterElements", "Scatter", "Expand",
+      "Tile", "Shape", "Size", "DepthToSpace", "SpaceToDepth",
       // Read their 8-bit operands as they are (OnnxQuantOps.cpp).
       "DequantizeLinear", "QuantizeLinear", "DynamicQuantizeLinear",
       "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv"};

@@ -65,12 +65,13 @@ const OpConverter kConverters[] = {
 };
 
 /// The foundation table above plus the coverage tables, which live beside
-/// their converters (OnnxMathOps.cpp, OnnxTensorOps.cpp,
+/// their converters (OnnxMathOps.cpp, OnnxComposite.cpp, OnnxTensorOps.cpp,
 /// OnnxQuantMicrosoft.cpp).
 std::vector<OpConverter> buildTable() {
   std::vector<OpConverter> all(std::begin(kConverters), std::end(kConverters));
   for (llvm::ArrayRef<OpConverter> more :
-       {mathOpConverters(), tensorOpConverters(), quantMicrosoftConverters()})
+       {mathOpConverters(), compositeOpConverters(), tensorOpConverters(),
+        quantMicrosoftConverters()})
     all.insert(all.end(), more.begin(), more.end());
   return all;
 }

@@ -261,4 +261,43 @@ LogicalResult convertResize(NodeContext &n) {
   return n.setOutput(0, y);
 }
 
+/// Upsample (7-9, Resize's predecessor): compile-time scales (an attribute
+/// before opset 9, input 1 from it), output dims floor(dim * scale), and
+/// asymmetric coordinates; nearest truncates the source coordinate, as
+/// onnxruntime's Upsample does. Scales below 1 are refused, as there.
+LogicalResult convertUpsample(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(n.requireType(x, "X", {n.f32()})))
+    return failure();
+  std::string mode = "nearest";
+  if (const auto *a = n.attr("mode", onnx::AttributeProto::STRING))
+    mode = a->s();
+  std::optional<std::vector<double>> scales;
+  if (n.opset() < 9) {
+    if (const auto *a = n.attr("scales", onnx::AttributeProto::FLOATS))
+      scales = std::vector<double>(a->floats().begin(), a->floats().end());
+  } else if (Value s; succeeded(n.input(1, s))) {
+    scales = constantFloats(n, 1, s);
+  }
+  if (n.ctx.hasError())
+    return failure();
+  if (mode != "nearest" && mode != "linear")
+    return n.fail("mode '" + mode + "'", "nearest, linear");
+  if (!scales)
+    return n.fail("scales that are not known at compile time",
+                  "constant scales (an initializer or Constant)");
+  if (int64_t(scales->size()) != rankOf(x))
+    return n.fail("scales must have one entry per dim of X");
+  for (double s : *scales)
+    if (!(s >= 1))
+      return n.fail("scale " + std::to_string(s), "scales of at least 1");
+  OpBuilder &b = n.builder();
+  return n.setOutput(
+      0, n.build<graph::ResizeOp>(
+             n.f32(), x, Value(), Value(), b.getDenseF64ArrayAttr(*scales),
+             b.getDenseI64ArrayAttr({}), b.getStringAttr(mode),
+             b.getStringAttr("asymmetric"), b.getStringAttr("floor"),
+             FloatAttr(), IntegerAttr(), DenseI64ArrayAttr(), StringAttr()));
+}
+
 } // namespace ingot::compiler::onnximport

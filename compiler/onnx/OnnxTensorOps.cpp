@@ -247,13 +247,8 @@ LogicalResult convertGatherElements(NodeContext &n) {
                                           n.builder().getI64IntegerAttr(axis)));
 }
 
-LogicalResult convertScatterND(NodeContext &n) {
-  Value data, indices, updates;
-  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
-      failed(n.input(2, updates)) ||
-      failed(n.requireType(indices, "indices", {n.i64()})) ||
-      failed(n.requireType(updates, "updates", {elementTypeOf(data)})))
-    return failure();
+/// ScatterND's and ScatterElements' reduction attribute, checked.
+FailureOr<std::string> scatterReduction(NodeContext &n) {
   std::string reduction = "none";
   if (const auto *a = n.attr("reduction", onnx::AttributeProto::STRING))
     reduction = a->s();
@@ -264,9 +259,43 @@ LogicalResult convertScatterND(NodeContext &n) {
       !minMax)
     return n.fail("reduction '" + reduction + "'",
                   "none, add, mul; max, min from opset 18");
+  return reduction;
+}
+
+LogicalResult convertScatterND(NodeContext &n) {
+  Value data, indices, updates;
+  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
+      failed(n.input(2, updates)) ||
+      failed(n.requireType(indices, "indices", {n.i64()})) ||
+      failed(n.requireType(updates, "updates", {elementTypeOf(data)})))
+    return failure();
+  FailureOr<std::string> reduction = scatterReduction(n);
+  if (failed(reduction))
+    return failure();
   return n.setOutput(0, n.build<graph::ScatterNDOp>(
                             elementTypeOf(data), data, indices, updates,
-                            n.builder().getStringAttr(reduction)));
+                            n.builder().getStringAttr(*reduction)));
+}
+
+/// ScatterElements (11; Scatter, its name in opsets 9-10, has no
+/// reduction).
+LogicalResult convertScatterElements(NodeContext &n) {
+  Value data, indices, updates;
+  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
+      failed(n.input(2, updates)) ||
+      failed(n.requireType(indices, "indices", {n.i64(), n.i32()})) ||
+      failed(n.requireType(updates, "updates", {elementTypeOf(data)})))
+    return failure();
+  FailureOr<std::string> reduction = scatterReduction(n);
+  int64_t axis;
+  if (failed(reduction) ||
+      failed(n.normalizeAxis(n.attrInt("axis", 0), rankOf(data), "axis", axis)))
+    return failure();
+  OpBuilder &b = n.builder();
+  return n.setOutput(
+      0, n.build<graph::ScatterElementsOp>(elementTypeOf(data), data, indices,
+                                           updates, b.getI64IntegerAttr(axis),
+                                           b.getStringAttr(*reduction)));
 }
 
 LogicalResult convertDepthToSpace(NodeContext &n) {
@@ -331,6 +360,8 @@ const OpConverter kTensorConverters[] = {
     {"Pad", kMinOpset, kMaxOpset, convertPad},
     {"GatherElements", 11, kMaxOpset, convertGatherElements},
     {"ScatterND", 11, kMaxOpset, convertScatterND},
+    {"ScatterElements", 11, kMaxOpset, convertScatterElements},
+    {"Scatter", 9, 10, convertScatterElements},
     {"DepthToSpace", kMinOpset, kMaxOpset, convertDepthToSpace},
     {"OneHot", 9, kMaxOpset, convertOneHot},
     {"NonZero", 9, kMaxOpset, convertNonZero},
@@ -344,6 +375,7 @@ const OpConverter kTensorConverters[] = {
     {"GlobalAveragePool", kMinOpset, kMaxOpset, convertGlobalAveragePool},
     {"GlobalMaxPool", kMinOpset, kMaxOpset, convertGlobalMaxPool},
     {"Resize", 11, kMaxOpset, convertResize},
+    {"Upsample", 7, 9, convertUpsample},
 };
 
 } // namespace

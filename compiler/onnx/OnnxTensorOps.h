@@ -40,5 +40,6 @@ mlir::LogicalResult convertAveragePool(NodeContext &n);
 mlir::LogicalResult convertGlobalAveragePool(NodeContext &n);
 mlir::LogicalResult convertGlobalMaxPool(NodeContext &n);
 mlir::LogicalResult convertResize(NodeContext &n);
+mlir::LogicalResult convertUpsample(NodeContext &n);
 
 } // namespace ingot::compiler::onnximport

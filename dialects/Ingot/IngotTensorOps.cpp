@@ -106,6 +106,14 @@ LogicalResult ScatterNDOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult ScatterElementsOp::verify() {
+  if (failed(verifySameElementType(*this, {getData(), getUpdates()})) ||
+      failed(checkStr(*this, "reduction", getReduction(),
+                      {"none", "add", "mul", "max", "min"})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
 LogicalResult TopKOp::verify() {
   if (getSelect() == 0) {
     if (failed(verifySameElementType(*this, {getInput()})))

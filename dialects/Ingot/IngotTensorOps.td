@@ -160,6 +160,24 @@ def Ingot_ScatterNDOp : Ingot_TensorOp<"scatter_nd"> {
                        "functional-type(operands, results)";
 }
 
+def Ingot_ScatterElementsOp : Ingot_TensorOp<"scatter_elements"> {
+  let summary = "write `updates` elementwise at indices along an axis";
+  let description = [{
+    ONNX `ScatterElements`: data with each updates[i] written (or combined
+    by `reduction`: `none`, `add`, `mul`, `max`, `min`) at i with its
+    `axis` coordinate replaced by indices[i]; indices and updates share a
+    shape of data's rank.
+
+    ```mlir
+    %s = ingot.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "add"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$data, Ingot_IntTensor:$indices,
+                   Ingot_Tensor:$updates, I64Attr:$axis, StrAttr:$reduction);
+  let assemblyFormat = "$data `,` $indices `,` $updates attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 def Ingot_TopKOp : Ingot_TensorOp<"topk"> {
   let summary = "the k largest or smallest along an axis";
   let description = [{

@@ -15,6 +15,16 @@ using namespace mlir;
 namespace ingot::graph {
 namespace {
 
+/// Same rank, and equal dims where both are known.
+bool compatibleShapes(const shape::Shape &a, const shape::Shape &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t d = 0; d < a.size(); ++d)
+    if (a[d] != b[d] && a[d] != shape::kDynamic && b[d] != shape::kDynamic)
+      return false;
+  return true;
+}
+
 constexpr int64_t kDyn = shape::kDynamic;
 
 bool inferTopK(TopKOp t, ArrayRef<ValueInfo> ins, shape::Shape &out,
@@ -103,6 +113,18 @@ std::optional<bool> inferIndexingOp(Operation *op, ArrayRef<ValueInfo> ins,
         return inferGatherND(g, ins, out, error);
       })
       .Case<ScatterNDOp>([&](ScatterNDOp) -> Result {
+        out = ins[0].shape;
+        return true;
+      })
+      .Case<ScatterElementsOp>([&](ScatterElementsOp s) -> Result {
+        int64_t axis;
+        if (ins[1].shape.size() != ins[0].shape.size() ||
+            !compatibleShapes(ins[1].shape, ins[2].shape) ||
+            !shape::normalizeAxis(s.getAxis(), ins[0].shape.size(), &axis)) {
+          error = "indices and updates must share a shape of the data's "
+                  "rank, and axis must be in range";
+          return false;
+        }
         out = ins[0].shape;
         return true;
       })

@@ -204,6 +204,12 @@ void addTensorIndexSpecs(std::vector<KernelSpec> &table) {
        {{in("data", kDense), in("indices", kI64), in("updates", kDense)},
         {like("y", 0)},
         {"reduction"}}});
+  table.push_back(
+      {"scatter_elements",
+       false,
+       {{in("data", kDense), in("indices", kIndex), like("updates", 0)},
+        {like("y", 0)},
+        {"axis", "reduction"}}});
   // `sorted` is always honoured (ties keep the lower index first).
   table.push_back({"topk",
                    false,

@@ -188,6 +188,19 @@ for key, xs, scales, sizes_in, attrs in [
     else:
         args += ["", ("z", i64(*sizes_in))]
     case(one(f"resize_{key}", "Resize", args, opset=13, **attrs))
+# Upsample (opsets 7-9): scales as an attribute (7) or an input (9).
+for key, xs, scales, mode, opset in [
+        ("nearest_x2_opset9", [1, 2, 3, 4], [1, 1, 2, 2], "nearest", 9),
+        ("nearest_x1_5_3_opset7", [1, 1, 4, 3], [1, 1, 1.5, 3], "nearest", 7),
+        ("linear_x2_opset9", [2, 1, 3, 5], [1, 1, 2, 2], "linear", 9),
+        ("linear_x3_opset7", [1, 1, 2, 6], [1, 1, 3, 1.5], "linear", 7)]:
+    if opset == 9:
+        case(one(f"upsample_{key}", "Upsample",
+                 [("x", F32, xs), ("s", np.array(scales, F32))], opset=opset,
+                 mode=mode))
+    else:
+        case(one(f"upsample_{key}", "Upsample", [("x", F32, xs)],
+                 opset=opset, mode=mode, scales=scales))
 # Cubic (bicubic upsampling as torch exports it; Keys' kernel), including
 # a 2-D input (onnxruntime takes cubic on 2-D, or 4-D resizing H and W),
 # another coefficient and exclude_outside.

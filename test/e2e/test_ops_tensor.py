@@ -200,6 +200,27 @@ case(one("scatter_nd_int64", "ScatterND",
          [("x", I64, [4, 2]), ("i", i64([1], [2])), ("u", I64, [2, 2])],
          opset=13))
 
+# ScatterElements: indices may repeat; both stacks apply updates in
+# row-major order, so the last write (or the reduction's order) agrees.
+for key, dshape, ishape, axis, lo, hi, red, opset, sizes in [
+        ("axis0", [4, 3], [2, 3], 0, -4, 4, None, 13, ({},)),
+        ("axis1_add", [3, 5], [3, 4], 1, 0, 5, "add", 16, ({},)),
+        ("axis1_mul", [3, 5], [2, 4], 1, -5, 5, "mul", 16, ({},)),
+        ("neg_axis_max", [2, 3, 4], [2, 2, 3], -1, 0, 4, "max", 18, ({},)),
+        ("min", [3, 4], [3, 4], 0, 0, 3, "min", 18, ({},)),
+        ("sym", ["n", 6], ["n", 2], 1, 0, 6, None, 13, sym2(2, 5))]:
+    attrs = {"reduction": red} if red else {}
+    case(one(f"scatter_elements_{key}", "ScatterElements",
+             [("x", F32, dshape), ("i", I64, ishape), ("u", F32, ishape)],
+             opset=opset, sizes=sizes, gen={"i": idx_gen(lo, hi)}, axis=axis,
+             **attrs))
+case(one("scatter_elements_int64_i32_idx", "ScatterElements",
+         [("x", I64, [3, 4]), ("i", I32, [2, 4]), ("u", I64, [2, 4])],
+         opset=13, gen={"i": idx_gen(-3, 3, I32)}, axis=0))
+case(one("scatter_opset10", "Scatter",
+         [("x", F32, [3, 3]), ("i", I64, [1, 3]), ("u", F32, [1, 3])],
+         opset=10, gen={"i": idx_gen(0, 3)}, axis=0))
+
 # -- GatherND -----------------------------------------------------------------
 for key, dshape, ishape, lo, hi, batch_dims, sizes in [
         ("points", [4, 5, 6], [7, 3], -4, 4, 0, ({},)),

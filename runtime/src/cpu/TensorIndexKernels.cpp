@@ -1,4 +1,4 @@
-//===- TensorIndexKernels.cpp - gather_elements, scatter_nd, topk ---------===//
+//===- TensorIndexKernels.cpp - gather/scatter by index, topk -------------===//
 #include "cpu/TensorKernels.h"
 
 #include <numeric>
@@ -59,6 +59,94 @@ void combine(T *dst, const T *src, int64_t n, int reduction) {
                               : std::min(dst[i], src[i]);
 }
 
+/// `reduction` as combine() numbers it (0 none), or -1; the reductions
+/// take f32, i64 or i32 data.
+Status scatterReduction(KernelContext &ctx, DType dtype, int *reduction) {
+  std::string red;
+  if (Status s = ctx.attrStr("reduction", &red, "none"); !s)
+    return s;
+  *reduction = red == "none"  ? 0
+               : red == "add" ? 1
+               : red == "mul" ? 2
+               : red == "max" ? 3
+               : red == "min" ? 4
+                              : -1;
+  if (*reduction < 0)
+    return ctx.error("reduction '" + red + "' is not supported");
+  if (*reduction && dtype != DType::F32 && dtype != DType::I64 &&
+      dtype != DType::I32)
+    return ctx.error("add/mul/max/min reductions take f32, i64 or i32");
+  return Status::ok();
+}
+
+/// Writes (or combines) `n` elements of `src` over `dst`.
+void scatterWrite(uint8_t *dst, const uint8_t *src, int64_t n, size_t es,
+                  DType dtype, int reduction) {
+  if (reduction == 0)
+    std::memcpy(dst, src, n * es);
+  else if (dtype == DType::F32)
+    combine((float *)dst, (const float *)src, n, reduction);
+  else if (dtype == DType::I64)
+    combine((int64_t *)dst, (const int64_t *)src, n, reduction);
+  else
+    combine((int32_t *)dst, (const int32_t *)src, n, reduction);
+}
+
+/// ONNX ScatterElements: data, then each updates[i] at i with its `axis`
+/// coordinate replaced by indices[i], in order (a repeated index keeps the
+/// last write, as onnxruntime's does, or combines them).
+Status scatterElementsKernel(KernelContext &ctx) {
+  if (Status s = ctx.expectArity(3, 3, 1); !s)
+    return s;
+  if (Status s = ctx.expectInputDType(1, {DType::I64, DType::I32}); !s)
+    return s;
+  const KernelInput &data = ctx.input(0), &idx = ctx.input(1),
+                    &upd = ctx.input(2);
+  if (Status s = ctx.expectOutputDType(0, {data.dtype}); !s)
+    return s;
+  int reduction;
+  if (Status s = scatterReduction(ctx, data.dtype, &reduction); !s)
+    return s;
+  int64_t axisAttr, axis;
+  if (Status s = ctx.attrInt("axis", &axisAttr, 0); !s)
+    return s;
+  const int64_t rank = data.shape.size();
+  if (int64_t(idx.shape.size()) != rank || idx.shape != upd.shape ||
+      upd.dtype != data.dtype || !shape::normalizeAxis(axisAttr, rank, &axis))
+    return ctx.error("indices and updates must share a shape of the data's "
+                     "rank, and axis must be in range");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && idx.shape[d] > data.shape[d])
+      return ctx.error("indices dim " + std::to_string(d) + " is " +
+                       std::to_string(idx.shape[d]) + ", past the data's " +
+                       std::to_string(data.shape[d]));
+  if (Status s = ctx.setOutputShape(0, data.shape); !s)
+    return s;
+  const size_t es = dtypeSize(data.dtype);
+  auto *out = static_cast<uint8_t *>(ctx.output(0).data);
+  if (out != data.data && data.bytes())
+    std::memmove(out, data.data, data.bytes());
+  if (idx.numElements() == 0)
+    return Status::ok();
+  const std::vector<int64_t> st = stridesOf(data.shape);
+  const auto *u = static_cast<const uint8_t *>(upd.data);
+  const int64_t dim = data.shape[axis];
+  std::vector<int64_t> at(rank, 0);
+  int64_t pos = 0;
+  do {
+    const int64_t v = readInt(idx, pos);
+    if (v < -dim || v >= dim)
+      return ctx.error("index " + std::to_string(v) +
+                       " out of range for axis size " + std::to_string(dim));
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      off += (d == axis ? (v < 0 ? v + dim : v) : at[d]) * st[d];
+    scatterWrite(out + off * es, u + pos * es, 1, es, data.dtype, reduction);
+    ++pos;
+  } while (nextIndex(at, idx.shape));
+  return Status::ok();
+}
+
 Status scatterNDKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(3, 3, 1); !s)
     return s;
@@ -68,20 +156,9 @@ Status scatterNDKernel(KernelContext &ctx) {
                     &upd = ctx.input(2);
   if (Status s = ctx.expectOutputDType(0, {data.dtype}); !s)
     return s;
-  std::string red;
-  if (Status s = ctx.attrStr("reduction", &red, "none"); !s)
+  int reduction;
+  if (Status s = scatterReduction(ctx, data.dtype, &reduction); !s)
     return s;
-  int reduction = red == "none"  ? 0
-                  : red == "add" ? 1
-                  : red == "mul" ? 2
-                  : red == "max" ? 3
-                  : red == "min" ? 4
-                                 : -1;
-  if (reduction < 0)
-    return ctx.error("reduction '" + red + "' is not supported");
-  if (reduction && data.dtype != DType::F32 && data.dtype != DType::I64 &&
-      data.dtype != DType::I32)
-    return ctx.error("add/mul/max/min reductions take f32, i64 or i32");
   if (idx.shape.empty())
     return ctx.error("indices must have rank >= 1");
   const int64_t k = idx.shape.back(), rank = data.shape.size();
@@ -107,16 +184,8 @@ Status scatterNDKernel(KernelContext &ctx) {
         return ctx.error("index " + std::to_string(v) + " out of range");
       off += (v < 0 ? v + dim : v) * st[j];
     }
-    uint8_t *dst = out + off * es;
-    const uint8_t *src = u + t * slice * es;
-    if (reduction == 0)
-      std::memcpy(dst, src, slice * es);
-    else if (data.dtype == DType::F32)
-      combine((float *)dst, (const float *)src, slice, reduction);
-    else if (data.dtype == DType::I64)
-      combine((int64_t *)dst, (const int64_t *)src, slice, reduction);
-    else
-      combine((int32_t *)dst, (const int32_t *)src, slice, reduction);
+    scatterWrite(out + off * es, u + t * slice * es, slice, es, data.dtype,
+                 reduction);
   }
   return Status::ok();
 }
@@ -194,6 +263,7 @@ Status topkKernel(KernelContext &ctx) {
 void addTensorIndexKernels(std::vector<KernelImpl> &table) {
   table.push_back({"gather_elements", gatherElementsKernel});
   table.push_back({"scatter_nd", scatterNDKernel});
+  table.push_back({"scatter_elements", scatterElementsKernel});
   table.push_back({"topk", topkKernel});
 }
 

@@ -108,6 +108,22 @@ func.func @topk_indices_type(%x: tensor<3x8xf32>) -> tensor<3x2xi32> {
 
 // -----
 
+func.func @scatter_elements_reduction(%d: tensor<3x4xf32>, %i: tensor<3x2xi64>, %u: tensor<3x2xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'ingot.scatter_elements' op reduction 'mean' is not supported}}
+  %s = ingot.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "mean"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+  return %s : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @scatter_elements_updates_shape(%d: tensor<3x4xf32>, %i: tensor<3x2xi64>, %u: tensor<3x3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{indices and updates must share a shape of the data's rank}}
+  %s = ingot.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "none"} : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x3xf32>) -> tensor<3x4xf32>
+  return %s : tensor<3x4xf32>
+}
+
+// -----
+
 func.func @depth_to_space_channels(%x: tensor<1x6x2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{'ingot.depth_to_space' op expects [N, C, H, W] with C divisible by blocksize^2}}
   %d = ingot.depth_to_space %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x6x2x2xf32> -> tensor<1x1x4x4xf32>

@@ -79,6 +79,15 @@ func.func @indexing(%x: tensor<?x4xf32>, %i: tensor<?x2xi64>, %d: tensor<4x3xf32
 
 // -----
 
+// CHECK-LABEL: func.func @scatter_elements
+// CHECK: ingot.scatter_elements %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, reduction = "max"} : (tensor<?x4xf32>, tensor<?x2xi32>, tensor<?x2xf32>) -> tensor<?x4xf32>
+func.func @scatter_elements(%d: tensor<?x4xf32>, %i: tensor<?x2xi32>, %u: tensor<?x2xf32>) -> tensor<?x4xf32> {
+  %s = ingot.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "max"} : (tensor<?x4xf32>, tensor<?x2xi32>, tensor<?x2xf32>) -> tensor<?x4xf32>
+  return %s : tensor<?x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @topk
 // CHECK: ingot.topk %{{.*}}, %{{.*}} {axis = 1 : i64, largest = 1 : i64, select = 0 : i64, sorted = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xf32>
 // CHECK: ingot.topk %{{.*}}, %{{.*}} {axis = 1 : i64, largest = 0 : i64, select = 1 : i64, sorted = 1 : i64} : (tensor<3x8xf32>, tensor<1xi64>) -> tensor<3x2xi64>
