@@ -205,6 +205,8 @@ const AttributeRow kAttributeRows[] = {
     {"Scatter", "", 9, 10, "axis"},
     {"DepthToSpace", "", 7, 10, "blocksize"},
     {"DepthToSpace", "", 11, 28, "blocksize mode"},
+    {"SpaceToDepth", "", 7, 27, "blocksize"},
+    {"SpaceToDepth", "", 28, 28, "blocksize mode"},
     {"OneHot", "", 9, 28, "axis"},
     {"NonZero", "", 9, 28, ""},
     {"TopK", "", 7, 9, "axis k"},

@@ -298,7 +298,9 @@ LogicalResult convertScatterElements(NodeContext &n) {
                                            b.getStringAttr(*reduction)));
 }
 
-LogicalResult convertDepthToSpace(NodeContext &n) {
+/// DepthToSpace, and SpaceToDepth (`toDepth`; its mode attribute is new
+/// in opset 28, DCR before).
+LogicalResult convertBlockShuffle(NodeContext &n, bool toDepth) {
   Value x;
   if (failed(n.input(0, x)))
     return failure();
@@ -312,10 +314,20 @@ LogicalResult convertDepthToSpace(NodeContext &n) {
     return n.fail("missing attribute 'blocksize'");
   if (mode != "DCR" && mode != "CRD")
     return n.fail("mode '" + mode + "'", "DCR, CRD");
-  return n.setOutput(
-      0, n.build<graph::DepthToSpaceOp>(elementTypeOf(x), x,
-                                        n.builder().getI64IntegerAttr(bs->i()),
-                                        n.builder().getStringAttr(mode)));
+  OpBuilder &b = n.builder();
+  if (toDepth)
+    return n.setOutput(0, n.build<graph::SpaceToDepthOp>(
+                              elementTypeOf(x), x, b.getI64IntegerAttr(bs->i()),
+                              b.getStringAttr(mode)));
+  return n.setOutput(0, n.build<graph::DepthToSpaceOp>(
+                            elementTypeOf(x), x, b.getI64IntegerAttr(bs->i()),
+                            b.getStringAttr(mode)));
+}
+LogicalResult convertDepthToSpace(NodeContext &n) {
+  return convertBlockShuffle(n, false);
+}
+LogicalResult convertSpaceToDepth(NodeContext &n) {
+  return convertBlockShuffle(n, true);
 }
 
 /// OneHot: depth must be a compile-time constant (it sizes the result).
@@ -363,6 +375,7 @@ const OpConverter kTensorConverters[] = {
     {"ScatterElements", 11, kMaxOpset, convertScatterElements},
     {"Scatter", 9, 10, convertScatterElements},
     {"DepthToSpace", kMinOpset, kMaxOpset, convertDepthToSpace},
+    {"SpaceToDepth", kMinOpset, kMaxOpset, convertSpaceToDepth},
     {"OneHot", 9, kMaxOpset, convertOneHot},
     {"NonZero", 9, kMaxOpset, convertNonZero},
     {"TopK", kMinOpset, kMaxOpset, convertTopK},

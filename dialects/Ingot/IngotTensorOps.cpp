@@ -289,6 +289,13 @@ LogicalResult DepthToSpaceOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult SpaceToDepthOp::verify() {
+  if (failed(verifySameElementType(*this, {getInput()})) ||
+      failed(checkStr(*this, "mode", getMode(), {"DCR", "CRD"})))
+    return failure();
+  return verifyShapeRule(*this);
+}
+
 LogicalResult OneHotOp::verify() {
   if (failed(verifySameElementType(*this, {getValues()})))
     return failure();

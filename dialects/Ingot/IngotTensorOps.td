@@ -379,6 +379,20 @@ def Ingot_DepthToSpaceOp : Ingot_TensorOp<"depth_to_space"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
+def Ingot_SpaceToDepthOp : Ingot_TensorOp<"space_to_depth"> {
+  let summary = "move spatial blocks into channel blocks";
+  let description = [{
+    ONNX `SpaceToDepth` on [N, C, H, W], the inverse of `depth_to_space`
+    with the same `mode` (`DCR`, or `CRD` from opset 28).
+
+    ```mlir
+    %y = ingot.space_to_depth %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x2x4x6xf32> -> tensor<1x8x2x3xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input, I64Attr:$blocksize, StrAttr:$mode);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
 def Ingot_OneHotOp : Ingot_TensorOp<"one_hot"> {
   let summary = "one-hot encoding with a compile-time depth";
   let description = [{

@@ -337,6 +337,19 @@ bool inferDepthToSpace(DepthToSpaceOp d, const shape::Shape &in,
   return true;
 }
 
+bool inferSpaceToDepth(SpaceToDepthOp d, const shape::Shape &in,
+                       shape::Shape &out, std::string &error) {
+  int64_t b = d.getBlocksize();
+  if (in.size() != 4 || b < 1 || (in[2] != kDyn && in[2] % b != 0) ||
+      (in[3] != kDyn && in[3] % b != 0)) {
+    error = "expects [N, C, H, W] with H and W divisible by blocksize";
+    return false;
+  }
+  out = {in[0], mulDims(in[1], b * b), in[2] == kDyn ? kDyn : in[2] / b,
+         in[3] == kDyn ? kDyn : in[3] / b};
+  return true;
+}
+
 /// Conv, the pools, Resize, DepthToSpace: ops over spatial windows.
 std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
                                     shape::Shape &out, std::string &error) {
@@ -371,6 +384,9 @@ std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
           [&](ResizeOp r) -> Result { return inferResize(r, ins, out, error); })
       .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> Result {
         return inferDepthToSpace(d, in(), out, error);
+      })
+      .Case<SpaceToDepthOp>([&](SpaceToDepthOp d) -> Result {
+        return inferSpaceToDepth(d, in(), out, error);
       })
       .Default([](Operation *) { return std::nullopt; });
 }

@@ -239,6 +239,9 @@ void addTensorCoverageSpecs(std::vector<KernelSpec> &table) {
   table.push_back({"depth_to_space",
                    false,
                    {{in("x", kDense)}, {like("y", 0)}, {"blocksize", "mode"}}});
+  table.push_back({"space_to_depth",
+                   false,
+                   {{in("x", kDense)}, {like("y", 0)}, {"blocksize", "mode"}}});
   table.push_back({"one_hot",
                    false,
                    {{in("indices", kNumeric), in("values", kDense)},

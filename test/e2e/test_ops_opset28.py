@@ -99,3 +99,24 @@ def test_range_16bit_stash_type(tmp_path):
                          tmp_path / "b.ingot", check=False)
     assert proc.returncode == 1, proc.stderr
     assert "'rg'" in proc.stderr and "stash_type = 0" in proc.stderr
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_space_to_depth_modes_opset28(tmp_path, mode):
+    """Opset 28's mode: DCR (the old order) or CRD; against numpy's
+    reshape/transpose of the spec, and DepthToSpace of the same mode
+    undoing it."""
+    r = rng_for(f"s2d{mode}")
+    x = r.normal(0, 1, (2, 3, 4, 6)).astype(np.float32)
+    model = make_model(
+        [helper.make_node("SpaceToDepth", ["x"], ["d"], blocksize=2,
+                          mode=mode),
+         helper.make_node("DepthToSpace", ["d"], ["y"], blocksize=2,
+                          mode=mode)],
+        [("x", np.float32, [2, 3, 4, 6])], ["d", "y"], opset=28)
+    got = run_ingot(tmp_path, model, {"x": x})
+    t = x.reshape(2, 3, 2, 2, 3, 2)
+    perm = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+    np.testing.assert_array_equal(got["d"],
+                                  t.transpose(perm).reshape(2, 12, 2, 3))
+    np.testing.assert_array_equal(got["y"], x)

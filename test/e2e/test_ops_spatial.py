@@ -241,6 +241,10 @@ for mode in ("DCR", "CRD"):
              [("x", F32, [2, 8, 2, 3])], opset=13, blocksize=2, mode=mode))
 case(one("depth_to_space_b3_sym", "DepthToSpace", [("x", F32, ["n", 9, 2, 2])],
          opset=13, blocksize=3, sizes=sym2(1, 2)))
+case(one("space_to_depth", "SpaceToDepth", [("x", F32, [2, 3, 4, 6])],
+         opset=13, blocksize=2))
+case(one("space_to_depth_b3_sym", "SpaceToDepth", [("x", F32, ["n", 2, 6, 3])],
+         opset=13, blocksize=3, sizes=sym2(1, 2)))
 for key, ishape, dt, axis, depth, lo, hi, vals in [
         ("last", [4], I64, -1, 5, -5, 7, f32(0, 1)),
         ("axis0", [2, 3], I64, 0, 4, 0, 4, f32(-1, 3)),

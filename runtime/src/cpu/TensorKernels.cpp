@@ -1,6 +1,7 @@
 //===- TensorKernels.cpp - Coverage kernels (tensor) -------------------===//
 //
-// flatten, expand, tile, range, depth_to_space, one_hot and non_zero, and
+// flatten, expand, tile, range, depth_to_space, space_to_depth, one_hot and
+// non_zero, and
 // the registration of the whole tensor family (docs/kernels-tensor.md).
 // The movers are dtype-agnostic: they copy elements by byte size.
 //
@@ -146,7 +147,10 @@ Status rangeKernel(KernelContext &ctx) {
   }
 }
 
-Status depthToSpaceKernel(KernelContext &ctx) {
+/// depth_to_space, and its inverse space_to_depth (`toDepth`): the same
+/// walk over the [N, C, H*b, W*b] space tensor, copying from or into the
+/// matching element of the [N, C*b*b, H, W] depth tensor.
+Status blockShuffle(KernelContext &ctx, bool toDepth) {
   if (Status s = ctx.expectArity(1, 1, 1); !s)
     return s;
   const KernelInput &x = ctx.input(0);
@@ -158,26 +162,47 @@ Status depthToSpaceKernel(KernelContext &ctx) {
     return s;
   if (Status s = ctx.attrStr("mode", &mode, "DCR"); !s)
     return s;
-  if (x.shape.size() != 4 || b < 1 || x.shape[1] % (b * b) != 0)
-    return ctx.error("expects [N, C, H, W] with C divisible by blocksize^2");
-  const int64_t n = x.shape[0], c = x.shape[1] / (b * b), h = x.shape[2],
-                w = x.shape[3];
-  if (Status s = ctx.setOutputShape(0, {n, c, h * b, w * b}); !s)
+  const shape::Shape &xs = x.shape;
+  if (xs.size() != 4 || b < 1 ||
+      (toDepth ? xs[2] % b != 0 || xs[3] % b != 0 : xs[1] % (b * b) != 0))
+    return ctx.error(toDepth ? "expects [N, C, H, W] with H and W divisible by "
+                               "blocksize"
+                             : "expects [N, C, H, W] with C divisible by "
+                               "blocksize^2");
+  // The depth tensor's channels c * b * b and spatial h x w.
+  const int64_t n = xs[0], c = toDepth ? xs[1] : xs[1] / (b * b),
+                h = toDepth ? xs[2] / b : xs[2],
+                w = toDepth ? xs[3] / b : xs[3];
+  shape::Shape out = toDepth ? shape::Shape{n, c * b * b, h, w}
+                             : shape::Shape{n, c, h * b, w * b};
+  if (Status s = ctx.setOutputShape(0, out); !s)
     return s;
   const bool dcr = mode == "DCR";
   dispatchBySize(dtypeSize(x.dtype), [&]<typename T>() {
     const T *src = x.as<T>();
     T *dst = ctx.output(0).as<T>();
+    int64_t space = 0;
     for (int64_t in = 0; in < n; ++in)
       for (int64_t ic = 0; ic < c; ++ic)
         for (int64_t oh = 0; oh < h * b; ++oh)
-          for (int64_t ow = 0; ow < w * b; ++ow) {
+          for (int64_t ow = 0; ow < w * b; ++ow, ++space) {
             int64_t i = oh % b, j = ow % b;
             int64_t sc = dcr ? (i * b + j) * c + ic : ic * b * b + i * b + j;
-            *dst++ = src[((in * c * b * b + sc) * h + oh / b) * w + ow / b];
+            int64_t depth = ((in * c * b * b + sc) * h + oh / b) * w + ow / b;
+            if (toDepth)
+              dst[depth] = src[space];
+            else
+              dst[space] = src[depth];
           }
   });
   return Status::ok();
+}
+
+Status depthToSpaceKernel(KernelContext &ctx) {
+  return blockShuffle(ctx, false);
+}
+Status spaceToDepthKernel(KernelContext &ctx) {
+  return blockShuffle(ctx, true);
 }
 
 Status oneHotKernel(KernelContext &ctx) {
@@ -264,6 +289,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   table.push_back({"tile", tileKernel});
   table.push_back({"range", rangeKernel});
   table.push_back({"depth_to_space", depthToSpaceKernel});
+  table.push_back({"space_to_depth", spaceToDepthKernel});
   table.push_back({"one_hot", oneHotKernel});
   table.push_back({"non_zero", nonZeroKernel});
   addTensorSliceKernels(table);

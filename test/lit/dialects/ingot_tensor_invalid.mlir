@@ -124,6 +124,14 @@ func.func @scatter_elements_updates_shape(%d: tensor<3x4xf32>, %i: tensor<3x2xi6
 
 // -----
 
+func.func @space_to_depth_height(%x: tensor<1x2x5x4xf32>) -> tensor<1x8x2x2xf32> {
+  // expected-error @+1 {{'ingot.space_to_depth' op expects [N, C, H, W] with H and W divisible by blocksize}}
+  %d = ingot.space_to_depth %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x2x5x4xf32> -> tensor<1x8x2x2xf32>
+  return %d : tensor<1x8x2x2xf32>
+}
+
+// -----
+
 func.func @depth_to_space_channels(%x: tensor<1x6x2x2xf32>) -> tensor<1x1x4x4xf32> {
   // expected-error @+1 {{'ingot.depth_to_space' op expects [N, C, H, W] with C divisible by blocksize^2}}
   %d = ingot.depth_to_space %x {blocksize = 2 : i64, mode = "DCR"} : tensor<1x6x2x2xf32> -> tensor<1x1x4x4xf32>

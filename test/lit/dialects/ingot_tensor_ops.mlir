@@ -150,6 +150,15 @@ func.func @resize_d2s(%x: tensor<1x3x4x4xf32>, %y: tensor<1x12x8x6xf32>) -> (ten
 
 // -----
 
+// CHECK-LABEL: func.func @space_to_depth
+// CHECK: ingot.space_to_depth %{{.*}} {blocksize = 2 : i64, mode = "DCR"} : tensor<?x3x8x6xf32> -> tensor<?x12x4x3xf32>
+func.func @space_to_depth(%x: tensor<?x3x8x6xf32>) -> tensor<?x12x4x3xf32> {
+  %d = ingot.space_to_depth %x {blocksize = 2 : i64, mode = "DCR"} : tensor<?x3x8x6xf32> -> tensor<?x12x4x3xf32>
+  return %d : tensor<?x12x4x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @one_hot_non_zero
 // CHECK: ingot.one_hot %{{.*}}, %{{.*}} {axis = 1 : i64, depth = 5 : i64} : (tensor<?xi64>, tensor<2xf32>) -> tensor<?x5xf32>
 // CHECK: ingot.non_zero %{{.*}} : tensor<3x4xf32> -> tensor<2x?xi64>
