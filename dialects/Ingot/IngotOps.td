@@ -345,6 +345,7 @@ include "dialects/Ingot/IngotShapeOps.td"
 include "dialects/Ingot/IngotLlmOps.td"
 include "dialects/Ingot/IngotMathOps.td"
 include "dialects/Ingot/IngotTensorOps.td"
+include "dialects/Ingot/IngotIndexOps.td"
 include "dialects/Ingot/IngotFusedOps.td"
 include "dialects/Ingot/IngotControlOps.td"
 
