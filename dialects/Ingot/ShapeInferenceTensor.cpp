@@ -27,10 +27,6 @@ namespace {
 
 constexpr int64_t kDyn = shape::kDynamic;
 
-int64_t mulDims(int64_t a, int64_t b) {
-  return a == kDyn || b == kDyn ? kDyn : a * b;
-}
-
 /// Length of ONNX Slice along a dim of size `dim`; clamps as the spec says.
 int64_t sliceLength(int64_t dim, int64_t start, int64_t end, int64_t step,
                     int64_t *first) {
@@ -325,72 +321,6 @@ std::optional<bool> inferMovementOp(Operation *op, ArrayRef<ValueInfo> ins,
       .Default([](Operation *) { return std::nullopt; });
 }
 
-bool inferDepthToSpace(DepthToSpaceOp d, const shape::Shape &in,
-                       shape::Shape &out, std::string &error) {
-  int64_t b = d.getBlocksize();
-  if (in.size() != 4 || b < 1 || (in[1] != kDyn && in[1] % (b * b) != 0)) {
-    error = "expects [N, C, H, W] with C divisible by blocksize^2";
-    return false;
-  }
-  out = {in[0], in[1] == kDyn ? kDyn : in[1] / (b * b), mulDims(in[2], b),
-         mulDims(in[3], b)};
-  return true;
-}
-
-bool inferSpaceToDepth(SpaceToDepthOp d, const shape::Shape &in,
-                       shape::Shape &out, std::string &error) {
-  int64_t b = d.getBlocksize();
-  if (in.size() != 4 || b < 1 || (in[2] != kDyn && in[2] % b != 0) ||
-      (in[3] != kDyn && in[3] % b != 0)) {
-    error = "expects [N, C, H, W] with H and W divisible by blocksize";
-    return false;
-  }
-  out = {in[0], mulDims(in[1], b * b), in[2] == kDyn ? kDyn : in[2] / b,
-         in[3] == kDyn ? kDyn : in[3] / b};
-  return true;
-}
-
-/// Conv, the pools, Resize, DepthToSpace: ops over spatial windows.
-std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
-                                    shape::Shape &out, std::string &error) {
-  using Result = std::optional<bool>;
-  // Only the cases read it: an op that is none of these may have no operand.
-  auto in = [&]() -> const shape::Shape & { return ins[0].shape; };
-  return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case<ConvOp, ConvIntegerOp>(
-          [&](auto c) -> Result { return inferConv(c, ins, out, error); })
-      .Case<ConvTransposeOp>([&](ConvTransposeOp c) -> Result {
-        return inferConvTranspose(c, ins, out, error);
-      })
-      .Case<LstmOp>(
-          [&](LstmOp l) -> Result { return inferLstm(l, ins, out, error); })
-      .Case<GruOp>(
-          [&](GruOp g) -> Result { return inferGru(g, ins, out, error); })
-      .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> Result {
-        return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
-                         p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,
-                         in(), out, error);
-      })
-      .Case<GlobalAveragePoolOp>([&](GlobalAveragePoolOp) -> Result {
-        if (in().size() < 3) {
-          error = "expects a rank >= 3 input";
-          return false;
-        }
-        out = in();
-        std::fill(out.begin() + 2, out.end(), 1);
-        return true;
-      })
-      .Case<ResizeOp>(
-          [&](ResizeOp r) -> Result { return inferResize(r, ins, out, error); })
-      .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> Result {
-        return inferDepthToSpace(d, in(), out, error);
-      })
-      .Case<SpaceToDepthOp>([&](SpaceToDepthOp d) -> Result {
-        return inferSpaceToDepth(d, in(), out, error);
-      })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
 } // namespace
 
 std::optional<bool> inferTensorOp(Operation *op, ArrayRef<ValueInfo> ins,
@@ -401,7 +331,7 @@ std::optional<bool> inferTensorOp(Operation *op, ArrayRef<ValueInfo> ins,
     return r;
   if (std::optional<bool> r = inferIndexingOp(op, ins, out, error))
     return r;
-  return inferWindowedOp(op, ins, out, error);
+  return inferWindowedOp(op, ins, out, error); // ShapeInferenceWindow.cpp
 }
 
 } // namespace ingot::graph

@@ -1,6 +1,8 @@
 //===- ShapeInferenceWindow.cpp - Convolution, pooling, resize rules ------===//
 #include "dialects/Ingot/ShapeInferenceWindow.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -257,6 +259,75 @@ bool inferResize(ResizeOp op, ArrayRef<ValueInfo> ins, shape::Shape &out,
                       ? kDyn
                       : int64_t(std::floor(float(in[i]) * float(scales[i]))));
   return true;
+}
+
+namespace {
+
+bool inferDepthToSpace(DepthToSpaceOp d, const shape::Shape &in,
+                       shape::Shape &out, std::string &error) {
+  int64_t b = d.getBlocksize();
+  if (in.size() != 4 || b < 1 || (in[1] != kDyn && in[1] % (b * b) != 0)) {
+    error = "expects [N, C, H, W] with C divisible by blocksize^2";
+    return false;
+  }
+  out = {in[0], in[1] == kDyn ? kDyn : in[1] / (b * b), mulDims(in[2], b),
+         mulDims(in[3], b)};
+  return true;
+}
+
+bool inferSpaceToDepth(SpaceToDepthOp d, const shape::Shape &in,
+                       shape::Shape &out, std::string &error) {
+  int64_t b = d.getBlocksize();
+  if (in.size() != 4 || b < 1 || (in[2] != kDyn && in[2] % b != 0) ||
+      (in[3] != kDyn && in[3] % b != 0)) {
+    error = "expects [N, C, H, W] with H and W divisible by blocksize";
+    return false;
+  }
+  out = {in[0], mulDims(in[1], b * b), in[2] == kDyn ? kDyn : in[2] / b,
+         in[3] == kDyn ? kDyn : in[3] / b};
+  return true;
+}
+
+} // namespace
+
+std::optional<bool> inferWindowedOp(Operation *op, ArrayRef<ValueInfo> ins,
+                                    shape::Shape &out, std::string &error) {
+  using Result = std::optional<bool>;
+  // Only the cases read it: an op that is none of these may have no operand.
+  auto in = [&]() -> const shape::Shape & { return ins[0].shape; };
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case<ConvOp, ConvIntegerOp>(
+          [&](auto c) -> Result { return inferConv(c, ins, out, error); })
+      .Case<ConvTransposeOp>([&](ConvTransposeOp c) -> Result {
+        return inferConvTranspose(c, ins, out, error);
+      })
+      .Case<LstmOp>(
+          [&](LstmOp l) -> Result { return inferLstm(l, ins, out, error); })
+      .Case<GruOp>(
+          [&](GruOp g) -> Result { return inferGru(g, ins, out, error); })
+      .Case<MaxPoolOp, AveragePoolOp>([&](auto p) -> Result {
+        return inferPool(p, p.getKernelShape(), p.getStrides(), p.getPads(),
+                         p.getDilations(), p.getAutoPad(), p.getCeilMode() != 0,
+                         in(), out, error);
+      })
+      .Case<GlobalAveragePoolOp>([&](GlobalAveragePoolOp) -> Result {
+        if (in().size() < 3) {
+          error = "expects a rank >= 3 input";
+          return false;
+        }
+        out = in();
+        std::fill(out.begin() + 2, out.end(), 1);
+        return true;
+      })
+      .Case<ResizeOp>(
+          [&](ResizeOp r) -> Result { return inferResize(r, ins, out, error); })
+      .Case<DepthToSpaceOp>([&](DepthToSpaceOp d) -> Result {
+        return inferDepthToSpace(d, in(), out, error);
+      })
+      .Case<SpaceToDepthOp>([&](SpaceToDepthOp d) -> Result {
+        return inferSpaceToDepth(d, in(), out, error);
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 } // namespace ingot::graph

@@ -1,7 +1,8 @@
-//===- ShapeInferenceWindow.h - Convolution, pooling, resize rules -*- C++ -*-===//
+//===- ShapeInferenceWindow.h - Convolution, pooling, resize rules -*- C++
+//-*-===//
 //
 // Shape rules of the tensor-family ops whose output dims come from sliding
-// windows or resampling, shared by ShapeInferenceTensor.cpp.
+// windows, resampling or block shuffles, used by ShapeInferenceTensor.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -10,6 +11,11 @@
 #include "dialects/Ingot/ShapeInference.h"
 
 namespace ingot::graph {
+
+/// a * b, or dynamic if either is.
+inline int64_t mulDims(int64_t a, int64_t b) {
+  return a == shape::kDynamic || b == shape::kDynamic ? shape::kDynamic : a * b;
+}
 
 bool inferPool(mlir::Operation *op, llvm::ArrayRef<int64_t> kernel,
                llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
@@ -28,5 +34,10 @@ bool inferConv(ConvLike op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::string &error);
 bool inferResize(ResizeOp op, llvm::ArrayRef<ValueInfo> ins, shape::Shape &out,
                  std::string &error);
+/// Conv, ConvTranspose, LSTM/GRU, the pools, Resize, DepthToSpace and
+/// SpaceToDepth: nullopt if `op` is none of them.
+std::optional<bool> inferWindowedOp(mlir::Operation *op,
+                                    llvm::ArrayRef<ValueInfo> ins,
+                                    shape::Shape &out, std::string &error);
 
 } // namespace ingot::graph
