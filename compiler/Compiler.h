@@ -46,7 +46,7 @@ struct CompileOptions {
   int64_t maxContext = 0; // 0 = the model's max_position_embeddings
   std::string kvLayout;   // --kv-layout; empty: the target's choice
   // --kv-cache-dtype: what the engine's KV cache holds unless its own
-  // --kv-cache-dtype says otherwise (float32, int8 or fp8 e4m3).
+  // --kv-cache-dtype says otherwise (float32, bfloat16, int8 or fp8 e4m3).
   DType kvDtype = DType::F32;
 };
 

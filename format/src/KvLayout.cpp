@@ -15,7 +15,8 @@ constexpr std::pair<KvLayout, const char *> kLayouts[] = {
 } // namespace
 
 bool supportedKvDtype(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::I8 || dtype == DType::F8E4M3;
+  return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::I8 ||
+         dtype == DType::F8E4M3;
 }
 
 bool parseKvCacheDtype(std::string_view name, DType fallback, DType *out) {
@@ -23,6 +24,8 @@ bool parseKvCacheDtype(std::string_view name, DType fallback, DType *out) {
     *out = fallback;
   else if (name == "float32" || name == "f32")
     *out = DType::F32;
+  else if (name == "bfloat16" || name == "bf16")
+    *out = DType::BF16;
   else if (name == "int8")
     *out = DType::I8;
   else if (name == "fp8" || name == "fp8_e4m3")
@@ -34,7 +37,11 @@ bool parseKvCacheDtype(std::string_view name, DType fallback, DType *out) {
 
 uint64_t kvRowBytes(DType dtype, int64_t headDim) {
   const uint64_t d = uint64_t(std::max<int64_t>(headDim, 0));
-  return dtype == DType::F32 ? d * sizeof(float) : d + sizeof(float);
+  if (dtype == DType::F32)
+    return d * sizeof(float);
+  if (dtype == DType::BF16)
+    return d * sizeof(uint16_t);
+  return d + sizeof(float);
 }
 
 const char *kvLayoutName(KvLayout layout) {

@@ -96,8 +96,8 @@ class Engine:
     """Continuous-batching engine over one compiled LLM artifact.
 
     engine_options: threads, kv_blocks | kv_cache_mb, max_tokens_per_step,
-    max_seqs, prefix_caching, kv_cache_dtype ("auto", "float32", "int8",
-    "fp8"; see `ingot generate --help`)."""
+    max_seqs, prefix_caching, kv_cache_dtype ("auto", "float32", "bfloat16",
+    "int8", "fp8"; see `ingot generate --help`)."""
 
     def __init__(self, path: str, device: str = "auto", **engine_options):
         _check_device(device)

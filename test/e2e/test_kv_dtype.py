@@ -1,9 +1,10 @@
-"""The KV cache in int8 and fp8 (`--kv-cache-dtype`), end to end on the
+"""The KV cache in bfloat16, int8 and fp8 (`--kv-cache-dtype`), end to end on the
 tiny random llama: logits against the float64 reference, the budget a
 given number of MiB buys, every command that takes the flag, and refusals.
 
-Tolerances: the f32 cache matches the reference to 1e-4 (test_llm.py). An
-8-bit cache adds each K/V value's rounding (int8: under 0.4% of its row's
+Tolerances: the f32 cache matches the reference to 1e-4 (test_llm.py).
+bfloat16 rounds each K/V value to 8 significant bits (relative error at
+most 2^-9, 0.2%). An 8-bit cache adds each K/V value's rounding (int8: under 0.4% of its row's
 largest value; e4m3: under 6.25% of itself); on this model's random weights
 that moves the logits by 0.9% (int8) and 4.4% (fp8) relative, measured, so
 the bounds are 3e-2 and 1.2e-1. A real model's perplexity moves far less
@@ -22,7 +23,7 @@ sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
 import hf_models  # noqa: E402
 import hf_reference  # noqa: E402
 
-TOLERANCE = {"float32": 1e-4, "int8": 3e-2, "fp8": 1.2e-1}
+TOLERANCE = {"float32": 1e-4, "bfloat16": 1e-2, "int8": 3e-2, "fp8": 1.2e-1}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def model(tmp_path_factory):
     return {"art": art, "dir": path, "work": out, "config": config}
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int8", "fp8"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int8", "fp8"])
 def test_logits_against_the_reference(model, dtype, tmp_path):
     ref = hf_reference.load(model["dir"])
     rng = np.random.default_rng(5)
@@ -53,7 +54,7 @@ def test_logits_against_the_reference(model, dtype, tmp_path):
                          ref.logits(prompt)[-1])
     assert err < TOLERANCE[dtype], f"{dtype}: logits relative error {err:.3g}"
     if dtype != "float32":
-        assert err > 1e-6  # the cache really was 8-bit
+        assert err > 1e-6  # the cache really was not f32
 
 
 def batch(model, tag, *flags):
@@ -69,12 +70,19 @@ def batch(model, tag, *flags):
     return outs, json.loads(stats.read_text())
 
 
-def test_a_budget_in_mib_buys_more_blocks_of_int8(model):
+def test_a_budget_in_mib_buys_more_blocks_of_int8_and_bfloat16(model):
     _, f32 = batch(model, "f32", "--kv-cache-mb", "1")
     outs, i8 = batch(model, "i8", "--kv-cache-mb", "1",
                      "--kv-cache-dtype", "int8")
     assert all(o["finish_reason"] == "length" and len(o["tokens"]) == 20
                for o in outs)
+    outs, b16 = batch(model, "b16", "--kv-cache-mb", "1",
+                      "--kv-cache-dtype", "bf16")
+    assert all(o["finish_reason"] == "length" and len(o["tokens"]) == 20
+               for o in outs)
+    # A row is 4d bytes in f32 and 2d in bfloat16.
+    ratio = b16["kv_blocks_total"] / f32["kv_blocks_total"]
+    assert abs(ratio - 2) < 0.05, ratio
     cfg = model["config"]
     d = cfg.get("head_dim", cfg["hidden_size"] // cfg["num_attention_heads"])
     # A row is 4d bytes in f32 and d + 4 (values and an f32 scale) in int8.

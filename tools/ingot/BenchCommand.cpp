@@ -121,7 +121,7 @@ void declareEngineAndOutput(CommandLine &cl, BenchArgs *a) {
   cl.integer("--kv-cache-mb", &a->kvCacheMb, 1, kMaxKvCacheMb,
              "KV-cache budget in MiB (auto: a share of free memory)", "auto");
   cl.value("--kv-cache-dtype", &a->kvCacheDtype,
-           "KV-cache element type: auto, float32, int8 or fp8");
+           "KV-cache element type: auto, float32, bfloat16, int8 or fp8");
   declareDeviceFlags(cl, &a->device, &a->gpuMemoryFraction);
   cl.value("--endpoint", &a->endpoint,
            "send the workload as streamed /v1/completions to this server",

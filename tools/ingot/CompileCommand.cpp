@@ -136,10 +136,11 @@ void declareGraphFlags(CommandLine &cl, compiler::CompileOptions *o) {
         if (v == "auto" || !parseKvCacheDtype(v, DType::F32, &o->kvDtype))
           throw FlagError("--kv-cache-dtype '" + v +
                           "' is not a KV-cache element type; known: "
-                          "float32, int8 (a scale per token and head), fp8");
+                          "float32, bfloat16, int8 (a scale per token "
+                          "and head), fp8");
       },
       "LLM: the KV cache's element type unless the engine is told otherwise "
-      "(float32, int8 or fp8)",
+      "(float32, bfloat16, int8 or fp8)",
       "float32", "DTYPE");
   for (auto [flag, field, help] :
        {std::tuple{"--fusion", &o->fusion, "fusion passes"},

@@ -147,7 +147,7 @@ void declareOtherFlags(CommandLine &cl, GenerateArgs *a) {
       },
       "write a Chrome trace of every step and kernel", "", "TRACE.json");
   cl.value("--kv-cache-dtype", &a->kvCacheDtype,
-           "KV-cache element type: auto, float32, int8 or fp8");
+           "KV-cache element type: auto, float32, bfloat16, int8 or fp8");
   cl.value("--batch-file", &a->batchFile, "one request per line", "IN.jsonl");
   cl.value("--output", &a->output, "batch: the results (- for stdout)",
            "OUT.jsonl");

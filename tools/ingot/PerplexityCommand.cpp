@@ -79,7 +79,7 @@ int parseArgs(int argc, char **argv, PerplexityArgs *a) {
   cl.integer("--threads", &a->threads, 0, kMaxThreads,
              "threads; 0: every core");
   cl.value("--kv-cache-dtype", &a->kvCacheDtype,
-           "KV-cache element type: auto, float32, int8 or fp8");
+           "KV-cache element type: auto, float32, bfloat16, int8 or fp8");
   cl.flag("--json", &a->json, "print one JSON object");
   if (int rc = cl.parse(argc, argv); rc >= 0)
     return rc == 0 ? -1 : rc;

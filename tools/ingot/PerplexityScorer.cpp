@@ -43,7 +43,7 @@ double tokenNll(const float *logits, int64_t vocab, int32_t target) {
 Status WindowScorer::init(int64_t context, const std::string &kvCacheDtype) {
   if (!parseKvCacheDtype(kvCacheDtype, config_.kvDtype, &config_.kvDtype))
     return Status::error("--kv-cache-dtype '" + kvCacheDtype +
-                         "' is not one of auto, float32, int8, fp8");
+                         "' is not one of auto, float32, bfloat16, int8, fp8");
   const int64_t numBlocks =
       (context + config_.blockSize - 1) / config_.blockSize;
   if (Status s = kv_.allocate(config_, numBlocks); !s)

@@ -113,7 +113,7 @@ int parseServeArgs(int argc, char **argv, ServeArgs *a) {
   declareIntegerFlags(cl, a);
   declareDeviceFlags(cl, &a->engine.device, &a->engine.gpuMemoryFraction);
   cl.value("--kv-cache-dtype", &a->engine.kvCacheDtype,
-           "KV-cache element type: auto, float32, int8 or fp8");
+           "KV-cache element type: auto, float32, bfloat16, int8 or fp8");
   cl.flag("--no-kv-prefault", &a->engine.kvPrefault,
           "commit the KV budget as it is used, not at start", false);
   cl.flag("--no-prefix-caching", &a->engine.prefixCaching,

@@ -29,12 +29,15 @@ bool parseKvLayout(std::string_view name, KvLayout *out);
 /// Every known layout, for messages: "'block,token,head,dim', '...'".
 std::string knownKvLayouts();
 
-/// Whether this runtime stores a KV cache of `dtype` (float32, int8, fp8).
+/// Whether this runtime stores a KV cache of `dtype` (float32, bfloat16,
+/// int8, fp8).
 bool supportedKvDtype(DType dtype);
-/// "auto" (keep `fallback`, the artifact's), "float32", "int8" or "fp8":
+/// "auto" (keep `fallback`, the artifact's), "float32", "bfloat16" (or
+/// "bf16"), "int8" or "fp8":
 /// the KV-cache dtype an engine option or flag names; false if none.
 bool parseKvCacheDtype(std::string_view name, DType fallback, DType *out);
-/// Bytes of one row (one token's values of one KV head) with its scale.
+/// Bytes of one row (one token's values of one KV head), with its scale
+/// for the 8-bit dtypes.
 uint64_t kvRowBytes(DType dtype, int64_t headDim);
 
 } // namespace ingot

@@ -33,8 +33,9 @@ struct EngineOptions {
   int64_t maxTokensPerStep = 0;  // 0 = the compiled bound
   int64_t maxSeqs = 0;           // 0 = the compiled bound
   bool prefixCaching = true;
-  /// KV-cache element type: "auto" (the artifact's), "float32", "int8" or
-  /// "fp8" (8-bit values with a scale per token and KV head, KvCache.h).
+  /// KV-cache element type: "auto" (the artifact's), "float32", "bfloat16"
+  /// (alias "bf16"), "int8" or "fp8" (8-bit values with a scale per token
+  /// and KV head, KvCache.h).
   std::string kvCacheDtype = "auto";
   /// Commit the whole KV budget at start (KvCacheStorage::allocate), as a
   /// long-running server wants: its memory is then flat from the first

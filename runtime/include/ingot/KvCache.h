@@ -11,10 +11,12 @@
 // Kernels see the storage through KvCacheView; the engine owns the storage
 // and the allocator.
 //
-// Element types (LlmConfig::kvDtype): float32, or 8 bits per value — int8
+// Element types (LlmConfig::kvDtype): float32; bfloat16 (each value
+// rounded to nearest even, no scale: half the bytes, f32's range, 8
+// significant bits); or 8 bits per value — int8
 // (symmetric, q = round(x / s), s = max|x| / 127) or fp8 e4m3 (x / s with
 // s = max|x| / 448) — with one f32 scale per row, i.e. per token and KV
-// head. An 8-bit element sits at the same element offset as its f32
+// head. A bfloat16 or 8-bit element sits at the same element offset as its f32
 // counterpart would, and the scale of the row starting at element offset o
 // is scales[o / headDim] (a row is headDim contiguous values in both
 // layouts). Per-row scales keep one outlier token from costing the others
@@ -49,6 +51,8 @@ struct KvCacheView {
   // 8-bit caches: per layer, the values (one byte each) and the row scales.
   std::vector<uint8_t *> keys8, values8;
   std::vector<float *> keyScales, valueScales;
+  // bfloat16 caches: per layer, the values (two bytes each).
+  std::vector<uint16_t *> keys16, values16;
 
   int64_t slotFloats() const { return numKvHeads * headDim; }
   int64_t numSlots() const { return numBlocks * blockSize; }

@@ -65,7 +65,8 @@ typedef struct {
   int64_t max_seqs;            /* 0 = the compiled bound */
   int prefix_caching;          /* default 1 */
   const char *kv_cache_dtype;  /* NULL or "auto" (the artifact's), "float32",
-                                  "int8", "fp8": see ingot/KvCache.h */
+                                  "bfloat16", "int8", "fp8": see
+                                  ingot/KvCache.h */
   int kv_prefault;             /* 1 = commit the KV budget now; default 0 */
 } ingot_engine_options;
 

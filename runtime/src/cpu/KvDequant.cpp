@@ -1,5 +1,6 @@
-//===- KvDequant.cpp - 8-bit KV rows to f32, vectorised -------------------===//
+//===- KvDequant.cpp - bfloat16 and 8-bit KV rows to f32, vectorised ------===//
 //
+// A bfloat16 value widens exactly (its bits become an f32's upper half).
 // The hot half of an 8-bit cache: every attention read dequantises a
 // block's run of rows (KvQuant.h) into scratch. int8 codes are widened and
 // converted 8 or 16 at a time. An e4m3 code becomes the f16 with the same
@@ -29,9 +30,30 @@ void dequantGeneric(DType type, const uint8_t *codes, const float *scales,
   dequantizeKvRows(type, codes, scales, offset, count, stride, d, out);
 }
 
+INGOT_AVX2 void widenBf16Avx2(const uint16_t *values, int64_t offset,
+                              int64_t count, int64_t stride, int64_t d,
+                              float *out) {
+  for (int64_t r = 0; r < count; ++r) {
+    const uint16_t *row = values + offset + r * stride;
+    float *o = out + r * d;
+    int64_t i = 0;
+    for (; i + 8 <= d; i += 8) {
+      const __m128i h =
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(row + i));
+      _mm256_storeu_ps(o + i, _mm256_castsi256_ps(_mm256_slli_epi32(
+                                  _mm256_cvtepu16_epi32(h), 16)));
+    }
+    for (; i < d; ++i)
+      o[i] = bf16ToFloat(row[i]);
+  }
+}
+
 INGOT_AVX2 void dequantAvx2(DType type, const uint8_t *codes,
                             const float *scales, int64_t offset, int64_t count,
                             int64_t stride, int64_t d, float *out) {
+  if (type == DType::BF16)
+    return widenBf16Avx2(reinterpret_cast<const uint16_t *>(codes), offset,
+                         count, stride, d, out);
   const float *table = e4m3Table().data(); // for the tails
   for (int64_t r = 0; r < count; ++r) {
     const int64_t at = offset + r * stride;
@@ -59,10 +81,31 @@ INGOT_AVX2 void dequantAvx2(DType type, const uint8_t *codes,
   }
 }
 
+INGOT_AVX512 void widenBf16Avx512(const uint16_t *values, int64_t offset,
+                                  int64_t count, int64_t stride, int64_t d,
+                                  float *out) {
+  for (int64_t r = 0; r < count; ++r) {
+    const uint16_t *row = values + offset + r * stride;
+    float *o = out + r * d;
+    int64_t i = 0;
+    for (; i + 16 <= d; i += 16) {
+      const __m256i h =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row + i));
+      _mm512_storeu_ps(o + i, _mm512_castsi512_ps(_mm512_slli_epi32(
+                                  _mm512_cvtepu16_epi32(h), 16)));
+    }
+    for (; i < d; ++i)
+      o[i] = bf16ToFloat(row[i]);
+  }
+}
+
 INGOT_AVX512 void dequantAvx512(DType type, const uint8_t *codes,
                                 const float *scales, int64_t offset,
                                 int64_t count, int64_t stride, int64_t d,
                                 float *out) {
+  if (type == DType::BF16)
+    return widenBf16Avx512(reinterpret_cast<const uint16_t *>(codes), offset,
+                           count, stride, d, out);
   const float *table = e4m3Table().data(); // for the tails
   for (int64_t r = 0; r < count; ++r) {
     const int64_t at = offset + r * stride;

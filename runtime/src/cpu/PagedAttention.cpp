@@ -53,7 +53,7 @@ using Plan = AttnPlan;
 
 struct Scratch {
   std::vector<float> scores, partials;
-  std::vector<float> rows;  // a run of dequantised rows of an 8-bit cache
+  std::vector<float> rows;  // a run of widened rows of a non-f32 cache
   std::vector<float> q;     // the rotated query heads of rope_paged_attention
   std::vector<double> sums; // per head: max score, then sum of exps
 };
@@ -122,29 +122,33 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
   // Visits positions [j0, j1] as runs of consecutive rows within one block,
   // `stride` elements apart: the runs and their order are the same in every
   // layout, so are the sums over them (only where the rows sit differs).
-  // An 8-bit run is dequantised into scratch first, rows d apart.
-  auto forEachRun = [&](const float *cache, const uint8_t *codes,
+  // A bfloat16 or 8-bit run is widened into scratch first, rows d apart;
+  // `codes` are then the cache's bytes (uint16_t values for bfloat16).
+  const size_t elemBytes = f32                         ? sizeof(float)
+                           : pl.kvDtype == DType::BF16 ? sizeof(uint16_t)
+                                                       : 1;
+  auto forEachRun = [&](const float *cache, const void *codes,
                         const float *scales, auto &&fn) {
     for (int64_t j = j0; j <= j1;) {
       const int64_t b = j / bs, stop = std::min(j1 + 1, (b + 1) * bs);
       const int64_t at = pl.headBase(pl.entry(s, b), kvh) + j % bs * stride;
       if (stop <= j1)
-        prefetchRun(pl, f32 ? static_cast<const void *>(cache)
-                            : static_cast<const void *>(codes),
-                    f32 ? sizeof(float) : 1,
-                    pl.headBase(pl.entry(s, b + 1), kvh),
+        prefetchRun(pl, f32 ? static_cast<const void *>(cache) : codes,
+                    elemBytes, pl.headBase(pl.entry(s, b + 1), kvh),
                     std::min(j1 + 1 - stop, bs));
       if (f32) {
         fn(j - j0, cache + at, stop - j, stride);
       } else {
-        dequant(pl.kvDtype, codes, scales, at, stop - j, stride, d,
-                sc.rows.data());
+        dequant(pl.kvDtype, static_cast<const uint8_t *>(codes), scales, at,
+                stop - j, stride, d, sc.rows.data());
         fn(j - j0, sc.rows.data(), stop - j, d);
       }
       j = stop;
     }
   };
-  forEachRun(pl.keys, pl.keys8, pl.keyScales,
+  const bool bf16 = pl.kvDtype == DType::BF16;
+  forEachRun(pl.keys, bf16 ? static_cast<const void *>(pl.keys16) : pl.keys8,
+             pl.keyScales,
              [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
                ops.scores(ng, d, q, rows, count, rs, scale, scores + i, len);
              });
@@ -162,7 +166,9 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
     sc.sums[ng + h] = sumF32(row, len);
   }
   std::fill(acc, acc + ng * d, 0.0f);
-  forEachRun(pl.values, pl.values8, pl.valueScales,
+  forEachRun(pl.values,
+             bf16 ? static_cast<const void *>(pl.values16) : pl.values8,
+             pl.valueScales,
              [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
                ops.accumulate(ng, d, scores + i, len, rows, count, rs, acc);
              });
@@ -198,9 +204,10 @@ void combineChunks(const Plan &pl, int64_t tok, int64_t kvh,
 }
 
 /// Stores row `tok` of k and v at the token's slot, k rotated when asked;
-/// head by head, as the heads of a slot are apart in some layouts. An
-/// 8-bit cache gets each row quantised (after the rotation, done in
-/// `rotated`; an f32 cache is rotated into directly) with its scale.
+/// head by head, as the heads of a slot are apart in some layouts. A
+/// bfloat16 cache gets each row rounded, an 8-bit one each row quantised
+/// with its scale (after the rotation, done in `rotated`; an f32 cache is
+/// rotated into directly).
 void writeKv(const Plan &pl, int64_t tok, std::vector<float> &rotated) {
   const int64_t d = pl.g.headDim, bs = pl.blockSize, slot = pl.slots[tok];
   const float *k = pl.k + tok * pl.kStride, *v = pl.v + tok * pl.vStride;
@@ -221,6 +228,11 @@ void writeKv(const Plan &pl, int64_t tok, std::vector<float> &rotated) {
       if (!pl.rotaryDim)
         std::copy(kRow, kRow + d, pl.keys + at);
       std::copy(vRow, vRow + d, pl.values + at);
+      continue;
+    }
+    if (pl.kvDtype == DType::BF16) {
+      storeBf16Row(kRow, d, pl.keys16 + at);
+      storeBf16Row(vRow, d, pl.values16 + at);
       continue;
     }
     pl.keyScales[at / d] = quantizeKvRow(pl.kvDtype, kRow, d, pl.keys8 + at);

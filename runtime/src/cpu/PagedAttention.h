@@ -40,6 +40,7 @@ struct AttnPlan {
   DType kvDtype = DType::F32;
   uint8_t *keys8 = nullptr, *values8 = nullptr;
   float *keyScales = nullptr, *valueScales = nullptr;
+  uint16_t *keys16 = nullptr, *values16 = nullptr; // or a bfloat16 cache
   // The cache's layout (KvCacheView): KV head kvh's row of the token at
   // offset o of block b is at b * blockFloats + kvh * headStride
   // + o * rowStride.

@@ -77,17 +77,19 @@ Status readAttnGeometry(const KernelContext &ctx, AttnGeometry *g) {
 Status buildAttnPlan(const KernelContext &ctx, const KvCacheView &kv,
                      AttnPlan *pl) {
   const AttnGeometry &g = pl->g;
-  const bool f32 = kv.dtype == DType::F32;
-  const size_t arrays = f32 ? std::min(kv.keys.size(), kv.values.size())
-                            : std::min({kv.keys8.size(), kv.values8.size(),
-                                        kv.keyScales.size(),
-                                        kv.valueScales.size()});
+  const bool f32 = kv.dtype == DType::F32, bf16 = kv.dtype == DType::BF16;
+  const size_t arrays =
+      f32    ? std::min(kv.keys.size(), kv.values.size())
+      : bf16 ? std::min(kv.keys16.size(), kv.values16.size())
+             : std::min({kv.keys8.size(), kv.values8.size(),
+                         kv.keyScales.size(), kv.valueScales.size()});
   if (g.layer < 0 || g.layer >= kv.numLayers || size_t(g.layer) >= arrays)
     return ctx.error("layer " + std::to_string(g.layer) +
                      " is out of range for a KV cache of " +
                      std::to_string(kv.numLayers) + " layers");
-  const bool present = f32 ? kv.keys[g.layer] && kv.values[g.layer]
-                           : kv.keys8[g.layer] && kv.values8[g.layer];
+  const bool present = f32    ? kv.keys[g.layer] && kv.values[g.layer]
+                       : bf16 ? kv.keys16[g.layer] && kv.values16[g.layer]
+                              : kv.keys8[g.layer] && kv.values8[g.layer];
   if (kv.numKvHeads != g.kvHeads || kv.headDim != g.headDim ||
       kv.blockSize <= 0 || !present)
     return ctx.error("the KV cache holds " + std::to_string(kv.numKvHeads) +
@@ -142,6 +144,9 @@ Status buildAttnPlan(const KernelContext &ctx, const KvCacheView &kv,
   if (f32) {
     pl->keys = kv.keys[g.layer];
     pl->values = kv.values[g.layer];
+  } else if (bf16) {
+    pl->keys16 = kv.keys16[g.layer];
+    pl->values16 = kv.values16[g.layer];
   } else {
     pl->keys8 = kv.keys8[g.layer];
     pl->values8 = kv.values8[g.layer];

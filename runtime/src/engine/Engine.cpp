@@ -74,8 +74,9 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
       return im.pool.status();
     if (!parseKvCacheDtype(options.kvCacheDtype, im.config.kvDtype,
                            &im.config.kvDtype))
-      return Status::error("KV-cache dtype '" + options.kvCacheDtype +
-                           "' is not one of auto, float32, int8, fp8");
+      return Status::error(
+          "KV-cache dtype '" + options.kvCacheDtype +
+          "' is not one of auto, float32, bfloat16, int8, fp8");
     const LlmConfig &c = im.config;
     engine::StepLimits limits;
     if (Status s = engine::resolveLimits(c, options, &limits); !s)

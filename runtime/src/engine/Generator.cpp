@@ -140,7 +140,7 @@ Status Generator::create(const Artifact &artifact, unsigned threads,
     return g->pool_.status();
   if (!parseKvCacheDtype(kvCacheDtype, g->config_.kvDtype, &g->config_.kvDtype))
     return Status::error("KV-cache dtype '" + kvCacheDtype +
-                         "' is not one of auto, float32, int8, fp8");
+                         "' is not one of auto, float32, bfloat16, int8, fp8");
   if (kvBlocks <= 0)
     kvBlocks = g->config_.maxBlocksPerSeq;
   if (Status s = g->kv_.allocate(g->config_, kvBlocks); !s)

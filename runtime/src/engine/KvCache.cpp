@@ -38,10 +38,11 @@ uint64_t arrayBytes(const LlmConfig &c, int64_t numBlocks) {
     return 0;
   const unsigned __int128 rows = (unsigned __int128)uint64_t(numBlocks) *
                                  uint64_t(c.blockSize) * uint64_t(c.numKvHeads);
-  unsigned __int128 b =
-      c.kvDtype == DType::F32
-          ? padded(rows * uint64_t(c.headDim) * sizeof(float))
-          : padded(rows * uint64_t(c.headDim)) + padded(rows * sizeof(float));
+  const unsigned __int128 values = rows * uint64_t(c.headDim);
+  unsigned __int128 b = c.kvDtype == DType::F32 ? padded(values * sizeof(float))
+                        : c.kvDtype == DType::BF16
+                            ? padded(values * sizeof(uint16_t))
+                            : padded(values) + padded(rows * sizeof(float));
   if (b > std::numeric_limits<uint64_t>::max())
     return 0;
   return uint64_t(b);
@@ -91,7 +92,8 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks,
   if (!supportedKvDtype(config.kvDtype))
     return Status::error(std::string("KV cache dtype ") +
                          dtypeName(config.kvDtype) +
-                         " is not supported (float32, int8 or fp8 e4m3)");
+                         " is not supported (float32, bfloat16, int8 or fp8 "
+                         "e4m3)");
   KvLayout layout;
   if (!parseKvLayout(config.kvLayout, &layout))
     return Status::error(
@@ -140,12 +142,18 @@ Status KvCacheStorage::allocate(const LlmConfig &config, int64_t numBlocks,
   view_.dtype = config.kvDtype;
   auto *base = static_cast<uint8_t *>(p);
   const bool f32 = config.kvDtype == DType::F32;
-  const uint64_t scales = f32 ? 0 : scalesOffset(config, numBlocks);
+  const bool bf16 = config.kvDtype == DType::BF16;
+  const uint64_t scales = f32 || bf16 ? 0 : scalesOffset(config, numBlocks);
   for (int64_t l = 0; l < config.numLayers; ++l) {
     uint8_t *k = base + (2 * l) * one, *v = base + (2 * l + 1) * one;
     if (f32) {
       view_.keys.push_back(reinterpret_cast<float *>(k));
       view_.values.push_back(reinterpret_cast<float *>(v));
+      continue;
+    }
+    if (bf16) {
+      view_.keys16.push_back(reinterpret_cast<uint16_t *>(k));
+      view_.values16.push_back(reinterpret_cast<uint16_t *>(v));
       continue;
     }
     view_.keys8.push_back(k);
