@@ -37,6 +37,8 @@ mlir::LogicalResult convertCumSum(NodeContext &n);
 // OnnxMathNorm.cpp
 mlir::LogicalResult convertBatchNormalization(NodeContext &n);
 mlir::LogicalResult convertInstanceNormalization(NodeContext &n);
+mlir::LogicalResult convertGroupNormalization(NodeContext &n);
+mlir::LogicalResult convertLRN(NodeContext &n);
 mlir::LogicalResult convertRMSNormalization(NodeContext &n);
 mlir::LogicalResult convertSkipLayerNormalization(NodeContext &n);
 mlir::LogicalResult convertSimplifiedLayerNormalization(NodeContext &n);

@@ -1,10 +1,11 @@
 //===- OnnxMathNorm.cpp - Normalisations composed of ingot ops ------------===//
 //
-// BatchNormalization (inference), InstanceNormalization, RMSNormalization
-// and the com.microsoft SkipLayerNormalization / SimplifiedLayerNormalization
-// exporters emit. Each is a short chain of existing ops (reduce_mean, sub,
-// mul, sqrt, div, layer_norm), so they need no kernels of their own; all
-// are float32. Statistics are two-pass (mean, then mean of squared
+// BatchNormalization (inference), InstanceNormalization,
+// GroupNormalization, LRN, RMSNormalization and the com.microsoft
+// SkipLayerNormalization / SimplifiedLayerNormalization exporters emit.
+// Each is a short chain of existing ops (reduce_mean, sub, mul, sqrt, div,
+// reshape, average_pool, layer_norm), so they need no kernels of their
+// own; all are float32. Statistics are two-pass (mean, then mean of squared
 // deviations), which keeps the error at f32 rounding level.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,16 @@ namespace ingot::compiler::onnximport {
 namespace {
 
 int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+
+/// "[2, ?, 4]", for messages.
+std::string describeType(RankedTensorType t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    s +=
+        (i ? ", " : "") + (t.isDynamicDim(i) ? std::string("?")
+                                             : std::to_string(t.getDimSize(i)));
+  return s + "]";
+}
 
 Value scalarF32(NodeContext &n, float value) {
   auto type = RankedTensorType::get({}, n.f32());
@@ -63,10 +74,40 @@ struct Chain {
     SmallVector<int64_t> axes;
     for (int64_t i = 1; i <= rank - 2; ++i)
       axes.push_back(i);
-    FailureOr<Value> r = n.build<graph::UnsqueezeOp>(
-        n.f32(), v, n.builder().getDenseI64ArrayAttr(axes));
+    return reshapeAxes<graph::UnsqueezeOp>(v, axes);
+  }
+  template <typename OpTy> Value reshapeAxes(Value v, ArrayRef<int64_t> axes) {
+    if (!ok)
+      return nullptr;
+    FailureOr<Value> r =
+        n.build<OpTy>(n.f32(), v, n.builder().getDenseI64ArrayAttr(axes));
     ok = succeeded(r);
     return ok ? *r : nullptr;
+  }
+  /// `v` reshaped to `shape` (an i64 tensor; 0 copies v's dim).
+  Value reshape(Value v, Value shape) {
+    if (!ok)
+      return nullptr;
+    FailureOr<Value> r = n.build<graph::ReshapeOp>(
+        n.f32(), v, shape, n.builder().getI64IntegerAttr(0));
+    ok = succeeded(r);
+    return ok ? *r : nullptr;
+  }
+  Value shapeOf(Value v) {
+    if (!ok)
+      return nullptr;
+    OpBuilder &b = n.builder();
+    FailureOr<Value> r = n.build<graph::ShapeOp>(
+        n.i64(), v, b.getI64IntegerAttr(0), b.getI64IntegerAttr(INT64_MAX));
+    ok = succeeded(r);
+    return ok ? *r : nullptr;
+  }
+  Value pow(Value a, Value b) { return binary<graph::PowOp>(a, b); }
+  /// (x − mean) / sqrt(var + ε) over `axes`, variance two-pass.
+  Value normalize(Value x, ArrayRef<int64_t> axes, float epsilon) {
+    Value centered = sub(x, mean(x, axes));
+    Value var = mean(mul(centered, centered), axes);
+    return div(centered, sqrt(add(var, scalarF32(n, epsilon))));
   }
 };
 
@@ -165,11 +206,95 @@ LogicalResult convertInstanceNormalization(NodeContext &n) {
   for (int64_t i = 2; i < rank; ++i)
     axes.push_back(i);
   Chain c{n};
-  Value centered = c.sub(x, c.mean(x, axes));
-  Value var = c.mean(c.mul(centered, centered), axes);
-  Value normalized = c.div(centered, c.sqrt(c.add(var, scalarF32(n, epsilon))));
+  Value normalized = c.normalize(x, axes, epsilon);
   Value y = c.add(c.mul(normalized, c.perChannel(scale, rank)),
                   c.perChannel(bias, rank));
+  if (!c.ok)
+    return failure();
+  return n.setOutput(0, y);
+}
+
+/// GroupNormalization (21): x [N, C, ...] viewed as [N, G, rest] (C a
+/// multiple of G), each (n, g) normalised over `rest`, then scale and bias
+/// per channel. Opsets 18-20 are not claimed: their per-group scale was a
+/// spec error that ONNX deprecated.
+LogicalResult convertGroupNormalization(NodeContext &n) {
+  Value x, scale, bias;
+  if (failed(n.input(0, x)) || failed(n.input(1, scale)) ||
+      failed(n.input(2, bias)) || failed(requireF32(n, {x, scale, bias})) ||
+      failed(requireStashF32(n)))
+    return failure();
+  const float epsilon = n.attrFloat("epsilon", 1e-5f);
+  const int64_t groups = n.attrInt("num_groups", 0);
+  if (n.ctx.hasError())
+    return failure();
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 2 || type.isDynamicDim(1))
+    return n.fail("input " + describeType(type),
+                  "rank >= 2 (N, C, ...) with C known at compile time");
+  const int64_t channels = type.getDimSize(1), rank = type.getRank();
+  if (groups <= 0 || channels % groups)
+    return n.fail("num_groups " + std::to_string(groups) + " for " +
+                      std::to_string(channels) + " channels",
+                  "a positive divisor of the channel count");
+  for (auto [v, role] : {std::pair{scale, "scale"}, {bias, "bias"}}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1 || t.getDimSize(0) != channels)
+      return n.fail(std::string(role) + " " + describeType(t),
+                    "[" + std::to_string(channels) + "] (one per channel)");
+  }
+  Chain c{n};
+  Value grouped = c.reshape(x, tensorI64Constant(n, {0, groups, -1}));
+  Value y = c.reshape(c.normalize(grouped, {2}, epsilon), c.shapeOf(x));
+  y = c.add(c.mul(y, c.perChannel(scale, rank)), c.perChannel(bias, rank));
+  if (!c.ok)
+    return failure();
+  return n.setOutput(0, y);
+}
+
+/// LRN: y = x / (bias + alpha / size · Σ x²)^beta, the sum over the
+/// channels c − floor((size − 1) / 2) .. c + ceil((size − 1) / 2) that
+/// exist. alpha / size · Σ is alpha times the average of an average_pool
+/// (padding counted) over x² with a unit dim inserted before C, so the
+/// channels become the pool's first spatial dim.
+LogicalResult convertLRN(NodeContext &n) {
+  Value x;
+  if (failed(n.input(0, x)) || failed(requireF32(n, {x})))
+    return failure();
+  const float alpha = n.attrFloat("alpha", 1e-4f);
+  const float beta = n.attrFloat("beta", 0.75f);
+  const float bias = n.attrFloat("bias", 1.0f);
+  const int64_t size = n.attrInt("size", 0);
+  if (n.ctx.hasError())
+    return failure();
+  const int64_t rank = rankOf(x);
+  if (rank < 3 || rank > 4)
+    return n.fail("a rank-" + std::to_string(rank) + " input",
+                  "rank 3 or 4 (N, C, D1[, D2])");
+  if (size <= 0)
+    return n.fail("size " + std::to_string(size), "size >= 1");
+  // Pool dims: the channels, then x's spatial dims with unit windows.
+  const size_t nd = size_t(rank - 1);
+  std::vector<int64_t> kernel(nd, 1), ones(nd, 1), pads(2 * nd, 0);
+  kernel[0] = size;
+  pads[0] = (size - 1) / 2;
+  pads[nd] = size / 2; // ceil((size - 1) / 2)
+  Chain c{n};
+  Value lifted = c.reshapeAxes<graph::UnsqueezeOp>(c.mul(x, x), {1});
+  if (!c.ok)
+    return failure();
+  OpBuilder &b = n.builder();
+  FailureOr<Value> average = n.build<graph::AveragePoolOp>(
+      n.f32(), lifted, b.getDenseI64ArrayAttr(kernel),
+      b.getDenseI64ArrayAttr(ones), b.getDenseI64ArrayAttr(pads),
+      b.getDenseI64ArrayAttr(ones), b.getStringAttr("NOTSET"),
+      b.getI64IntegerAttr(0), b.getI64IntegerAttr(1), b.getI64IntegerAttr(0));
+  if (failed(average))
+    return failure();
+  Value sumTerm = c.mul(c.reshapeAxes<graph::SqueezeOp>(*average, {1}),
+                        scalarF32(n, alpha));
+  Value y =
+      c.div(x, c.pow(c.add(sumTerm, scalarF32(n, bias)), scalarF32(n, beta)));
   if (!c.ok)
     return failure();
   return n.setOutput(0, y);

@@ -271,6 +271,8 @@ const OpConverter kMathConverters[] = {
     {"BatchNormalization", kMinOpset, kMaxOpset, convertBatchNormalization},
     {"InstanceNormalization", kMinOpset, kMaxOpset,
      convertInstanceNormalization},
+    {"GroupNormalization", 21, kMaxOpset, convertGroupNormalization},
+    {"LRN", kMinOpset, kMaxOpset, convertLRN},
     {"RMSNormalization", 23, kMaxOpset, convertRMSNormalization},
     {"SkipLayerNormalization", kMinOpset, kMaxOpset,
      convertSkipLayerNormalization, "com.microsoft"},
