@@ -159,6 +159,8 @@ const AttributeRow kAttributeRows[] = {
     {"BatchNormalization", "", 9, 13, "epsilon momentum"},
     {"BatchNormalization", "", 14, 28, "epsilon momentum training_mode"},
     {"InstanceNormalization", "", 7, 28, "epsilon"},
+    {"GroupNormalization", "", 21, 28, "epsilon num_groups stash_type"},
+    {"LRN", "", 7, 28, "alpha beta bias size"},
     {"RMSNormalization", "", 23, 28, "axis epsilon stash_type"},
     {"SkipLayerNormalization", "com.microsoft", 7, 28, "epsilon"},
     {"SimplifiedLayerNormalization", "com.microsoft", 7, 28, "axis epsilon "
@@ -209,6 +211,7 @@ const AttributeRow kAttributeRows[] = {
     {"SpaceToDepth", "", 28, 28, "blocksize mode"},
     {"OneHot", "", 9, 28, "axis"},
     {"NonZero", "", 9, 28, ""},
+    {"NonMaxSuppression", "", 10, 28, "center_point_box"},
     {"TopK", "", 7, 9, "axis k"},
     {"TopK", "", 10, 10, "axis"},
     {"TopK", "", 11, 28, "axis largest sorted"},

@@ -100,7 +100,8 @@ LogicalResult convertTile(NodeContext &n) {
   return n.setOutput(0, n.build<graph::TileOp>(elementTypeOf(x), x, repeats));
 }
 
-/// A compile-time scalar as double (float or integer constant).
+} // namespace
+
 std::optional<double> constantScalar(NodeContext &n, Value v) {
   if (auto ints = n.ctx.constantInts(v); ints && ints->size() == 1)
     return double((*ints)[0]);
@@ -109,6 +110,8 @@ std::optional<double> constantScalar(NodeContext &n, Value v) {
     return (*attr.getValues<APFloat>().begin()).convertToDouble();
   return std::nullopt;
 }
+
+namespace {
 
 /// Range: constant inputs fix the length at import; run-time ones leave it
 /// dynamic (bound computation then asks for --shape).
@@ -378,6 +381,7 @@ const OpConverter kTensorConverters[] = {
     {"SpaceToDepth", kMinOpset, kMaxOpset, convertSpaceToDepth},
     {"OneHot", 9, kMaxOpset, convertOneHot},
     {"NonZero", 9, kMaxOpset, convertNonZero},
+    {"NonMaxSuppression", 10, kMaxOpset, convertNonMaxSuppression},
     {"TopK", kMinOpset, kMaxOpset, convertTopK},
     {"Conv", kMinOpset, kMaxOpset, convertConv},
     {"ConvTranspose", kMinOpset, kMaxOpset, convertConvTranspose},

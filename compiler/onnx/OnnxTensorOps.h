@@ -1,7 +1,7 @@
 //===- OnnxTensorOps.h - Shared by the tensor-family converters -*- C++ -*-===//
 //
 // Private to the tensor-family converters (OnnxTensorOps.cpp, OnnxSplit.cpp,
-// OnnxTensorNnOps.cpp and the files beside them).
+// OnnxTensorNnOps.cpp, OnnxDetection.cpp and the files beside them).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -29,6 +29,9 @@ mlir::LogicalResult windowAttrs(NodeContext &n, size_t nd,
                                 std::vector<int64_t> &dilations,
                                 std::string &autoPad);
 
+/// A compile-time scalar as double (float or integer constant).
+std::optional<double> constantScalar(NodeContext &n, mlir::Value v);
+
 mlir::LogicalResult convertSplit(NodeContext &n);
 mlir::LogicalResult convertTopK(NodeContext &n);
 mlir::LogicalResult convertConv(NodeContext &n);
@@ -41,5 +44,6 @@ mlir::LogicalResult convertGlobalAveragePool(NodeContext &n);
 mlir::LogicalResult convertGlobalMaxPool(NodeContext &n);
 mlir::LogicalResult convertResize(NodeContext &n);
 mlir::LogicalResult convertUpsample(NodeContext &n);
+mlir::LogicalResult convertNonMaxSuppression(NodeContext &n);
 
 } // namespace ingot::compiler::onnximport

@@ -1,7 +1,8 @@
 //===- IngotIndexOps.td - Coverage ops (indexing) ---------------*- tablegen -*-===//
 //
 // Included from IngotOps.td after IngotTensorOps.td, whose Ingot_TensorOp
-// class these use: gathers and scatters by index, TopK, OneHot and NonZero.
+// class these use: gathers and scatters by index, TopK, OneHot, NonZero
+// and NonMaxSuppression.
 // Kernel contracts: docs/kernels-tensor.md.
 //
 //===----------------------------------------------------------------------===//
@@ -120,4 +121,28 @@ def Ingot_NonZeroOp : Ingot_TensorOp<"non_zero"> {
   }];
   let arguments = (ins Ingot_Tensor:$input);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Ingot_NonMaxSuppressionOp : Ingot_TensorOp<"non_max_suppression"> {
+  let summary = "boxes kept per batch and class by greedy IoU suppression";
+  let description = [{
+    ONNX `NonMaxSuppression` with its scalar inputs known at compile time:
+    `boxes` [B, N, 4] (corners in either order when `center_point_box` is
+    0, centre and size when 1), `scores` [B, C, N]. Per batch and class,
+    boxes scoring above `score_threshold` (when set) are taken by score,
+    ties by index, and kept unless their IoU with a box already kept
+    exceeds `iou_threshold`, up to `max_output_boxes_per_class`. The
+    result is [n, 3] i64 rows (batch, class, box), n known at run time.
+
+    ```mlir
+    %y = ingot.non_max_suppression %b, %s {center_point_box = 0 : i64, iou_threshold = 5.000000e-01 : f32, max_output_boxes_per_class = 10 : i64} : (tensor<1x6x4xf32>, tensor<1x1x6xf32>) -> tensor<?x3xi64>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$boxes, Ingot_Tensor:$scores,
+                   I64Attr:$center_point_box,
+                   I64Attr:$max_output_boxes_per_class,
+                   F32Attr:$iou_threshold,
+                   OptionalAttr<F32Attr>:$score_threshold);
+  let assemblyFormat = "$boxes `,` $scores attr-dict `:` "
+                       "functional-type(operands, results)";
 }

@@ -310,3 +310,18 @@ LogicalResult NonZeroOp::verify() {
     return emitOpError("result must be i64");
   return verifyShapeRule(*this);
 }
+
+LogicalResult NonMaxSuppressionOp::verify() {
+  if (!elementType(getBoxes()).isF32() || !elementType(getScores()).isF32())
+    return emitOpError("boxes and scores must be f32");
+  if (!elementType(getResult()).isInteger(64))
+    return emitOpError("result must be i64");
+  if (getCenterPointBox() != 0 && getCenterPointBox() != 1)
+    return emitOpError("center_point_box must be 0 or 1");
+  if (getMaxOutputBoxesPerClass() < 0)
+    return emitOpError("max_output_boxes_per_class must be >= 0");
+  const float iou = getIouThreshold().convertToFloat();
+  if (!(iou >= 0.0f && iou <= 1.0f))
+    return emitOpError("iou_threshold must be in [0, 1]");
+  return verifyShapeRule(*this);
+}

@@ -1,8 +1,9 @@
 //===- ShapeInferenceIndexing.cpp - Shape rules of the indexing ops -------===//
 //
-// GatherElements, ScatterND, TopK, OneHot and NonZero (IngotTensorOps.td):
-// results shaped by an index tensor, a k, a depth, or (NonZero) by run-time
-// data, whose count boundTensorResult bounds.
+// GatherElements, ScatterND, TopK, OneHot, NonZero and NonMaxSuppression
+// (IngotIndexOps.td): results shaped by an index tensor, a k, a depth, or
+// (NonZero, NonMaxSuppression) by run-time data, whose count
+// boundTensorResult bounds.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Ingot/IngotDialect.h"
@@ -26,6 +27,23 @@ bool compatibleShapes(const shape::Shape &a, const shape::Shape &b) {
 }
 
 constexpr int64_t kDyn = shape::kDynamic;
+
+/// boxes [B, N, 4] and scores [B, C, N] -> [?, 3].
+bool inferNonMaxSuppression(ArrayRef<ValueInfo> ins, shape::Shape &out,
+                            std::string &error) {
+  const shape::Shape &boxes = ins[0].shape, &scores = ins[1].shape;
+  auto same = [](int64_t a, int64_t b) {
+    return a == b || a == kDyn || b == kDyn;
+  };
+  if (boxes.size() != 3 || !same(boxes[2], 4) || scores.size() != 3 ||
+      !same(boxes[0], scores[0]) || !same(boxes[1], scores[2])) {
+    error = "boxes must be [B, N, 4] and scores [B, C, N], got " +
+            shape::toString(boxes) + " and " + shape::toString(scores);
+    return false;
+  }
+  out = {kDyn, 3};
+  return true;
+}
 
 bool inferTopK(TopKOp t, ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::string &error) {
@@ -136,13 +154,17 @@ std::optional<bool> inferIndexingOp(Operation *op, ArrayRef<ValueInfo> ins,
         out = {int64_t(ins[0].shape.size()), kDyn};
         return true;
       })
+      .Case<NonMaxSuppressionOp>([&](NonMaxSuppressionOp) -> Result {
+        return inferNonMaxSuppression(ins, out, error);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
 /// Upper bounds of the dims that depend on run-time data, for bound
 /// computation when every input dim is known: a slice or top-k never
-/// exceeds the input dim, NonZero finds at most numel elements. nullopt
-/// when `op` has no such bound.
+/// exceeds the input dim, NonZero finds at most numel elements,
+/// NonMaxSuppression keeps at most min(N, its maximum) boxes per batch
+/// and class. nullopt when `op` has no such bound.
 std::optional<shape::Shape> boundTensorResult(Operation *op,
                                               ArrayRef<ValueInfo> ins,
                                               const shape::Shape &inferred) {
@@ -153,6 +175,15 @@ std::optional<shape::Shape> boundTensorResult(Operation *op,
     if (n == kDyn)
       return std::nullopt;
     bound[1] = n;
+    return bound;
+  }
+  if (auto nms = dyn_cast<NonMaxSuppressionOp>(op)) {
+    const shape::Shape &scores = ins[1].shape;
+    if (shape::numElements(scores) == kDyn)
+      return std::nullopt;
+    const int64_t perClass =
+        std::min<int64_t>(scores[2], nms.getMaxOutputBoxesPerClass());
+    bound[0] = scores[0] * scores[1] * perClass;
     return bound;
   }
   if (isa<SliceOp, TopKOp>(op) && bound.size() == in.size()) {

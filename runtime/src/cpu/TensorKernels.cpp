@@ -302,6 +302,7 @@ void addTensorCoverageKernels(std::vector<KernelImpl> &table) {
   addPoolKernels(table);
   addResizeKernels(table);
   addControlFlowKernels(table);
+  addNonMaxSuppressionKernels(table);
 }
 
 } // namespace ingot::cpu

@@ -20,6 +20,7 @@ void addGruKernels(std::vector<KernelImpl> &table);
 void addPoolKernels(std::vector<KernelImpl> &table);
 void addResizeKernels(std::vector<KernelImpl> &table);
 void addControlFlowKernels(std::vector<KernelImpl> &table);
+void addNonMaxSuppressionKernels(std::vector<KernelImpl> &table);
 
 /// Row-major element strides of `s`.
 inline std::vector<int64_t> stridesOf(const shape::Shape &s) {
