@@ -5,16 +5,18 @@
 #                                    check's models for cpu,cuda:sm_80,sm_90,
 #                                    sm_100 into build/gpu-check/models (ONNX
 #                                    elementwise) and .../llm (tiny f32
-#                                    Llama/Mistral/Phi3, every step on CUDA)
-#                                    and
+#                                    Llama/Mistral/Phi3, every step on CUDA),
+#                                    .../real (the bundled SmolLM2 Q4_1's
+#                                    first 8 blocks: real weights within the
+#                                    64 MiB the device tool carries) and
 #                                    copies the header-only dependencies the
 #                                    GPU machine lacks into build/gpu-check/deps
 #   scripts/gpu-check.sh [--out DIR] there (no MLIR, no network): builds the
 #                                    runtime-only ingot, checks every artifact
 #                                    on the GPU against the CPU and times both
-#                                    beside PyTorch; writes gpu-check.json and
-#                                    gpu-check.md to DIR (default $OUT, else
-#                                    build/gpu-check/out)
+#                                    beside PyTorch; writes the reports
+#                                    (gpu-check*.json, gpu-check*.md) to DIR
+#                                    (default $OUT, else build/gpu-check/out)
 #
 # Without a GPU the second form says so and exits 0. Carry build/gpu-check
 # (a few MB) with the tree: the device tool's `carry: ["build/gpu-check"]`.
@@ -29,7 +31,7 @@ prepare() {
   "$py" scripts/gpu_check_models.py "$PREPARED/onnx" >/dev/null
   for m in "$PREPARED"/onnx/*.onnx; do
     "$ingot" compile "$m" -o "$PREPARED/models/$(basename "${m%.onnx}").ingot" \
-      --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100 2>/dev/null
+      --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100 --max-dim rows=65536 2>/dev/null
   done
   mkdir -p "$PREPARED/llm"
   for m in llama mistral phi3; do
@@ -39,10 +41,23 @@ hf_models.make_model('$m', '$PREPARED/hf')" >/dev/null
       --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100
   done
   rm -rf "$PREPARED/hf"
+  prepare_real
   cp -r /usr/include/flatbuffers /usr/include/nlohmann /usr/include/CLI \
     /usr/include/xxhash.h "$PREPARED/deps/include/"
   cp build/format/generated/manifest_generated.h "$PREPARED/deps/generated/"
   du -sh "$PREPARED" | sed 's/^/gpu-check: prepared /'
+}
+
+# The bundled model's first REAL_BLOCKS blocks (scripts/gguf_slice.py): the
+# whole 94 MiB file does not fit the device tool's 64 MiB.
+REAL_BLOCKS=8
+prepare_real() {
+  local py=.venv/bin/python gguf slice="$PREPARED/real/smollm2-${REAL_BLOCKS}blocks"
+  gguf="$("$py" scripts/prepare_smollm2.py --gguf .cache/models | tail -n 1)"
+  mkdir -p "$PREPARED/real"
+  "$py" scripts/gguf_slice.py "$gguf" "$slice.gguf" "$REAL_BLOCKS" "$slice.config.json"
+  build/bin/ingot compile "$slice.gguf" -o "$slice.ingot" --target cpu,cuda:sm_90
+  rm "$slice.gguf"
 }
 
 have_gpu() {
@@ -72,10 +87,15 @@ check() {
     -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_TESTS=OFF \
     -DINGOT_ENABLE_PYTHON=OFF -DINGOT_VENDORED_DEPS="$PWD/$PREPARED/deps" >/dev/null
   cmake --build build-gpu --target ingot -j "$(nproc)" | tail -1
-  mkdir -p "$out"
-  local rc=0
-  python3 scripts/gpu_check_run.py build-gpu/bin/ingot "$PREPARED" "$out" || rc=1
-  python3 scripts/gpu_check_llm.py build-gpu/bin/ingot "$PREPARED" "$out" || rc=1
+  # Work files (inputs, outputs, logits) stay in $work; only the reports
+  # go to $out, whose file count the device tool limits.
+  local work=/tmp/gpu-check-work rc=0
+  rm -rf "$work" && mkdir -p "$work" "$out"
+  python3 scripts/gpu_check_run.py build-gpu/bin/ingot "$PREPARED" "$work" || rc=1
+  python3 scripts/gpu_check_llm.py build-gpu/bin/ingot "$PREPARED" "$work" || rc=1
+  python3 scripts/gpu_check_bench.py build-gpu/bin/ingot "$PREPARED" "$work" || rc=1
+  python3 scripts/gpu_check_peer.py "$PREPARED" "$work" || rc=1
+  cp "$work"/gpu-check*.json "$work"/gpu-check*.md "$out"/
   return $rc
 }
 

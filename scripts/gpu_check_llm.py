@@ -22,6 +22,11 @@ import numpy as np
 # windows) over at most a few hundred terms of |x| <~ 10: ~1e-6 per dot
 # product, amplified through 2-4 layers to well under 1e-4.
 LOGITS_RTOL = 1e-4
+# The real slice (PREPARED/real: SmolLM2's first 8 blocks, Q4_1 weights
+# decoded exactly on both sides): sums of up to 1536 terms, 8 blocks deep,
+# with real activations' outliers; 1e-3 is still ~1000x under what a
+# wrong kernel gives (relative errors of order 1).
+REAL_LOGITS_RTOL = 1e-3
 PROMPTS = [[5, 9, 14, 2, 33, 7], [11, 3], [40, 41, 42, 43, 44, 45, 46, 47],
            [2], [17, 5, 5, 5], [8, 1, 30], [99, 98, 97, 12, 6], [3, 3]]
 
@@ -31,7 +36,7 @@ def generate(ingot, art, device, prompt, work, new_tokens=32):
     cmd = [ingot, "generate", str(art), "--device", device, "--json",
            "--temperature", "0", "--max-new-tokens", str(new_tokens),
            "--prompt-tokens", ",".join(map(str, prompt)),
-           "--logits-out", str(logits)]
+           "--logits-out", str(logits), "--kv-blocks", "64"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr}")
@@ -46,7 +51,7 @@ def batch(ingot, art, device, work):
                              for p in PROMPTS))
     out = work / f"batch-{device}.jsonl"
     cmd = [ingot, "generate", str(art), "--device", device, "--batch-file",
-           str(lines), "--output", str(out)]
+           str(lines), "--output", str(out), "--kv-cache-mb", "1024"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}\n{proc.stderr}")
@@ -62,7 +67,7 @@ def first_difference(a, b):
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
-def check_model(ingot, art, out):
+def check_model(ingot, art, out, rtol):
     work = out / "work" / art.stem
     work.mkdir(parents=True, exist_ok=True)
     cpu, cpu_logits = generate(ingot, art, "cpu", PROMPTS[0], work)
@@ -70,15 +75,15 @@ def check_model(ingot, art, out):
     err = float(np.linalg.norm(gpu_logits - cpu_logits) /
                 np.linalg.norm(cpu_logits))
     diff = first_difference(cpu["tokens"], gpu["tokens"])
-    alone = [generate(ingot, art, "cuda", p, work, 16)[0]["tokens"]
-             for p in PROMPTS]
-    together = batch(ingot, art, "cuda", work)
     row = {"model": art.stem, "logits_rel_err": err,
            "tokens_equal": diff is None, "first_token_difference": diff,
-           "batch_invariant": alone == together,
            "cpu_ttft_ms": cpu["ttft_ms"], "cpu_tpot_ms": cpu["tpot_ms"],
            "cuda_ttft_ms": gpu["ttft_ms"], "cuda_tpot_ms": gpu["tpot_ms"]}
-    row["ok"] = bool(err <= LOGITS_RTOL and row["batch_invariant"] and
+    print(json.dumps(row), flush=True)  # kept if the batch below fails
+    alone = [generate(ingot, art, "cuda", p, work, 16)[0]["tokens"]
+             for p in PROMPTS]
+    row["batch_invariant"] = alone == batch(ingot, art, "cuda", work)
+    row["ok"] = bool(err <= rtol and row["batch_invariant"] and
                      (diff is None or diff > 0))
     print(json.dumps(row), flush=True)
     return row
@@ -86,8 +91,16 @@ def check_model(ingot, art, out):
 
 def main(argv):
     ingot, prepared, out = argv[1], Path(argv[2]), Path(argv[3])
-    rows = [check_model(ingot, art, out)
-            for art in sorted((prepared / "llm").glob("*.ingot"))]
+    arts = [(a, LOGITS_RTOL) for a in sorted((prepared / "llm").glob("*.ingot"))]
+    arts += [(a, REAL_LOGITS_RTOL)
+             for a in sorted((prepared / "real").glob("*.ingot"))]
+    rows, failed = [], []
+    for art, rtol in arts:
+        try:  # one model's failure must not hide the others' results
+            rows.append(check_model(ingot, art, out, rtol))
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            print(f"{art.stem}: FAILED\n{e}", flush=True)
+            failed.append(art.stem)
     (out / "gpu-check-llm.json").write_text(json.dumps(rows, indent=2) + "\n")
     lines = ["| model | logits rel err | tokens equal | batch invariant | "
              "TTFT cpu/cuda ms | TPOT cpu/cuda ms | ok |",
@@ -102,7 +115,7 @@ def main(argv):
             f"{'yes' if r['ok'] else 'NO'} |")
     (out / "gpu-check-llm.md").write_text("\n".join(lines) + "\n")
     print((out / "gpu-check-llm.md").read_text())
-    return 0 if all(r["ok"] for r in rows) else 1
+    return 0 if all(r["ok"] for r in rows) and not failed else 1
 
 
 if __name__ == "__main__":

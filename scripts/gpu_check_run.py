@@ -48,7 +48,7 @@ def torch_reference(name, x):
     import onnx
     from onnx import numpy_helper
     graph = models.MODELS[name]().graph
-    w = {t.name: torch.from_numpy(numpy_helper.to_array(t)).cuda()
+    w = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()).cuda()
          for t in graph.initializer}
 
     def compute(t):
@@ -82,10 +82,16 @@ def check(ingot, prepared, out):
         for size, n in SIZES.items():
             x = rng.uniform(-2, 2, (n, 1024)).astype(np.float32)
             work = out / "work" / f"{name}-{size}"
-            ref, cpu_ms = run(ingot, art, x, work / "cpu", "cpu",
-                              REPEAT if size == "bandwidth" else 0)
-            got, gpu_ms = run(ingot, art, x, work / "cuda", "cuda",
-                              REPEAT if size == "bandwidth" else 0)
+            try:  # one model's failure must not hide the others' results
+                ref, cpu_ms = run(ingot, art, x, work / "cpu", "cpu",
+                                  REPEAT if size == "bandwidth" else 0)
+                got, gpu_ms = run(ingot, art, x, work / "cuda", "cuda",
+                                  REPEAT if size == "bandwidth" else 0)
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                print(f"{name}: FAILED\n{e}", flush=True)
+                rows.append({"model": name, "rows": n, "rel_err": float("nan"),
+                             "ok": False, "error": str(e)[-2000:]})
+                continue
             err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
             row = {"model": name, "rows": n, "rel_err": err,
                    "ok": bool(err <= RTOL and got.shape == ref.shape)}
@@ -98,14 +104,18 @@ def check(ingot, prepared, out):
     return rows
 
 
+def ms(value):
+    return "" if value is None else f"{value:.1f}"
+
+
 def report(rows, out):
     (out / "gpu-check.json").write_text(json.dumps(rows, indent=2) + "\n")
     lines = ["| model | rows×1024 | rel err vs CPU | ok | ingot cuda ms | "
              "torch ms | ingot cpu ms |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['rows']} | {r['rel_err']:.2e} | "
-                     f"{'yes' if r['ok'] else 'NO'} | {r.get('cuda_ms', '')} | "
-                     f"{r.get('torch_ms', '')} | {r.get('cpu_ms', '')} |")
+                     f"{'yes' if r['ok'] else 'NO'} | {ms(r.get('cuda_ms'))} | "
+                     f"{ms(r.get('torch_ms'))} | {ms(r.get('cpu_ms'))} |")
     lines.append("")
     lines.append("Times: median of %d whole runs with host<->device copies "
                  "of the input and output (pageable memory), both for ingot "

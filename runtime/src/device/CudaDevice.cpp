@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ingot/Device.h"
 
+#include <atomic>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -86,6 +87,14 @@ Driver loadDriver() {
   return d;
 }
 
+// Which device's context each thread last made current. A driver context
+// is current per thread, and the serving engine runs its steps on a thread
+// of its own, not on the one that opened the device: every entry point binds
+// it first. Devices are told apart by a serial number, not by the context
+// handle, which a primary context released and retained again may reuse.
+thread_local uint64_t tlsCurrentDevice = 0;
+std::atomic<uint64_t> nextDeviceSerial{1};
+
 const Driver &driver() {
   static std::once_flag once;
   static Driver d;
@@ -98,18 +107,20 @@ public:
   CudaDevice(const Driver &d, CuDevice dev) : d_(d), dev_(dev) {}
   ~CudaDevice() override {
     d_.setCurrent(context_);
+    tlsCurrentDevice = serial_;
     for (CuHandle m : modules_)
       d_.moduleUnload(m);
     for (CuPointer p : allocations_)
       d_.memFree(p);
     if (context_)
       d_.primaryRelease(dev_);
+    tlsCurrentDevice = 0;
   }
 
   Status open(int ordinal) {
     if (Status s = check(d_.primaryRetain(&context_, dev_), "context"); !s)
       return s;
-    if (Status s = check(d_.setCurrent(context_), "context"); !s)
+    if (Status s = bindContext(); !s)
       return s;
     char name[256] = {};
     d_.deviceName(name, sizeof name - 1, dev_);
@@ -129,6 +140,8 @@ public:
   }
 
   Status allocate(uint64_t bytes, uint64_t *address) override {
+    if (Status s = bindContext(); !s)
+      return s;
     CuPointer p = 0;
     if (Status s = check(d_.memAlloc(&p, bytes ? bytes : 1),
                          "allocating " + std::to_string(bytes) + " bytes");
@@ -140,18 +153,22 @@ public:
   }
   Status memoryInfo(uint64_t *free, uint64_t *total) override {
     size_t f = 0, t = 0;
+    if (Status s = bindContext(); !s)
+      return s;
     if (Status s = check(d_.memInfo(&f, &t), "querying memory"); !s)
       return s;
     *free = f, *total = t;
     return Status::ok();
   }
   Status upload(uint64_t dst, const void *src, uint64_t bytes) override {
-    return bytes ? check(d_.copyHtoD(dst, src, bytes), "copy to device")
-                 : Status::ok();
+    if (Status s = bindContext(); !s || !bytes)
+      return s;
+    return check(d_.copyHtoD(dst, src, bytes), "copy to device");
   }
   Status download(void *dst, uint64_t src, uint64_t bytes) override {
-    return bytes ? check(d_.copyDtoH(dst, src, bytes), "copy to host")
-                 : Status::ok();
+    if (Status s = bindContext(); !s || !bytes)
+      return s;
+    return check(d_.copyDtoH(dst, src, bytes), "copy to host");
   }
   Status loadModule(const CodeObject &object, const uint8_t *bytes) override {
     // PTX is handed over as a C string; a cubin as it is.
@@ -161,6 +178,8 @@ public:
       ptx.assign(reinterpret_cast<const char *>(bytes), object.bytes);
       image = ptx.c_str();
     }
+    if (Status s = bindContext(); !s)
+      return s;
     CuHandle module = nullptr;
     if (Status s = check(d_.moduleLoad(&module, image),
                          "loading the " + object.arch + " code object");
@@ -170,6 +189,8 @@ public:
     return Status::ok();
   }
   Status kernel(const std::string &symbol, void **handle) override {
+    if (Status s = bindContext(); !s)
+      return s;
     // Each kernel lives in exactly one of the modules; ask them in turn.
     for (CuHandle m : modules_)
       if (d_.moduleFunction(handle, m, symbol.c_str()) == kCudaSuccess)
@@ -185,6 +206,8 @@ public:
                            std::to_string(grid[1]) + "x" +
                            std::to_string(grid[2]) +
                            " blocks exceeds the grid limits");
+    if (Status s = bindContext(); !s)
+      return s;
     // Reused across launches: no allocation per kernel once it has grown.
     argPointers_.resize(params.size());
     for (size_t i = 0; i < params.size(); ++i)
@@ -195,10 +218,21 @@ public:
                  "kernel launch");
   }
   Status synchronize() override {
+    if (Status s = bindContext(); !s)
+      return s;
     return check(d_.synchronize(), "synchronising");
   }
 
 private:
+  Status bindContext() const {
+    if (tlsCurrentDevice == serial_)
+      return Status::ok();
+    if (Status s = check(d_.setCurrent(context_), "making the context current");
+        !s)
+      return s;
+    tlsCurrentDevice = serial_;
+    return Status::ok();
+  }
   Status check(CuResult r, const std::string &what) const {
     if (r == kCudaSuccess)
       return Status::ok();
@@ -211,6 +245,7 @@ private:
   const Driver &d_;
   CuDevice dev_;
   CuHandle context_ = nullptr;
+  const uint64_t serial_ = nextDeviceSerial++;
   std::vector<CuHandle> modules_;
   std::vector<CuPointer> allocations_;
   std::vector<void *> argPointers_;
