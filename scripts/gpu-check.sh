@@ -11,12 +11,14 @@
 #                                    64 MiB the device tool carries) and
 #                                    copies the header-only dependencies the
 #                                    GPU machine lacks into build/gpu-check/deps
-#   scripts/gpu-check.sh [--out DIR] there (no MLIR, no network): builds the
+#   scripts/gpu-check.sh [--out DIR] [--only PARTS]
+#                                    there (no MLIR, no network): builds the
 #                                    runtime-only ingot, checks every artifact
 #                                    on the GPU against the CPU and times both
 #                                    beside PyTorch; writes the reports
 #                                    (gpu-check*.json, gpu-check*.md) to DIR
-#                                    (default $OUT, else build/gpu-check/out)
+#                                    (default $OUT, else build/gpu-check/out);
+#                                    --only picks among run, llm, bench, peer
 #
 # Without a GPU the second form says so and exits 0. Carry build/gpu-check
 # (a few MB) with the tree: the device tool's `carry: ["build/gpu-check"]`.
@@ -73,8 +75,14 @@ EOF
 }
 
 check() {
-  local out="${OUT:-$PREPARED/out}"
-  if [ "${1:-}" = "--out" ]; then out="$2"; fi
+  local out="${OUT:-$PREPARED/out}" only="run llm bench peer"
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --out) out="$2"; shift 2 ;;
+      --only) only="${2//,/ }"; shift 2 ;;
+      *) echo "gpu-check: unknown argument $1" >&2; exit 2 ;;
+    esac
+  done
   if ! have_gpu; then
     echo "gpu-check: no GPU here (no libcuda.so.1 or no device): nothing to check"
     exit 0
@@ -91,11 +99,15 @@ check() {
   # go to $out, whose file count the device tool limits.
   local work=/tmp/gpu-check-work rc=0
   rm -rf "$work" && mkdir -p "$work" "$out"
-  python3 scripts/gpu_check_run.py build-gpu/bin/ingot "$PREPARED" "$work" || rc=1
-  python3 scripts/gpu_check_llm.py build-gpu/bin/ingot "$PREPARED" "$work" || rc=1
-  python3 scripts/gpu_check_bench.py build-gpu/bin/ingot "$PREPARED" "$work" || rc=1
-  python3 scripts/gpu_check_peer.py "$PREPARED" "$work" || rc=1
-  cp "$work"/gpu-check*.json "$work"/gpu-check*.md "$out"/
+  for part in $only; do
+    case "$part" in
+      run|llm|bench) python3 "scripts/gpu_check_$part.py" build-gpu/bin/ingot \
+                       "$PREPARED" "$work" || rc=1 ;;
+      peer) python3 scripts/gpu_check_peer.py "$PREPARED" "$work" || rc=1 ;;
+      *) echo "gpu-check: --only takes run, llm, bench, peer" >&2; exit 2 ;;
+    esac
+  done
+  cp "$work"/gpu-check*.json "$work"/gpu-check*.md "$out"/ 2>/dev/null || true
   return $rc
 }
 

@@ -140,6 +140,39 @@ TEST(Sampler, GreedyTakesTheFirstMaximum) {
   EXPECT_EQ(s.sample(tie.data(), tie.size(), {}, {}), 1);
 }
 
+TEST(Sampler, FirstMaximumMatchesAScanOnRandomRows) {
+  // The reference is the plain scan: the first i with l[i] > every earlier
+  // value, NaN never taken. Rows of odd lengths (the lanes' remainder),
+  // duplicated maxima, NaNs and infinities anywhere.
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.f, 3.f);
+  for (int64_t n : {1, 2, 15, 16, 17, 33, 1000, 49152}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> row(static_cast<size_t>(n));
+      for (float &x : row)
+        x = std::round(normal(rng)); // many ties
+      for (int k = 0; k < trial % 4; ++k)
+        row[rng() % n] = k % 2 ? NAN : -INFINITY;
+      int64_t want = -1;
+      for (int64_t i = 0; i < n; ++i)
+        if (!std::isnan(row[i]) && (want < 0 || row[i] > row[want]))
+          want = i;
+      EXPECT_EQ(Sampler::firstMaximum(row.data(), n),
+                std::max<int64_t>(want, 0))
+          << "n " << n << " trial " << trial;
+    }
+  }
+  std::vector<float> nanFirst = {NAN, 1.f, 3.f, 3.f};
+  EXPECT_EQ(Sampler::firstMaximum(nanFirst.data(), 4), 2);
+  std::vector<float> zeros = {-0.f, 0.f};
+  EXPECT_EQ(Sampler::firstMaximum(zeros.data(), 2), 0);
+  std::vector<float> allNan(5, NAN);
+  EXPECT_EQ(Sampler::firstMaximum(allNan.data(), 5), 0);
+  std::vector<float> big(40, -1.f);
+  big[37] = INFINITY;
+  EXPECT_EQ(Sampler::firstMaximum(big.data(), 40), 37);
+}
+
 TEST(Sampler, PenaltiesMatchTheReferenceExactly) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.f, 2.f);

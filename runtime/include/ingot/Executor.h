@@ -35,7 +35,8 @@ public:
   ~Executor();
   /// Checks names, dtypes, ranks, fixed dims, consistent symbol values and
   /// compiled bounds of the inputs, runs every step, and copies the model
-  /// outputs out. Errors name the input/step/node involved and list what the
+  /// outputs out into *outputs, replacing what it held (its tensors' memory
+  /// is reused). Errors name the input/step/node involved and list what the
   /// model expects.
   Status run(const std::vector<NamedTensor> &inputs,
              std::vector<NamedTensor> *outputs);

@@ -32,6 +32,11 @@ public:
   Status run(const std::vector<NamedTensor> &inputs,
              std::vector<NamedTensor> *outputs);
   const Device &device() const;
+  /// Times each step when set: its launches are followed by a device
+  /// synchronise (so a profiled run is slower), and the copies of the
+  /// inputs and outputs are reported as "copy-to-device" / "copy-to-host"
+  /// inside the run's span, since on a GPU they are part of a step's cost.
+  void setProfiler(StepProfiler *profiler);
 
   /// Allocates the paged KV cache in device memory: `numBlocks` blocks of
   /// the manifest's geometry per layer, K and V apart, of `dtype` (f32

@@ -52,6 +52,10 @@ public:
                              int64_t vocab, const std::vector<int32_t> &prompt,
                              const std::vector<int32_t> &generated);
 
+  /// The first index of the largest logit (NaN never is; 0 when all are
+  /// NaN): the greedy pick.
+  static int32_t firstMaximum(const float *logits, int64_t n);
+
 private:
   /// A double in [0, 1) from the 53 high bits of one draw: unlike
   /// std::uniform_real_distribution, the same on every standard library.

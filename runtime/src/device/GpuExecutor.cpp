@@ -11,6 +11,7 @@
 #include "device/GpuLaunch.h"
 #include "device/GpuShapes.h"
 
+#include "ingot/Profiler.h"
 #include "ingot/ShapeRules.h"
 
 namespace ingot {
@@ -76,6 +77,16 @@ struct GpuExecutor::Impl {
   uint64_t weights = 0, arena = 0;
   std::vector<uint64_t> inputs; // per model input
   gpu::KvAddresses kv;
+  StepProfiler *profiler = nullptr;
+  int64_t profiledRun = -1;
+
+  /// Reports [startUs, now) as one kernel event of the profiled run.
+  void report(double startUs, int32_t step, std::string kernel,
+              std::string origin) const;
+  Status runSteps(std::vector<shape::Shape> *shapes);
+  Status run(const std::vector<NamedTensor> &given,
+             std::vector<shape::Shape> *shapes,
+             std::vector<NamedTensor> *outputs);
 
   Status upload();
   uint64_t address(uint32_t id) const;
@@ -214,7 +225,37 @@ Status openGpuExecutor(const Artifact &artifact, const DeviceRequest &req,
   return s;
 }
 
+void GpuExecutor::Impl::report(double startUs, int32_t step, std::string kernel,
+                               std::string origin) const {
+  KernelEvent e;
+  e.run = profiledRun;
+  e.stepIndex = step;
+  e.kernel = std::move(kernel);
+  e.origin = std::move(origin);
+  e.startUs = startUs;
+  e.durUs = profiler->nowUs() - startUs;
+  profiler->kernel(e); // bytes and FLOPs: the CPU's estimates need a context
+}
+
+Status GpuExecutor::Impl::runSteps(std::vector<shape::Shape> *shapes) {
+  const Manifest &m = art->manifest();
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const double startUs = profiler ? profiler->nowUs() : 0.0;
+    if (Status s = runStep(i, shapes); !s)
+      return s;
+    if (!profiler)
+      continue;
+    if (Status s = dev->synchronize(); !s)
+      return s;
+    report(startUs, int32_t(i), m.steps[i].kernel, m.steps[i].origin);
+  }
+  return dev->synchronize();
+}
+
 GpuExecutor::GpuExecutor() : impl_(std::make_unique<Impl>()) {}
+void GpuExecutor::setProfiler(StepProfiler *profiler) {
+  impl_->profiler = profiler;
+}
 GpuExecutor::~GpuExecutor() = default;
 const Device &GpuExecutor::device() const { return *impl_->dev; }
 
@@ -313,26 +354,44 @@ Status GpuExecutor::run(const std::vector<NamedTensor> &inputs,
   for (const Buffer &b : m.buffers)
     if (b.kind == BufferKind::Param)
       shapes[b.id] = b.maxShape;
-  if (Status s = x.bindInputs(inputs, &shapes); !s)
+  x.profiledRun = x.profiler ? x.profiler->beginRun() : -1;
+  Status s = x.run(inputs, &shapes, outputs);
+  if (x.profiler)
+    x.profiler->endRun(x.profiledRun);
+  return s;
+}
+
+Status GpuExecutor::Impl::run(const std::vector<NamedTensor> &given,
+                              std::vector<shape::Shape> *shapesOut,
+                              std::vector<NamedTensor> *outputs) {
+  const Manifest &m = art->manifest();
+  std::vector<shape::Shape> &shapes = *shapesOut;
+  double startUs = profiler ? profiler->nowUs() : 0.0;
+  if (Status s = bindInputs(given, &shapes); !s)
     return s;
-  for (size_t i = 0; i < m.steps.size(); ++i)
-    if (Status s = x.runStep(i, &shapes); !s)
-      return s;
-  if (Status s = x.dev->synchronize(); !s)
+  if (profiler)
+    report(startUs, -1, "copy-to-device", "inputs");
+  if (Status s = runSteps(&shapes); !s)
     return s;
-  outputs->clear();
+  startUs = profiler ? profiler->nowUs() : 0.0;
+  // Into the caller's tensors of the last run where there are some: a
+  // serving loop's logits then reuse their memory (no page faults and no
+  // zero fill of vocab-sized rows per step).
+  outputs->resize(m.outputs.size());
   for (const IoSpec &io : m.outputs) {
     const Buffer &b = m.buffers[io.buffer];
-    NamedTensor &t = outputs->emplace_back();
+    NamedTensor &t = (*outputs)[size_t(&io - m.outputs.data())];
     t.name = io.name;
     t.tensor.dtype = b.dtype;
     t.tensor.shape = shapes[io.buffer];
     t.tensor.data.resize(byteSize(t.tensor.shape, b.dtype));
-    if (Status s = x.dev->download(t.tensor.data.data(), x.address(io.buffer),
-                                   t.tensor.data.size());
+    if (Status s = dev->download(t.tensor.data.data(), address(io.buffer),
+                                 t.tensor.data.size());
         !s)
       return s;
   }
+  if (profiler)
+    report(startUs, -1, "copy-to-host", "outputs");
   return Status::ok();
 }
 

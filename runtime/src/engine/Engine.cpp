@@ -95,6 +95,8 @@ Status Engine::create(const Artifact &artifact, const EngineOptions &options,
       im.executor.setKvCache(&im.kv.view());
     }
     im.executor.setProfiler(options.profiler);
+    if (im.gpu)
+      im.gpu->setProfiler(options.profiler);
     im.profiler = options.profiler;
     if (Status s = Tokenizer::create(m.tokenizer, &im.tokenizer); !s)
       return Status::error(artifact.path() + ": tokenizer: " + s.message());

@@ -59,6 +59,9 @@ struct Engine::Impl {
   void publishStats();
   void trackKvPeak(const std::vector<engine::ScheduledChunk> &plan);
   void labelStep(const std::vector<engine::ScheduledChunk> &plan);
+  /// Samples every row of `plan` that samples, then delivers the tokens.
+  void sampleRows(const std::vector<engine::ScheduledChunk> &plan,
+                  const float *rows);
   /// step(), with an exception (std::bad_alloc in a kernel, say) ending
   /// every request in flight with an error instead of the process.
   void guardedStep();
@@ -94,6 +97,11 @@ struct Engine::Impl {
   /// Requests whose callback threw, with what it threw.
   std::vector<std::pair<uint64_t, std::string>> brokenCallbacks;
   EngineStats local;
+  // Kept across steps so that a step's logits reuse the last one's memory
+  // (no page faults or zero fill of vocab-sized rows per step).
+  std::vector<NamedTensor> stepOutputs;
+  std::vector<EngineRequest *> stepRequests;
+  std::vector<int32_t> stepTokens;
   std::thread thread;
 };
 

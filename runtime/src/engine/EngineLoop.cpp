@@ -173,7 +173,7 @@ void Engine::Impl::step() {
   StepBatch batch = engine::buildStep(*scheduler, *blocks, plan);
   if (profiler)
     labelStep(plan);
-  std::vector<NamedTensor> outputs;
+  std::vector<NamedTensor> &outputs = stepOutputs;
   Status s = gpu ? gpu->run(batch.toTensors(), &outputs)
                  : executor.run(batch.toTensors(), &outputs);
   ++local.steps;
@@ -186,24 +186,40 @@ void Engine::Impl::step() {
   }
   scheduler->complete(plan);
   const HostTensor &logits = outputs.at(0).tensor;
-  const float *rows = reinterpret_cast<const float *>(logits.data.data());
-  int64_t vocab = config.vocabSize;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    if (!plan[i].samples)
-      continue;
-    auto it = requests.find(plan[i].seq);
-    if (it == requests.end())
-      continue;
-    EngineRequest &r = *it->second;
-    const float *row = rows + i * vocab;
-    int32_t token =
-        engine::sampleNext(*r.sampler, row, vocab, r.prompt, r.generated);
-    if (r.params.logprobs >= 0)
-      engine::fillLogprobs(row, vocab, token, r.params.logprobs,
-                           &r.pendingLogprobs);
-    onToken(r, token);
-  }
+  sampleRows(plan, reinterpret_cast<const float *>(logits.data.data()));
   publishStats();
+}
+
+void Engine::Impl::sampleRows(const std::vector<ScheduledChunk> &plan,
+                              const float *rows) {
+  const int64_t n = int64_t(plan.size()), vocab = config.vocabSize;
+  stepRequests.assign(plan.size(), nullptr);
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (plan[i].samples)
+      if (auto it = requests.find(plan[i].seq); it != requests.end())
+        stepRequests[i] = it->second.get();
+  // Each request samples with its own sampler and history, so rows are
+  // independent: they run on the pool (idle between steps; on a GPU the
+  // only CPU work of a step), each row's result the same as alone. The
+  // tokens are delivered afterwards in plan order, on this thread.
+  stepTokens.assign(plan.size(), -1);
+  pool.parallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      EngineRequest *r = stepRequests[size_t(i)];
+      if (!r)
+        continue;
+      const float *row = rows + i * vocab;
+      const int32_t token =
+          engine::sampleNext(*r->sampler, row, vocab, r->prompt, r->generated);
+      if (r->params.logprobs >= 0)
+        engine::fillLogprobs(row, vocab, token, r->params.logprobs,
+                             &r->pendingLogprobs);
+      stepTokens[size_t(i)] = token;
+    }
+  });
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (stepRequests[i])
+      onToken(*stepRequests[i], stepTokens[i]);
 }
 
 void Engine::Impl::labelStep(const std::vector<ScheduledChunk> &plan) {

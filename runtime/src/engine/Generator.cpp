@@ -125,6 +125,8 @@ Generator::~Generator() = default;
 void Generator::setProfiler(StepProfiler *profiler) {
   profiler_ = profiler;
   executor_.setProfiler(profiler);
+  if (gpu_)
+    gpu_->setProfiler(profiler);
 }
 
 Status Generator::create(const Artifact &artifact, unsigned threads,
@@ -172,6 +174,7 @@ Status Generator::useDevice(const std::string &device, std::string *note) {
     gpu_.reset();
     return s;
   }
+  gpu_->setProfiler(profiler_);
   return Status::ok();
 }
 

@@ -9,6 +9,29 @@ namespace ingot {
 Sampler::Sampler(const SamplingParams &params)
     : params_(params), rng_(params.seed) {}
 
+int32_t Sampler::firstMaximum(const float *l, int64_t n) {
+  // Two passes instead of one `l[i] > l[best]` scan, whose every step waits
+  // on the last: the maximum over independent lanes (a vector reduction),
+  // then the first index holding it. NaN never wins (`x > m` is false);
+  // -0 and +0 tie, so the first of them wins, as in the scan.
+  constexpr int kLanes = 16;
+  float lane[kLanes];
+  std::fill(lane, lane + kLanes, -INFINITY);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      lane[j] = l[i + j] > lane[j] ? l[i + j] : lane[j];
+  float m = -INFINITY;
+  for (int j = 0; j < kLanes; ++j)
+    m = lane[j] > m ? lane[j] : m;
+  for (; i < n; ++i)
+    m = l[i] > m ? l[i] : m;
+  for (i = 0; i < n; ++i)
+    if (l[i] == m)
+      return static_cast<int32_t>(i);
+  return 0; // every logit NaN
+}
+
 double Sampler::uniform() { return double(rng_() >> 11) * 0x1.0p-53; }
 
 void Sampler::applyPenalties(const SamplingParams &params, float *logits,
@@ -61,13 +84,8 @@ int32_t Sampler::sample(const float *logits, int64_t vocab,
     applyPenalties(params_, adjusted_.data(), vocab, prompt, generated);
     l = adjusted_.data();
   }
-  if (!(params_.temperature > 0.0)) {
-    int32_t best = 0;
-    for (int64_t i = 1; i < vocab; ++i)
-      if (l[i] > l[best])
-        best = static_cast<int32_t>(i);
-    return best;
-  }
+  if (!(params_.temperature > 0.0))
+    return firstMaximum(l, vocab);
 
   // Masked (-inf) and NaN logits can never be drawn.
   candidates_.clear();

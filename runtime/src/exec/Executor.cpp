@@ -354,7 +354,6 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
   im.freeUnreadConstantResults();
   if (im.profiler)
     im.profiler->endRun(im.profiledRun);
-  outputs->clear();
   for (const IoSpec &io : m.outputs) {
     if (!im.known[io.buffer])
       return Status::error("model output '" + io.name + "' (" +
@@ -362,7 +361,12 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
                            ") was never written by the plan");
     if (Status s = checkOutputShape(io, im.shapes[io.buffer]); !s)
       return s;
-    NamedTensor nt;
+    // Into the caller's tensors of the last run where there are some: a
+    // serving loop's logits then reuse their memory step after step.
+    const size_t o = size_t(&io - m.outputs.data());
+    if (outputs->size() <= o)
+      outputs->emplace_back();
+    NamedTensor &nt = (*outputs)[o];
     nt.name = io.name;
     nt.tensor.dtype = m.buffers[io.buffer].dtype;
     nt.tensor.shape = im.shapes[io.buffer];
@@ -370,8 +374,8 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
                          dtypeSize(nt.tensor.dtype);
     const uint8_t *src = im.data[io.buffer];
     nt.tensor.data.assign(src, src + bytes);
-    outputs->push_back(std::move(nt));
   }
+  outputs->resize(m.outputs.size());
   // Input buffers point at the caller's tensors only for this run.
   for (const IoSpec &io : m.inputs)
     im.data[io.buffer] = nullptr;
