@@ -132,6 +132,10 @@ def PlanMemory : Pass<"ingot-plan-memory", "mlir::func::FuncOp"> {
            "Byte alignment of every buffer">,
     Option<"inPlace", "in-place", "bool", /*default=*/"true",
            "Let in-place kernels write over an input that dies at that step">,
+    ListOption<"keepApart", "keep-apart", "std::string",
+               "Kernels whose outputs never take an input's memory, although "
+               "the kernel table allows it (a GPU target's kernel for the "
+               "aliased form may be serial)">,
   ];
 }
 

@@ -99,7 +99,8 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
         Group &og = groups[groupOf[out]];
         og.start = std::min(og.start, i);
         og.end = std::max({og.end, i, lastUse(out)});
-        if (!inPlace || !isInPlaceKernel(step.getKernel()))
+        if (!inPlace || !isInPlaceKernel(step.getKernel()) ||
+            llvm::is_contained(keepApart, step.getKernel().str()))
           continue;
         // Reuse an input's slice when that input dies here and is big enough.
         for (Value in : step.getIns()) {
