@@ -1,10 +1,11 @@
 //===- OnnxDetection.cpp - NonMaxSuppression ------------------------------===//
 //
-// NonMaxSuppression becomes `ingot.non_max_suppression` with its three
-// scalar inputs folded into attributes: exporters (torchvision, the
-// TensorFlow and YOLO converters) write them as initializers or Constant
-// nodes, and knowing max_output_boxes_per_class bounds the result at
-// compile time. A scalar computed at run time is refused by name.
+// NonMaxSuppression becomes `ingot.non_max_suppression`. Its three scalar
+// inputs are folded into attributes when known at compile time, as
+// exporters (torchvision, the TensorFlow and YOLO converters) mostly write
+// them: a known max_output_boxes_per_class then bounds the result tightly.
+// A scalar computed at run time (or a graph input) stays an operand that
+// the kernel reads, and the result is bounded by B * C * N.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxTensorOps.h"
@@ -14,23 +15,29 @@ using namespace mlir;
 namespace ingot::compiler::onnximport {
 namespace {
 
-/// Input `i` when present: its value if known at compile time, else an
-/// error naming it; `dflt` when absent.
-LogicalResult scalarInput(NodeContext &n, int i, const char *role,
+/// Input `i`: absent (`dflt`), known at compile time (`out`), or a run-time
+/// value of `type` (`operand`).
+LogicalResult scalarInput(NodeContext &n, int i, const char *role, Type type,
                           std::optional<double> dflt,
-                          std::optional<double> &out) {
-  if (!n.hasInput(i)) {
-    out = dflt;
+                          std::optional<double> &out, Value &operand) {
+  out = dflt;
+  if (!n.hasInput(i))
     return success();
-  }
   Value v;
   if (failed(n.input(i, v)))
     return failure();
-  out = constantScalar(n, v);
-  if (!out)
-    return n.fail(std::string(role) + " computed at run time",
-                  std::string(role) + " a compile-time scalar (an "
-                                      "initializer or Constant)");
+  if (std::optional<double> known = constantScalar(n, v)) {
+    out = known;
+    return success();
+  }
+  if (failed(n.requireType(v, role, {type})))
+    return failure();
+  auto shaped = cast<RankedTensorType>(v.getType());
+  if (shaped.hasStaticShape() && shaped.getNumElements() != 1)
+    return n.fail(std::string(role) + " of " +
+                      std::to_string(shaped.getNumElements()) + " elements",
+                  "one element");
+  operand = v;
   return success();
 }
 
@@ -43,10 +50,12 @@ LogicalResult convertNonMaxSuppression(NodeContext &n) {
       failed(n.requireType(scores, "scores", {n.f32()})))
     return failure();
   std::optional<double> maxOut, iou, scoreThreshold;
-  if (failed(scalarInput(n, 2, "max_output_boxes_per_class", 0.0, maxOut)) ||
-      failed(scalarInput(n, 3, "iou_threshold", 0.0, iou)) ||
-      failed(
-          scalarInput(n, 4, "score_threshold", std::nullopt, scoreThreshold)))
+  Value maxIn, iouIn, scoreIn;
+  if (failed(scalarInput(n, 2, "max_output_boxes_per_class", n.i64(), 0.0,
+                         maxOut, maxIn)) ||
+      failed(scalarInput(n, 3, "iou_threshold", n.f32(), 0.0, iou, iouIn)) ||
+      failed(scalarInput(n, 4, "score_threshold", n.f32(), std::nullopt,
+                         scoreThreshold, scoreIn)))
     return failure();
   const int64_t centered = n.attrInt("center_point_box", 0);
   if (n.ctx.hasError())
@@ -61,8 +70,9 @@ LogicalResult convertNonMaxSuppression(NodeContext &n) {
   OpBuilder &b = n.builder();
   return n.setOutput(
       0, n.build<graph::NonMaxSuppressionOp>(
-             n.i64(), boxes, scores, b.getI64IntegerAttr(centered),
-             b.getI64IntegerAttr(perClass), b.getF32FloatAttr(float(*iou)),
+             n.i64(), boxes, scores, maxIn, iouIn, scoreIn,
+             b.getI64IntegerAttr(centered), b.getI64IntegerAttr(perClass),
+             b.getF32FloatAttr(float(*iou)),
              scoreThreshold ? b.getF32FloatAttr(float(*scoreThreshold))
                             : FloatAttr()));
 }

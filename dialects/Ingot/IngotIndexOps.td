@@ -123,26 +123,34 @@ def Ingot_NonZeroOp : Ingot_TensorOp<"non_zero"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
 
-def Ingot_NonMaxSuppressionOp : Ingot_TensorOp<"non_max_suppression"> {
+def Ingot_NonMaxSuppressionOp
+    : Ingot_TensorOp<"non_max_suppression", [AttrSizedOperandSegments]> {
   let summary = "boxes kept per batch and class by greedy IoU suppression";
   let description = [{
-    ONNX `NonMaxSuppression` with its scalar inputs known at compile time:
-    `boxes` [B, N, 4] (corners in either order when `center_point_box` is
-    0, centre and size when 1), `scores` [B, C, N]. Per batch and class,
-    boxes scoring above `score_threshold` (when set) are taken by score,
-    ties by index, and kept unless their IoU with a box already kept
-    exceeds `iou_threshold`, up to `max_output_boxes_per_class`. The
-    result is [n, 3] i64 rows (batch, class, box), n known at run time.
+    ONNX `NonMaxSuppression`: `boxes` [B, N, 4] (corners in either order
+    when `center_point_box` is 0, centre and size when 1), `scores`
+    [B, C, N]. Per batch and class, boxes scoring above `score_threshold`
+    (when set) are taken by score, ties by index, and kept unless their IoU
+    with a box already kept exceeds `iou_threshold`, up to
+    `max_output_boxes_per_class`. The result is [n, 3] i64 rows (batch,
+    class, box), n known at run time. A scalar known only at run time is an
+    operand instead (`max_output` i64, `iou` and `score` f32, one element
+    each), read in place of its attribute; the result is then bounded by
+    B * C * N.
 
     ```mlir
     %y = ingot.non_max_suppression %b, %s {center_point_box = 0 : i64, iou_threshold = 5.000000e-01 : f32, max_output_boxes_per_class = 10 : i64} : (tensor<1x6x4xf32>, tensor<1x1x6xf32>) -> tensor<?x3xi64>
     ```
   }];
   let arguments = (ins Ingot_Tensor:$boxes, Ingot_Tensor:$scores,
+                   Optional<Ingot_Tensor>:$max_output,
+                   Optional<Ingot_Tensor>:$iou, Optional<Ingot_Tensor>:$score,
                    I64Attr:$center_point_box,
                    I64Attr:$max_output_boxes_per_class,
                    F32Attr:$iou_threshold,
                    OptionalAttr<F32Attr>:$score_threshold);
-  let assemblyFormat = "$boxes `,` $scores attr-dict `:` "
-                       "functional-type(operands, results)";
+  let assemblyFormat = "$boxes `,` $scores "
+                       "(`max_output` `(` $max_output^ `)`)? "
+                       "(`iou` `(` $iou^ `)`)? (`score` `(` $score^ `)`)? "
+                       "attr-dict `:` functional-type(operands, results)";
 }

@@ -10,6 +10,8 @@
 #include "dialects/Ingot/ShapeInference.h"
 #include "dialects/Ingot/VerifierUtil.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace ingot;
 using namespace ingot::graph;
@@ -323,5 +325,18 @@ LogicalResult NonMaxSuppressionOp::verify() {
   const float iou = getIouThreshold().convertToFloat();
   if (!(iou >= 0.0f && iou <= 1.0f))
     return emitOpError("iou_threshold must be in [0, 1]");
+  // Run-time scalars: one element of the type ONNX gives them.
+  for (auto [v, name, i64] : {std::tuple{getMaxOutput(), "max_output", true},
+                              std::tuple{getIou(), "iou", false},
+                              std::tuple{getScore(), "score", false}}) {
+    if (!v)
+      continue;
+    auto type = cast<RankedTensorType>(v.getType());
+    const bool typed = i64 ? type.getElementType().isInteger(64)
+                           : type.getElementType().isF32();
+    if (!typed || (type.hasStaticShape() && type.getNumElements() != 1))
+      return emitOpError(std::string(name) + " must be one " +
+                         (i64 ? "i64" : "f32") + " element");
+  }
   return verifyShapeRule(*this);
 }

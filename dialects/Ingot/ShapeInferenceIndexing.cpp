@@ -164,7 +164,8 @@ std::optional<bool> inferIndexingOp(Operation *op, ArrayRef<ValueInfo> ins,
 /// computation when every input dim is known: a slice or top-k never
 /// exceeds the input dim, NonZero finds at most numel elements,
 /// NonMaxSuppression keeps at most min(N, its maximum) boxes per batch
-/// and class. nullopt when `op` has no such bound.
+/// and class (N when the maximum is a run-time operand). nullopt when `op`
+/// has no such bound.
 std::optional<shape::Shape> boundTensorResult(Operation *op,
                                               ArrayRef<ValueInfo> ins,
                                               const shape::Shape &inferred) {
@@ -182,7 +183,9 @@ std::optional<shape::Shape> boundTensorResult(Operation *op,
     if (shape::numElements(scores) == kDyn)
       return std::nullopt;
     const int64_t perClass =
-        std::min<int64_t>(scores[2], nms.getMaxOutputBoxesPerClass());
+        nms.getMaxOutput()
+            ? scores[2]
+            : std::min<int64_t>(scores[2], nms.getMaxOutputBoxesPerClass());
     bound[0] = scores[0] * scores[1] * perClass;
     return bound;
   }

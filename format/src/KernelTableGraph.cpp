@@ -249,12 +249,14 @@ void addTensorCoverageSpecs(std::vector<KernelSpec> &table) {
                     {"depth", "axis"}}});
   table.push_back(
       {"non_zero", false, {{in("x", kDense)}, {in("y", kI64)}, {}}});
-  table.push_back({"non_max_suppression",
-                   false,
-                   {{in("boxes", kF32), in("scores", kF32)},
-                    {in("selected", kI64)},
-                    {"center_point_box", "max_output_boxes_per_class",
-                     "iou_threshold", "score_threshold"}}});
+  table.push_back(
+      {"non_max_suppression",
+       false,
+       {{in("boxes", kF32), in("scores", kF32), opt("max_output", kI64),
+         opt("iou", kF32), opt("score", kF32)},
+        {in("selected", kI64)},
+        {"center_point_box", "max_output_boxes_per_class", "iou_threshold",
+         "score_threshold"}}});
 }
 
 /// TensorResize (runtime/src/cpu/TensorResize.cpp).

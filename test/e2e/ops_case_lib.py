@@ -8,7 +8,8 @@ import pytest
 from onnx import helper
 
 from ingot_testlib import (Model, assert_clean_failure, compile_and_run,
-                           compile_model, node, save_model, value_info)
+                           compile_model, node, run_model, save_model,
+                           value_info)
 
 F32, I64, I32, BOOL = np.float32, np.int64, np.int32, np.bool_
 
@@ -89,4 +90,14 @@ def compile_error(tmp_path, model):
                          tmp_path / "bad.ingot", check=False)
     assert_clean_failure(proc)
     assert not (tmp_path / "bad.ingot").exists()
+    return proc.stderr
+
+
+def run_error(tmp_path, model, inputs):
+    """Compile a model (which must succeed), run it on inputs that must be
+    refused at run time; returns the run's stderr."""
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model, tmp_path / "m.onnx"), artifact)
+    proc = run_model(artifact, inputs, tmp_path, check=False)
+    assert_clean_failure(proc)
     return proc.stderr

@@ -61,6 +61,39 @@ struct NmsParams {
   float scoreThreshold = 0;
 };
 
+/// The scalars given as inputs 2-4 (known only at run time) in place of
+/// their attributes: a negative maximum selects nothing (onnxruntime reads
+/// it so), an IoU threshold outside [0, 1] is refused.
+Status readRunTimeParams(KernelContext &ctx, NmsParams *p) {
+  const char *names[] = {"max_output_boxes_per_class", "iou_threshold",
+                         "score_threshold"};
+  for (size_t i = 2; i < 5; ++i) {
+    if (!ctx.hasInput(i))
+      continue;
+    const KernelInput &in = ctx.input(i);
+    const DType want = i == 2 ? DType::I64 : DType::F32;
+    if (Status s = ctx.expectInputDType(i, {want}); !s)
+      return s;
+    if (shape::numElements(in.shape) != 1)
+      return ctx.error(std::string(names[i - 2]) +
+                       " must be one element, got " +
+                       shape::toString(in.shape));
+  }
+  if (ctx.hasInput(2))
+    p->maxPerClass = std::max<int64_t>(ctx.input(2).as<int64_t>()[0], 0);
+  if (ctx.hasInput(3)) {
+    p->iou = ctx.input(3).as<float>()[0];
+    if (!(p->iou >= 0 && p->iou <= 1))
+      return ctx.error("iou_threshold must be in [0, 1], got " +
+                       std::to_string(p->iou));
+  }
+  if (ctx.hasInput(4)) {
+    p->hasScoreThreshold = true;
+    p->scoreThreshold = ctx.input(4).as<float>()[0];
+  }
+  return Status::ok();
+}
+
 Status readNmsParams(KernelContext &ctx, NmsParams *p) {
   int64_t centered = 0;
   double iou = 0, score = 0;
@@ -83,7 +116,7 @@ Status readNmsParams(KernelContext &ctx, NmsParams *p) {
   p->centered = centered == 1;
   p->iou = float(iou);
   p->scoreThreshold = float(score);
-  return Status::ok();
+  return readRunTimeParams(ctx, p);
 }
 
 /// The boxes of one batch and class kept, in selection order.
@@ -119,7 +152,7 @@ void selectClass(const float *boxes, const float *scores, int64_t n,
 }
 
 Status nonMaxSuppressionKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(2, 2, 1); !s)
+  if (Status s = ctx.expectArity(2, 5, 1); !s)
     return s;
   for (size_t i = 0; i < 2; ++i)
     if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)

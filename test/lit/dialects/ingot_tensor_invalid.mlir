@@ -193,3 +193,27 @@ func.func @conv_kernel_shape_disagrees_with_weight(%x: tensor<1x4x9x8xf32>, %w: 
   %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 2, 3>, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 2>} : (tensor<1x4x9x8xf32>, tensor<2x4x3x?xf32>) -> tensor<1x2x9x4xf32>
   return %y : tensor<1x2x9x4xf32>
 }
+
+// -----
+
+func.func @non_max_suppression_iou(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{'ingot.non_max_suppression' op iou_threshold must be in [0, 1]}}
+  %y = ingot.non_max_suppression %b, %s {center_point_box = 0 : i64, iou_threshold = 1.5 : f32, max_output_boxes_per_class = 1 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+  return %y : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @non_max_suppression_max_output_type(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %m: tensor<1xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{'ingot.non_max_suppression' op max_output must be one i64 element}}
+  %y = ingot.non_max_suppression %b, %s max_output(%m) {center_point_box = 0 : i64, iou_threshold = 0.5 : f32, max_output_boxes_per_class = 0 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+  return %y : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @non_max_suppression_score_elements(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %t: tensor<2xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{'ingot.non_max_suppression' op score must be one f32 element}}
+  %y = ingot.non_max_suppression %b, %s score(%t) {center_point_box = 0 : i64, iou_threshold = 0.5 : f32, max_output_boxes_per_class = 2 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<2xf32>) -> tensor<?x3xi64>
+  return %y : tensor<?x3xi64>
+}

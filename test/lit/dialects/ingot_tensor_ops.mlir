@@ -170,6 +170,21 @@ func.func @one_hot_non_zero(%i: tensor<?xi64>, %v: tensor<2xf32>, %x: tensor<3x4
 
 // -----
 
+// non_max_suppression with its scalars as attributes, and with all three
+// as run-time operands (then read in place of the attributes).
+// CHECK-LABEL: func.func @non_max_suppression
+// CHECK: ingot.non_max_suppression %{{.*}}, %{{.*}} {center_point_box = 0 : i64, iou_threshold = 5.000000e-01 : f32, max_output_boxes_per_class = 10 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+// CHECK: ingot.non_max_suppression %{{.*}}, %{{.*}} max_output(%{{.*}}) iou(%{{.*}}) score(%{{.*}}) {center_point_box = 1 : i64, iou_threshold = 0.000000e+00 : f32, max_output_boxes_per_class = 0 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<f32>) -> tensor<?x3xi64>
+// CHECK: ingot.non_max_suppression %{{.*}}, %{{.*}} iou(%{{.*}}) {center_point_box = 0 : i64, iou_threshold = 0.000000e+00 : f32, max_output_boxes_per_class = 3 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+func.func @non_max_suppression(%b: tensor<1x6x4xf32>, %s: tensor<1x2x6xf32>, %m: tensor<1xi64>, %i: tensor<1xf32>, %t: tensor<f32>) -> (tensor<?x3xi64>, tensor<?x3xi64>, tensor<?x3xi64>) {
+  %a = ingot.non_max_suppression %b, %s {center_point_box = 0 : i64, iou_threshold = 0.5 : f32, max_output_boxes_per_class = 10 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>) -> tensor<?x3xi64>
+  %r = ingot.non_max_suppression %b, %s max_output(%m) iou(%i) score(%t) {center_point_box = 1 : i64, iou_threshold = 0.0 : f32, max_output_boxes_per_class = 0 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xi64>, tensor<1xf32>, tensor<f32>) -> tensor<?x3xi64>
+  %o = ingot.non_max_suppression %b, %s iou(%i) {center_point_box = 0 : i64, iou_threshold = 0.0 : f32, max_output_boxes_per_class = 3 : i64} : (tensor<1x6x4xf32>, tensor<1x2x6xf32>, tensor<1xf32>) -> tensor<?x3xi64>
+  return %a, %r, %o : tensor<?x3xi64>, tensor<?x3xi64>, tensor<?x3xi64>
+}
+
+// -----
+
 // Tuples of 2 address dims 0-1; with batch_dims = 1 the first dim is
 // shared and tuples of 1 address dim 1.
 // CHECK-LABEL: func.func @gather_nd
