@@ -34,6 +34,15 @@ build() {
     $(for t in "${TARGETS[@]}"; do echo "fuzz-$t"; done)
 }
 
+# Our code is instrumented, Debian's libMLIR is not, and both allocate from
+# one llvm::BumpPtrAllocator: its slab poisoning, compiled into our
+# translation units by Allocator.h, then marks memory that libMLIR's own
+# (uninstrumented) Allocate hands out later, and ASan reports a
+# use-after-poison where valgrind finds nothing (fuzz-gguf, 2026-12-04:
+# StringAttr::get copying into a slab our QuantAttr storage opened). Manual
+# poisoning is switched off; ASan's own redzones and quarantine stay.
+MIXED_ASAN=allow_user_poisoning=0
+
 run_one() {
   local target=$1 seconds=$2
   local corpus="$BUILD_FUZZ/corpus/$target" findings="$BUILD_FUZZ/findings/$target"
@@ -43,7 +52,7 @@ run_one() {
   [ -n "${FUZZ_RUNS:-}" ] && runs=("-runs=$FUZZ_RUNS")
   echo "== fuzz-$target for ${seconds}s"
   # detect_leaks stays on: a leak on a refused input is a finding too.
-  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:$MIXED_ASAN} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     "$BUILD_FUZZ/bin/fuzz-$target" "$corpus" "test/fuzz/corpus/$target" \
       "${dict[@]}" "${runs[@]}" -max_total_time="$seconds" -timeout=10 \
@@ -69,7 +78,7 @@ sanitized_tests() {
     -DINGOT_ENABLE_COMPILER=OFF -DINGOT_ENABLE_TESTS=OFF -DINGOT_ENABLE_PYTHON=OFF >/dev/null
   cmake --build "$BUILD_FUZZ/runtime-only" -j "$(nproc)" --target ingot
   cd "$BUILD_FUZZ"
-  INGOT_SANITIZED=1 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+  INGOT_SANITIZED=1 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:$MIXED_ASAN} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
     ctest --output-on-failure -j "$(nproc)" -LE slow -E '^e2e\.test_python$'
 }
