@@ -1,9 +1,9 @@
 //===- OnnxTensorOps.cpp - Data movement and convolution converters -------===//
 //
-// Flatten, Slice, Expand, Tile, Range, Pad, GatherElements,
-// ScatterND, DepthToSpace, OneHot and NonZero, and the table of the whole
-// tensor family (Conv, pooling, Resize and TopK are in OnnxTensorNnOps.cpp,
-// Split in OnnxSplit.cpp).
+// Flatten, Slice, Expand, Tile, Range, Pad, DepthToSpace, OneHot and
+// NonZero, and the table of the whole tensor family (Conv, pooling, Resize
+// and TopK are in OnnxTensorNnOps.cpp, Split in OnnxSplit.cpp,
+// GatherElements and the scatters in OnnxScatter.cpp).
 // Multi-output ONNX ops become one single-result ingot op per output.
 //
 //===----------------------------------------------------------------------===//
@@ -235,70 +235,6 @@ LogicalResult convertPad(NodeContext &n) {
   }
   return n.setOutput(0, n.build<graph::PadOp>(elem, x, pads, value,
                                               n.builder().getStringAttr(mode)));
-}
-
-LogicalResult convertGatherElements(NodeContext &n) {
-  Value data, indices;
-  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
-      failed(n.requireType(indices, "indices", {n.i64(), n.i32()})))
-    return failure();
-  int64_t axis;
-  if (failed(n.normalizeAxis(n.attrInt("axis", 0), rankOf(data), "axis", axis)))
-    return failure();
-  return n.setOutput(
-      0, n.build<graph::GatherElementsOp>(elementTypeOf(data), data, indices,
-                                          n.builder().getI64IntegerAttr(axis)));
-}
-
-/// ScatterND's and ScatterElements' reduction attribute, checked.
-FailureOr<std::string> scatterReduction(NodeContext &n) {
-  std::string reduction = "none";
-  if (const auto *a = n.attr("reduction", onnx::AttributeProto::STRING))
-    reduction = a->s();
-  if (n.ctx.hasError())
-    return failure();
-  bool minMax = n.opset() >= 18 && (reduction == "max" || reduction == "min");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      !minMax)
-    return n.fail("reduction '" + reduction + "'",
-                  "none, add, mul; max, min from opset 18");
-  return reduction;
-}
-
-LogicalResult convertScatterND(NodeContext &n) {
-  Value data, indices, updates;
-  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
-      failed(n.input(2, updates)) ||
-      failed(n.requireType(indices, "indices", {n.i64()})) ||
-      failed(n.requireType(updates, "updates", {elementTypeOf(data)})))
-    return failure();
-  FailureOr<std::string> reduction = scatterReduction(n);
-  if (failed(reduction))
-    return failure();
-  return n.setOutput(0, n.build<graph::ScatterNDOp>(
-                            elementTypeOf(data), data, indices, updates,
-                            n.builder().getStringAttr(*reduction)));
-}
-
-/// ScatterElements (11; Scatter, its name in opsets 9-10, has no
-/// reduction).
-LogicalResult convertScatterElements(NodeContext &n) {
-  Value data, indices, updates;
-  if (failed(n.input(0, data)) || failed(n.input(1, indices)) ||
-      failed(n.input(2, updates)) ||
-      failed(n.requireType(indices, "indices", {n.i64(), n.i32()})) ||
-      failed(n.requireType(updates, "updates", {elementTypeOf(data)})))
-    return failure();
-  FailureOr<std::string> reduction = scatterReduction(n);
-  int64_t axis;
-  if (failed(reduction) ||
-      failed(n.normalizeAxis(n.attrInt("axis", 0), rankOf(data), "axis", axis)))
-    return failure();
-  OpBuilder &b = n.builder();
-  return n.setOutput(
-      0, n.build<graph::ScatterElementsOp>(elementTypeOf(data), data, indices,
-                                           updates, b.getI64IntegerAttr(axis),
-                                           b.getStringAttr(*reduction)));
 }
 
 /// DepthToSpace, and SpaceToDepth (`toDepth`; its mode attribute is new

@@ -45,5 +45,8 @@ mlir::LogicalResult convertGlobalMaxPool(NodeContext &n);
 mlir::LogicalResult convertResize(NodeContext &n);
 mlir::LogicalResult convertUpsample(NodeContext &n);
 mlir::LogicalResult convertNonMaxSuppression(NodeContext &n);
+mlir::LogicalResult convertGatherElements(NodeContext &n);
+mlir::LogicalResult convertScatterND(NodeContext &n);
+mlir::LogicalResult convertScatterElements(NodeContext &n);
 
 } // namespace ingot::compiler::onnximport
