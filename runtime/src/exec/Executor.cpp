@@ -354,6 +354,9 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
   im.freeUnreadConstantResults();
   if (im.profiler)
     im.profiler->endRun(im.profiledRun);
+  // Into the caller's tensors of the last run where there are some: a
+  // serving loop's logits then reuse their memory step after step.
+  outputs->resize(m.outputs.size());
   for (const IoSpec &io : m.outputs) {
     if (!im.known[io.buffer])
       return Status::error("model output '" + io.name + "' (" +
@@ -361,12 +364,7 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
                            ") was never written by the plan");
     if (Status s = checkOutputShape(io, im.shapes[io.buffer]); !s)
       return s;
-    // Into the caller's tensors of the last run where there are some: a
-    // serving loop's logits then reuse their memory step after step.
-    const size_t o = size_t(&io - m.outputs.data());
-    if (outputs->size() <= o)
-      outputs->emplace_back();
-    NamedTensor &nt = (*outputs)[o];
+    NamedTensor &nt = (*outputs)[size_t(&io - m.outputs.data())];
     nt.name = io.name;
     nt.tensor.dtype = m.buffers[io.buffer].dtype;
     nt.tensor.shape = im.shapes[io.buffer];
@@ -375,7 +373,6 @@ Status Executor::run(const std::vector<NamedTensor> &inputs,
     const uint8_t *src = im.data[io.buffer];
     nt.tensor.data.assign(src, src + bytes);
   }
-  outputs->resize(m.outputs.size());
   // Input buffers point at the caller's tensors only for this run.
   for (const IoSpec &io : m.inputs)
     im.data[io.buffer] = nullptr;
