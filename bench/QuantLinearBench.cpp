@@ -2,7 +2,8 @@
 //
 // A benchmark, not a test (ctest never runs it): GB/s of the weights read
 // and GFLOP/s of linear on SmolLM2's shapes for f32, bf16, q8, q4, q4m
-// (group 32) and f8e4m3 (per channel) weights at M = 1, 4, 32 and 128, next
+// (group 32), f8e4m3 (per channel) and "q16"-packed q8/q4/q4m (int8
+// activations) weights at M = 1, 4, 32 and 128, next
 // to the runtime's memory-read probe and f32 peak measured in the same run
 // (best of interleaved rounds, so a shared machine's quiet moments count).
 //   build/bin/bench-quant-linear   (INGOT_BENCH_THREADS, INGOT_BENCH_ROUNDS)
@@ -13,6 +14,7 @@
 
 #include "ingot/Probe.h"
 #include "ingot/Quant.h"
+#include "ingot/WeightLayout.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -26,6 +28,7 @@ namespace {
 struct Format {
   DType dt;
   int64_t group; // 0: per channel (group = K); ignored for f32/bf16
+  bool q16 = false; // packed "q16", int8 activations (LinearQ16.h)
 };
 
 /// Weights of one format and shape, enough distinct copies (~96 MiB) that
@@ -53,6 +56,11 @@ struct Weights {
       EXPECT_TRUE(quantizeTensor({f.dt, group()}, DType::F32, w.data.data(), n,
                                  k, q.data())
                       .isOk());
+      if (f.q16) {
+        std::vector<uint8_t> p(q.size());
+        EXPECT_TRUE(packQ16(f.dt, q.data(), n, k, p.data()).isOk());
+        q = std::move(p);
+      }
       copies.push_back(std::move(q));
     }
   }
@@ -60,7 +68,7 @@ struct Weights {
 
 double runOnce(const Weights &w, int64_t m, const Tensor &x,
                std::vector<float> &y, ThreadPool &pool) {
-  const std::vector<Attr> attrs = {strAttr("w_layout", "nk")};
+  const std::vector<Attr> attrs = {strAttr("w_layout", w.f.q16 ? "q16" : "nk")};
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto &bytes : w.copies) {
     cpu::KernelContext ctx("linear", "bench", &attrs, &pool);
@@ -68,6 +76,7 @@ double runOnce(const Weights &w, int64_t m, const Tensor &x,
     ctx.inputs[0] = {true, x.data.data(), DType::F32, {m, w.k}, "x"};
     ctx.inputs[1] = {true, bytes.data(), w.f.dt, {w.n, w.k}, "w"};
     ctx.inputs[1].groupSize = isQuantDType(w.f.dt) ? w.group() : 0;
+    ctx.inputs[1].layout = w.f.q16 ? "q16" : "row-major";
     cpu::KernelOutput o;
     o.data = y.data();
     o.capacityBytes = m * w.n * 4;
@@ -86,9 +95,10 @@ TEST(LlmBench, QuantLinearBandwidth) {
   const int rounds = std::getenv("INGOT_BENCH_ROUNDS")
                          ? std::atoi(std::getenv("INGOT_BENCH_ROUNDS"))
                          : 7;
-  const Format formats[] = {{DType::F32, 0}, {DType::BF16, 0},
-                            {DType::Q8, 32}, {DType::Q4, 32},
-                            {DType::Q4M, 32}, {DType::F8E4M3, 0}};
+  const Format formats[] = {
+      {DType::F32, 0},       {DType::BF16, 0},      {DType::Q8, 32},
+      {DType::Q4, 32},       {DType::Q4M, 32},      {DType::F8E4M3, 0},
+      {DType::Q8, 32, true}, {DType::Q4, 32, true}, {DType::Q4M, 32, true}};
   const std::pair<int64_t, int64_t> shapes[] = {
       {1536, 576}, {576, 1536}, {49152, 576}};
   const int64_t ms[] = {1, 4, 32, 128};
@@ -126,9 +136,11 @@ TEST(LlmBench, QuantLinearBandwidth) {
       const double gbs = double(w.bytesPerCopy) / s / 1e9;
       const double gflops = 2.0 * double(ms[j] * w.n * w.k) / s / 1e9;
       const std::string shape = std::to_string(w.k) + "->" + std::to_string(w.n);
+      const std::string name =
+          std::string(dtypeName(w.f.dt)) + (w.f.q16 ? "/q16" : "");
       std::printf("%-8s %-11s %5lld | %9.1f %6.1f %9.1f | %5.0f%% / %5.1f%%\n",
-                  dtypeName(w.f.dt), shape.c_str(), (long long)ms[j], s * 1e6,
-                  gbs, gflops, 100 * gbs / ceil.readGBps,
+                  name.c_str(), shape.c_str(), (long long)ms[j], s * 1e6, gbs,
+                  gflops, 100 * gbs / ceil.readGBps,
                   100 * gflops / ceil.peakGflops);
     }
 }

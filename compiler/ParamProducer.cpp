@@ -172,8 +172,42 @@ Status streamStored(WeightSource &weights, const ParamSpec &spec,
 
 } // namespace
 
+/// "q16": the row-major blocks (kept from the source or quantised), then
+/// repacked into panels (WeightLayout.h).
+static Status produceQ16(WeightSource &weights, const ParamSpec &spec,
+                         const ByteSink &sink) {
+  if (spec.shape.size() != 2)
+    return Status::error("weight '" + spec.name + "': layout q16 needs a " +
+                         "2-D tensor, got " + shapeText(spec.shape));
+  ParamSpec rowMajor = spec;
+  rowMajor.layout = "row-major";
+  std::vector<uint8_t> blocks;
+  if (Status s = produceParam(weights, rowMajor,
+                              [&](const void *p, size_t n) {
+                                auto *c = static_cast<const uint8_t *>(p);
+                                blocks.insert(blocks.end(), c, c + n);
+                              });
+      !s)
+    return s;
+  if (int64_t(blocks.size()) !=
+      quantTensorBytes(spec.quant, spec.shape[0], spec.shape[1], spec.group))
+    return Status::error("weight '" + spec.name + "': its blocks hold " +
+                         std::to_string(blocks.size()) + " bytes, not those " +
+                         "of " + shapeText(spec.shape) + " in groups of " +
+                         std::to_string(spec.group));
+  std::vector<uint8_t> packed(blocks.size());
+  if (Status s = packQ16(spec.quant, blocks.data(), spec.shape[0],
+                         spec.shape[1], packed.data());
+      !s)
+    return Status::error("weight '" + spec.name + "': " + s.message());
+  sink(packed.data(), packed.size());
+  return Status::ok();
+}
+
 Status produceParam(WeightSource &weights, const ParamSpec &spec,
                     const ByteSink &sink) {
+  if (spec.layout == "q16")
+    return produceQ16(weights, spec, sink);
   if (storedAsIs(weights, spec))
     return streamStored(weights, spec, sink);
   const bool plain = spec.layout == "row-major" && !isQuantDType(spec.quant);

@@ -105,9 +105,30 @@ void warnIfNothingQuantised(const PhaseInputs &in) {
                     "projections; ONNX MatMul weights are not yet)\n";
 }
 
+/// --act-quant int8 only changes linears whose weights are q8/q4/q4m in
+/// groups of 32 with whole panels: say so when none was.
+void warnIfNothingPacked(const PhaseInputs &in) {
+  if (in.options.actQuant == "none")
+    return;
+  bool any = false;
+  ModuleOp module = in.module;
+  module.walk([&](graph::LinearOp l) { any |= l.getWLayout() == "q16"; });
+  if (!any)
+    llvm::errs() << "warning: " << in.options.modelPath << ": --act-quant "
+                 << in.options.actQuant
+                 << " found no linear to change (it "
+                    "needs q8, q4 or q4m weights in groups of 32, e.g. "
+                    "from --quant int4 or a GGUF's Q8_0/Q4_0/Q4_1 blocks)\n";
+}
+
 void addLayoutPasses(OpPassManager &pm, const PhaseInputs &in) {
   if (in.options.packWeights)
     pm.nest<func::FuncOp>().addPass(createPackWeights());
+  if (in.options.actQuant == "int8") {
+    PackWeightsOptions q16;
+    q16.layout = "q16";
+    pm.nest<func::FuncOp>().addPass(createPackWeights(q16));
+  }
 }
 
 void addPlanPasses(OpPassManager &pm, const PhaseInputs &in) {
@@ -180,7 +201,7 @@ const Phase kPhases[] = {
     {"graph", "graph optimisation", addGraphPasses},
     {"fused", "fusion", addFusionPasses},
     {"quantized", "quantisation", addQuantPasses, warnIfNothingQuantised},
-    {"laid-out", "weight layout", addLayoutPasses},
+    {"laid-out", "weight layout", addLayoutPasses, warnIfNothingPacked},
     {"plan", "planning", addPlanPasses},
     {"codegen", "code generation", addCodegenPasses, reportCudaCoverage},
 };
@@ -225,6 +246,9 @@ Status checkOptions(const CompileOptions &options) {
     return Status::error("unknown phase '" + options.compileTo +
                          "'; phases: " + list);
   }
+  if (options.actQuant != "none" && options.actQuant != "int8")
+    return Status::error("act-quant '" + options.actQuant +
+                         "' is not known; known: none, int8");
   if (!options.dumpIrDir.empty())
     if (std::error_code ec =
             llvm::sys::fs::create_directories(options.dumpIrDir))
@@ -327,6 +351,12 @@ Status compileModel(const CompileOptions &options, llvm::raw_ostream &irOut) {
   TargetList targets;
   if (Status s = parseTargets(options.targets, &targets); !s)
     return s;
+  // The CUDA kernels read row-major blocks with f32 activations.
+  if (options.actQuant != "none" && !targets.cudaArchs.empty())
+    return Status::error(options.modelPath + ": --act-quant " +
+                         options.actQuant +
+                         " is for the CPU target only; "
+                         "the CUDA kernels keep f32 activations");
   DialectRegistry registry;
   if (!targets.cudaArchs.empty())
     codegen::registerCudaCodegen(registry);

@@ -145,6 +145,12 @@ def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
     unpacks panels for many rows), so `ingot compile` runs this pass only
     with `--pack-weights=on`.
 
+    With `layout=q16` it packs q8/q4/q4m params in groups of 32 (rows a
+    multiple of 16, columns of 32) instead, for the int8-activation
+    kernels; a gather on axis 0 may also read them (a tied embedding moves
+    with its lm_head). `ingot compile --act-quant int8` runs it after
+    ingot-quantize-weights.
+
     Before:
     ```mlir
     %w = ingot.param "q.weight" : tensor<64x64xbf16>
@@ -158,7 +164,8 @@ def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"layout", "layout", "std::string", /*default=*/"\"nk16\"",
-           "Packed layout to use">,
+           "Packed layout to use: nk16 (16-bit weights) or q16 (q8/q4/q4m "
+           "weights, int8 activations)">,
     ListOption<"elementTypes", "element-types", "std::string",
                "Weight element types to pack (default bf16,f16: the ones "
                "measured faster packed)">,

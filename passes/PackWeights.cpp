@@ -14,10 +14,17 @@
 // (--pack-weights=on). A param that other ops also read (a tied
 // embedding's gather) is left alone: a packed copy would store it twice.
 //
+// "q16" (layout=q16) packs q8/q4/q4m weights in groups of 32 for the int8
+// activation kernels (runtime/src/cpu/LinearQ16.h); `ingot compile
+// --act-quant int8` runs it after quantisation. The gather kernel reads
+// "q16" rows, so a tied embedding moves to the packed param with its
+// lm_head and is still stored once.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
-#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace ingot {
 #define GEN_PASS_DEF_PACKWEIGHTS
@@ -30,31 +37,57 @@ using namespace ingot::graph;
 
 namespace {
 
-/// The row-major [N, K] param behind a linear's weight with at least
-/// `minRows` rows, or null.
-ParamOp packableWeight(LinearOp l, int64_t minRows,
+/// Whether every use of `p` reads it in a way the packed layout serves:
+/// as the weight of an "nk" linear, or for "q16" also as a gather's table
+/// on axis 0 (the gather kernel reads "q16" rows).
+bool usesAllowPacking(ParamOp p, StringRef layout) {
+  for (OpOperand &use : p->getUses()) {
+    if (auto user = dyn_cast<LinearOp>(use.getOwner()))
+      if (use.get() == user.getWeight() && user.getWLayout() == "nk")
+        continue;
+    if (auto gather = dyn_cast<GatherOp>(use.getOwner()))
+      if (layout == "q16" && use.get() == gather.getData() &&
+          gather.getAxis() == 0)
+        continue;
+    return false;
+  }
+  return true;
+}
+
+/// Whether `p`'s element type (or for "q16" its block format) is packed.
+bool typeSelected(ParamOp p, StringRef layout,
+                  ArrayRef<std::string> elementTypes) {
+  if (layout == "q16") {
+    QuantAttr q = p.getQuantAttr();
+    return q && q.getGroup() == 32 &&
+           llvm::is_contained({"q8", "q4", "q4m"}, q.getFormat());
+  }
+  if (p.getQuant())
+    return false;
+  std::string element;
+  llvm::raw_string_ostream(element) << p.getType().getElementType();
+  static const std::string kMeasuredFaster[] = {"bf16", "f16"};
+  return elementTypes.empty() ? llvm::is_contained(kMeasuredFaster, element)
+                              : llvm::is_contained(elementTypes, element);
+}
+
+/// The row-major [N, K] param behind a linear's weight that `layout` can
+/// hold with at least `minRows` rows, or null.
+ParamOp packableWeight(LinearOp l, StringRef layout, int64_t minRows,
                        ArrayRef<std::string> elementTypes) {
   if (l.getWLayout() != "nk")
     return nullptr;
   auto p = l.getWeight().getDefiningOp<ParamOp>();
-  if (!p || p.getLayout() != "row-major" || p.getQuant())
-    return nullptr;
-  // Only linears (as their weight) may read it.
-  for (OpOperand &use : p->getUses()) {
-    auto user = dyn_cast<LinearOp>(use.getOwner());
-    if (!user || use.get() != user.getWeight() ||
-        user.getWLayout() != "nk")
-      return nullptr;
-  }
-  std::string element;
-  llvm::raw_string_ostream(element) << p.getType().getElementType();
-  static const std::string kMeasuredFaster[] = {"bf16", "f16"};
-  if (elementTypes.empty() ? !llvm::is_contained(kMeasuredFaster, element)
-                           : !llvm::is_contained(elementTypes, element))
+  if (!p || p.getLayout() != "row-major" || !usesAllowPacking(p, layout) ||
+      !typeSelected(p, layout, elementTypes))
     return nullptr;
   auto type = p.getType();
   if (type.getRank() != 2 || ShapedType::isDynamic(type.getDimSize(0)) ||
       ShapedType::isDynamic(type.getDimSize(1)) || type.getDimSize(0) < minRows)
+    return nullptr;
+  // q16 panels are whole: 16 rows, 32 columns per block.
+  if (layout == "q16" &&
+      (type.getDimSize(0) % 16 != 0 || type.getDimSize(1) % 32 != 0))
     return nullptr;
   return p;
 }
@@ -66,10 +99,10 @@ ParamOp packedParam(ParamOp p, StringRef layout) {
   b.setInsertionPointAfter(p);
   ArrayAttr parts =
       p.getParts() ? *p.getParts() : b.getStrArrayAttr({p.getName()});
-  return ParamOp::create(
-      b, p.getLoc(), p.getType(), b.getStringAttr(p.getName() + "@" + layout),
-      parts, b.getI64IntegerAttr(p.getConcatAxis()), b.getStringAttr(layout),
-      /*quant=*/nullptr);
+  return ParamOp::create(b, p.getLoc(), p.getType(),
+                         b.getStringAttr(p.getName() + "@" + layout), parts,
+                         b.getI64IntegerAttr(p.getConcatAxis()),
+                         b.getStringAttr(layout), p.getQuantAttr());
 }
 
 struct PackWeightsPass : public ingot::impl::PackWeightsBase<PackWeightsPass> {
@@ -79,26 +112,26 @@ struct PackWeightsPass : public ingot::impl::PackWeightsBase<PackWeightsPass> {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    if (layout != "nk16") {
+    if (layout != "nk16" && layout != "q16") {
       func.emitError("ingot-pack-weights: unknown layout '")
-          << layout << "'; known: nk16";
+          << layout << "'; known: nk16, q16";
       return signalPassFailure();
     }
-    // One packed param per original, shared by all its linears.
-    llvm::DenseMap<Operation *, ParamOp> packed;
+    // One packed param per original, which all its users then read.
+    llvm::SetVector<Operation *> packable;
     func.walk([&](LinearOp l) {
-      ParamOp p = packableWeight(l, minRows, elementTypes);
-      if (!p)
-        return;
-      ParamOp &q = packed[p.getOperation()];
-      if (!q)
-        q = packedParam(p, layout);
-      l.getWeightMutable().assign(q.getResult());
-      l.setWLayout(layout);
+      if (ParamOp p = packableWeight(l, layout, minRows, elementTypes))
+        packable.insert(p);
     });
-    for (auto &[op, q] : packed)
-      if (op->use_empty())
-        op->erase();
+    for (Operation *op : packable) {
+      auto p = cast<ParamOp>(op);
+      ParamOp q = packedParam(p, layout);
+      for (Operation *user : llvm::to_vector(p->getUsers()))
+        if (auto l = dyn_cast<LinearOp>(user))
+          l.setWLayout(layout);
+      p.getResult().replaceAllUsesWith(q.getResult());
+      p->erase();
+    }
   }
 };
 

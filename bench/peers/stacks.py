@@ -27,9 +27,15 @@ INGOT_STACKS = {
     "ingot-fp8": ["--quant", "fp8"],
     # The bundled Q4_1 GGUF compiled directly: llama.cpp's own blocks.
     "ingot-gguf": [],
+    # int8 activations and int8 dot products (--act-quant int8), the
+    # arithmetic llama.cpp uses for its Q8_0/Q4_0/Q4_1 files.
+    "ingot-int8-a8": ["--quant", "int8", "--act-quant", "int8"],
+    "ingot-int4-a8": ["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same",
+                      "--act-quant", "int8"],
+    "ingot-gguf-a8": ["--act-quant", "int8"],
 }
 # Stacks compiled from a GGUF rather than the HF directory.
-INGOT_GGUF_SOURCES = {"ingot-gguf": GGUF_Q4}
+INGOT_GGUF_SOURCES = {"ingot-gguf": GGUF_Q4, "ingot-gguf-a8": GGUF_Q4}
 # llama.cpp stacks: the GGUF label of each (DIR/SmolLM2-135M-Instruct.<label>.gguf).
 GGUF_STACKS = {"llama.cpp-q4_1": "Q4_1", "llama.cpp-q8_0": "Q8_0", "llama.cpp-q4_0": "Q4_0",
                "llama.cpp-f16": "F16", "llama.cpp-f32": "F32"}
@@ -41,6 +47,9 @@ PAIRS = (
     ("4-bit: q4 g32 ↔ Q4_0", "ingot-int4", "llama.cpp-q4_0"),
     ("4-bit + min: q4m g32, lm_head q8 ↔ Q4_1, token_embd Q8_0", "ingot-q4m", "llama.cpp-q4_1"),
     ("the same Q4_1 GGUF file, compiled by ingot", "ingot-gguf", "llama.cpp-q4_1"),
+    ("int8 activations: q8 g32 ↔ Q8_0", "ingot-int8-a8", "llama.cpp-q8_0"),
+    ("int8 activations: q4 g32 ↔ Q4_0", "ingot-int4-a8", "llama.cpp-q4_0"),
+    ("int8 activations: the same Q4_1 GGUF file", "ingot-gguf-a8", "llama.cpp-q4_1"),
     ("f32 ↔ F16", "ingot", "llama.cpp-f16"),
     ("f32 ↔ f32", "ingot", "onnxruntime"),
 )
@@ -78,7 +87,8 @@ def ingot_artifact(ingot, stack, default_artifact, group_size=None):
             return out
     else:
         suffix = stack.split("-", 1)[1]
-        if group_size is not None and stack not in ("ingot-fp8", "ingot-gguf"):
+        if group_size is not None and stack not in ("ingot-fp8", "ingot-gguf",
+                                                    "ingot-gguf-a8"):
             flags += ["--group-size", str(group_size)]
             suffix += f"-g{group_size}"
         out = CACHE / f"smollm2-135m-instruct.{suffix}.ingot"

@@ -17,7 +17,9 @@ def Ingot_LinearOp : Ingot_Op<"linear", [AttrSizedOperandSegments]> {
     [..., K] f32; W and b may be f16/bf16. `activation` is "none", "relu",
     "silu", "gelu" (erf) or "gelu_tanh"; it and `residual` (same shape as y)
     are set by ingot-fuse-linear-epilogue. A `w_layout` of "nk16" is W
-    packed by ingot-pack-weights (docs/artifact-format.md).
+    packed by ingot-pack-weights (docs/artifact-format.md); "q16" is a
+    q8/q4/q4m W packed for int8 dot products, and x is then quantised per
+    row in blocks of 32 to int8 (runtime/src/cpu/LinearQ16.h).
 
     ```mlir
     %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x576xf32>, tensor<1536x576xbf16>) -> tensor<?x1536xf32>

@@ -26,16 +26,29 @@ LogicalResult ParamOp::verify() {
                      getConcatAxis() >= getType().getRank()))
     return emitOpError("parts must be non-empty and concat_axis a dim of "
                        "the result");
-  if (getLayout() != "row-major" && getLayout() != "nk16")
-    return emitOpError("layout must be \"row-major\" or \"nk16\", got \"")
-           << getLayout() << "\"";
+  StringRef layout = getLayout();
+  if (layout != "row-major" && layout != "nk16" && layout != "q16")
+    return emitOpError("layout must be \"row-major\", \"nk16\" or \"q16\", "
+                       "got \"")
+           << layout << "\"";
   if (getQuant()) {
     Type elem = getType().getElementType();
-    if (getType().getRank() != 2 || getLayout() != "row-major" ||
+    if (getType().getRank() != 2 || layout == "nk16" ||
         !(elem.isF32() || elem.isF16() || elem.isBF16()))
-      return emitOpError("a quantised param must be a row-major 2-D f32, "
-                         "f16 or bf16 tensor, got ")
-             << getType() << " (layout \"" << getLayout() << "\")";
+      return emitOpError("a quantised param must be a row-major or q16 2-D "
+                         "f32, f16 or bf16 tensor, got ")
+             << getType() << " (layout \"" << layout << "\")";
+  }
+  if (layout == "q16") {
+    QuantAttr q = getQuantAttr();
+    StringRef format = q ? q.getFormat() : StringRef("none");
+    if (!q || !(format == "q8" || format == "q4" || format == "q4m") ||
+        q.getGroup() != 32 || getType().getDimSize(0) % 16 ||
+        getType().getDimSize(1) % 32)
+      return emitOpError("layout \"q16\" needs a q8, q4 or q4m param in "
+                         "groups of 32 with rows a multiple of 16 and "
+                         "columns of 32, got ")
+             << getType() << " quantised " << format;
   }
   return success();
 }
@@ -211,8 +224,9 @@ LogicalResult TriluOp::verify() {
 
 LogicalResult LinearOp::verify() {
   StringRef layout = getWLayout();
-  if (layout != "nk" && layout != "kn" && layout != "nk16")
-    return emitOpError("w_layout must be \"nk\", \"kn\" or \"nk16\", got \"")
+  if (layout != "nk" && layout != "kn" && layout != "nk16" && layout != "q16")
+    return emitOpError("w_layout must be \"nk\", \"kn\", \"nk16\" or "
+                       "\"q16\", got \"")
            << layout << "\"";
   StringRef act = getActivation();
   if (act != "none" && act != "relu" && act != "silu" && act != "gelu" &&

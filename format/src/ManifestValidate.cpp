@@ -14,6 +14,7 @@
 #include "ingot/KvLayout.h"
 #include "ingot/Quant.h"
 #include "ingot/TokenizerFormat.h"
+#include "ingot/WeightLayout.h"
 
 #include <cmath>
 #include <set>
@@ -215,6 +216,9 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
       return fail(what + " has an invalid shape " + shapeStr(t.shape) +
                   " or group size " + std::to_string(t.groupSize) + " for " +
                   dtypeName(t.dtype));
+    if (Status s = checkWeightLayout(t.layout, t.dtype, t.shape, t.groupSize);
+        !s)
+      return fail(what + ": " + s.message());
     if (t.bytes != want)
       return fail(what + " is " + std::to_string(t.bytes) +
                   " bytes but its shape and dtype need " +

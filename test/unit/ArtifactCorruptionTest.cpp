@@ -145,17 +145,18 @@ TEST_F(ArtifactTest, LoaderChecksManifestStructure) {
       {"lies outside the", [](Manifest &m) { m.tensors[5].offset = 1u << 20; },
        true},
       {"invalid shape",
-       [](Manifest &m) {
-         m.tensors[0].shape = {int64_t(1) << 40, 1 << 30};
-       },
+       [](Manifest &m) { m.tensors[0].shape = {int64_t(1) << 40, 1 << 30}; },
        true},
       {"output 0 'y' is buffer 6 of 6",
        [](Manifest &m) { m.outputs[0].buffer = 6; }},
       {"dim 0 has size -2",
-       [](Manifest &m) {
-         m.inputs[0].dims[0] = {-2, ""};
-       }},
+       [](Manifest &m) { m.inputs[0].dims[0] = {-2, ""}; }},
       {"no kernel name", [](Manifest &m) { m.steps[1].kernel.clear(); }},
+      // A layout from a newer compiler would be read as another.
+      {"unknown weight layout \"packed-4x\"",
+       [](Manifest &m) { m.tensors[2].layout = "packed-4x"; }},
+      {"q16 holds q8, q4 or q4m, not float32",
+       [](Manifest &m) { m.tensors[0].layout = "q16"; }},
   };
   for (const Case &c : cases) {
     Manifest m = sampleManifest();

@@ -40,6 +40,7 @@ struct RowKernel {
   std::vector<Attr> attrs;
   DType outType = DType::F32;
   size_t numOutputs = 1; // each is checked
+  std::vector<std::string> layouts; // per input, as Call::layouts
 };
 
 std::vector<Tensor> runRows(const RowKernel &rk,
@@ -50,6 +51,7 @@ std::vector<Tensor> runRows(const RowKernel &rk,
   Call c(rk.kernel, rk.inputs(picked), rk.attrs,
          std::vector<DType>(rk.numOutputs, rk.outType));
   c.pool = &invariancePool(threads);
+  c.layouts = rk.layouts;
   std::vector<Tensor> outs;
   Status s = runKernel(c, &outs);
   EXPECT_TRUE(s.isOk()) << rk.kernel << ": " << s.message();
@@ -138,6 +140,7 @@ TEST(BatchInvariance, LinearPackedWithEpilogue) {
             return std::vector<const Tensor *>{&r[0], &w->t, &b->t, &r[1]};
           },
           {strAttr("w_layout", "nk16"), strAttr("activation", act)}};
+      rk.layouts = {"", "nk16"};
       expectRowInvariant(rk, 12);
     }
 }

@@ -133,6 +133,8 @@ struct Call {
   std::vector<int64_t> groupSizes;
   /// Per input: whether it is a weight (KernelInput::constant).
   std::vector<bool> constants;
+  /// Per input: a weight's stored layout (WeightLayout.h); "" row-major.
+  std::vector<std::string> layouts;
   /// The step's cache of what the kernel derives from weights, or none.
   cpu::StepCache *stepCache = nullptr;
 };
@@ -158,6 +160,8 @@ inline Status runKernel(const Call &c, std::vector<Tensor> *outs) {
       if (i < c.groupSizes.size())
         in.groupSize = c.groupSizes[i];
       in.constant = i < c.constants.size() && c.constants[i];
+      if (i < c.layouts.size() && !c.layouts[i].empty())
+        in.layout = c.layouts[i];
     }
     ctx.inputs.push_back(in);
   }

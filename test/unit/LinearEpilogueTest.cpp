@@ -83,6 +83,8 @@ void check(Rng &rng, const Case &c) {
              {strAttr("w_layout", c.layout), strAttr("activation", c.act)});
   if (c.res == Res::Aliased)
     fused.aliasInput = 3;
+  if (c.layout == "nk16")
+    fused.layouts = {"", "nk16"};
   const Tensor got = runOk(fused);
   ASSERT_EQ(got.shape, want.shape);
   ASSERT_TRUE(got.data == want.data);

@@ -132,8 +132,9 @@ TEST(LinearPack, KernelNk16EqualsNk) {
                      b = rng.uniform({n});
         const Tensor want =
             runOk(Call("linear", {&x, &w.t, &b}, {strAttr("w_layout", "nk")}));
-        const Tensor got =
-            runOk(Call("linear", {&x, &wp, &b}, {strAttr("w_layout", "nk16")}));
+        Call packedCall("linear", {&x, &wp, &b}, {strAttr("w_layout", "nk16")});
+        packedCall.layouts = {"", "nk16"};
+        const Tensor got = runOk(packedCall);
         ASSERT_EQ(want.shape, got.shape);
         EXPECT_TRUE(want.data == got.data);
       }

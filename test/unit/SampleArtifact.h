@@ -31,7 +31,7 @@ inline Manifest sampleManifest() {
   tensor("mask", DType::Bool, {5});
   tensor("empty", DType::F32, {0, 4});
   tensor("scale", DType::BF16, {});
-  m.tensors[2].layout = "packed-4x";
+  m.tensors[2].layout = "nk16";
   m.symbols = {{"batch", 8}, {"tokens", 16}};
 
   auto buffer = [&](BufferKind k, DType t, std::vector<int64_t> shape,

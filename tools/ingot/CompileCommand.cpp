@@ -77,6 +77,12 @@ void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
       "the lm_head's format (int8 with --quant int4, else the same as the "
       "rest)",
       "same");
+  declareChoice(
+      cl, "--act-quant", {"none", "int8"}, "none or int8",
+      [o](const std::string &v) { o->actQuant = v; },
+      "CPU: linears on q8/q4/q4m weights quantise x per 32 values to int8 "
+      "and use int8 dot products (as llama.cpp; faster, less exact)",
+      o->actQuant);
   cl.value(
       "--quant-exclude",
       [o](const std::string &v) {

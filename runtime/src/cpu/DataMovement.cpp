@@ -8,6 +8,7 @@
 
 #include "cpu/KernelUtil.h"
 #include "ingot/Quant.h"
+#include "ingot/WeightLayout.h"
 
 namespace ingot::cpu {
 namespace {
@@ -169,6 +170,12 @@ Status gatherQuantRows(KernelContext &ctx, const KernelInput &data,
     return ctx.error("quantised table '" + data.name + "' (" +
                      dtypeName(data.dtype) + ") must be 2-D, gathered on " +
                      "axis 0, with a group size >= 1");
+  if (data.layout != "row-major" &&
+      (data.layout != "q16" ||
+       !q16Unsupported(data.dtype, data.shape[0], data.shape[1], data.groupSize)
+            .empty()))
+    return ctx.error("quantised table '" + data.name + "' is stored as \"" +
+                     std::string(data.layout) + "\", which gather cannot read");
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   const int64_t k = data.shape[1];
@@ -183,13 +190,22 @@ Status gatherQuantRows(KernelContext &ctx, const KernelInput &data,
   const int64_t rowBytes = quantRowBytes(data.dtype, k, data.groupSize);
   const auto *src = static_cast<const uint8_t *>(data.data);
   float *out = ctx.output(0).as<float>();
-  ctx.parallelFor(count, std::max<int64_t>(1, kElementwiseGrain / k),
-                  [&](int64_t b, int64_t e) {
-                    for (int64_t t = b; t < e; ++t)
-                      dequantizeRow(data.dtype, data.groupSize,
-                                    src + indices[t] * rowBytes, k,
-                                    out + t * k);
-                  });
+  const bool q16 = data.layout == "q16";
+  ctx.parallelFor(
+      count, std::max<int64_t>(1, kElementwiseGrain / k),
+      [&](int64_t b, int64_t e) {
+        // A "q16" row is spread over its panel: gathered into
+        // row-major blocks first.
+        std::vector<uint8_t> row(q16 ? size_t(rowBytes) : 0);
+        for (int64_t t = b; t < e; ++t) {
+          const uint8_t *blocks = src + indices[t] * rowBytes;
+          if (q16) {
+            unpackQ16Row(data.dtype, src, k, indices[t], row.data());
+            blocks = row.data();
+          }
+          dequantizeRow(data.dtype, data.groupSize, blocks, k, out + t * k);
+        }
+      });
   return Status::ok();
 }
 
@@ -201,6 +217,9 @@ Status gatherKernel(KernelContext &ctx) {
   const KernelInput &data = ctx.input(0), &idx = ctx.input(1);
   if (isQuantDType(data.dtype))
     return gatherQuantRows(ctx, data, idx);
+  if (data.layout != "row-major")
+    return ctx.error("table '" + data.name + "' is stored as \"" +
+                     std::string(data.layout) + "\", which gather cannot read");
   if (Status s = ctx.expectOutputDType(0, {data.dtype}); !s)
     return s;
   int64_t axisAttr, axis;

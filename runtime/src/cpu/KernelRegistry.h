@@ -45,6 +45,9 @@ struct KernelInput {
   shape::Shape shape; // runtime shape, all dims known
   std::string name;   // buffer/value name, for messages
   int64_t groupSize = 0; // quantised weights: values per block (Quant.h)
+  /// How a weight's bytes are ordered (WeightLayout.h); activations are
+  /// row-major.
+  std::string_view layout = "row-major";
   /// A weight of the artifact: the same bytes at the same address on every
   /// run, so what a kernel derives from it may be kept (StepCache.h).
   bool constant = false;

@@ -34,13 +34,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Linear.h"
-#include "cpu/LinearQuant.h"
 #include "cpu/Activation.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/LinearQ16.h"
+#include "cpu/LinearQuant.h"
 #include "cpu/MathF32.h"
 
 #include "ingot/Quant.h"
 #include "ingot/ThreadPool.h"
+#include "ingot/WeightLayout.h"
 
 #include <algorithm>
 #include <vector>
@@ -207,6 +209,30 @@ void runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
               });
 }
 
+/// Linear on a "q16" weight (LinearQ16.h): x quantised per row (on the
+/// pool when it is large), then 16-row panels as blocks of the "nk" path.
+void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a,
+            const Epilogue &ep) {
+  thread_local QuantizedRows xq;
+  xq.resize(a.m, a.k);
+  const int64_t grain = std::max<int64_t>(1, 65536 / a.k);
+  if (a.m <= grain)
+    quantizeRowsQ8(a.x, 0, a.m, xq);
+  else
+    ctx.parallelFor(a.m, grain, [&](int64_t b, int64_t e) {
+      quantizeRowsQ8(a.x, b, e, xq);
+    });
+  const Q16LinearKernels &ks = bestQ16LinearKernels();
+  Q16LinearArgs q;
+  q.n = a.n, q.k = a.k, q.x = &xq, q.wType = a.wType, q.bias = a.bias;
+  q.w = static_cast<const uint8_t *>(a.w), q.y = a.y;
+  forNkBlocks(ctx, a, kQ16PanelRows, quantRowBytes(a.wType, a.k, kQ16Block),
+              kQuantLinearMaxRows, ep,
+              [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
+                ks.nk(q, r, r + rows, j, j1);
+              });
+}
+
 void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
            const LinearKernelSet &ks, const Epilogue &ep) {
   const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
@@ -267,6 +293,25 @@ Status parseActivation(KernelContext &ctx, Act *act) {
                    s + "\"");
 }
 
+/// The weight's stored layout is the one w_layout reads: "nk16" and "q16"
+/// name their own, "nk" and "kn" read row-major bytes.
+Status checkLayoutMatches(KernelContext &ctx, const KernelInput &w,
+                          const std::string &layout) {
+  const std::string_view want = layout == "nk16" || layout == "q16"
+                                    ? std::string_view(layout)
+                                    : std::string_view("row-major");
+  if (w.layout != want)
+    return ctx.error("weight '" + w.name + "' is stored as \"" +
+                     std::string(w.layout) + "\" but w_layout \"" + layout +
+                     "\" reads \"" + std::string(want) + "\"");
+  if (layout == "q16" && w.shape.size() == 2)
+    if (std::string why =
+            q16Unsupported(w.dtype, w.shape[0], w.shape[1], w.groupSize);
+        !why.empty())
+      return ctx.error("weight '" + w.name + "': " + why);
+  return Status::ok();
+}
+
 Status linearKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 4, 1); !s)
     return s;
@@ -287,8 +332,9 @@ Status linearKernel(KernelContext &ctx) {
   std::string layout;
   if (Status s = ctx.attrStr("w_layout", &layout, std::string("nk")); !s)
     return s;
-  if (layout != "nk" && layout != "kn" && layout != "nk16")
-    return ctx.error("w_layout must be \"nk\", \"kn\" or \"nk16\", got \"" +
+  if (layout != "nk" && layout != "kn" && layout != "nk16" && layout != "q16")
+    return ctx.error("w_layout must be \"nk\", \"kn\", \"nk16\" or \"q16\", "
+                     "got \"" +
                      layout + "\"");
   const bool nk = layout != "kn";
   Epilogue ep;
@@ -308,7 +354,10 @@ Status linearKernel(KernelContext &ctx) {
                      std::to_string(k) + " features but weight '" + w.name +
                      "' " + shape::toString(w.shape) + " (layout " + layout +
                      ") expects " + std::to_string(wk));
-  if (isQuantDType(w.dtype) && (layout != "nk" || w.groupSize < 1))
+  if (Status s = checkLayoutMatches(ctx, w, layout); !s)
+    return s;
+  if (isQuantDType(w.dtype) && layout != "q16" &&
+      (layout != "nk" || w.groupSize < 1))
     return ctx.error("quantised weight '" + w.name + "' (" +
                      dtypeName(w.dtype) + ", group " +
                      std::to_string(w.groupSize) +
@@ -367,7 +416,9 @@ Status linearKernel(KernelContext &ctx) {
     });
     return Status::ok();
   }
-  if (isQuantDType(w.dtype))
+  if (layout == "q16")
+    runQ16(ctx, a, ep);
+  else if (isQuantDType(w.dtype))
     runNkQuant(ctx, a, w.groupSize, ep);
   else if (nk)
     runNk(ctx, a, ks, ep);

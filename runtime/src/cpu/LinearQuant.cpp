@@ -103,8 +103,8 @@ const QuantLinearKernels &genericQuantLinearKernels(int lanes) {
   return lanes == 16 ? set16 : set8;
 }
 
-const QuantLinearKernels &bestQuantLinearKernels() {
-  static const QuantLinearKernels *best = [] {
+GemmIsa bestQuantIsa() {
+  static const GemmIsa best = [] {
     // INGOT_GEMM_ISA caps this as it caps the f32 kernels.
     const bool avx2 = __builtin_cpu_supports("avx2") &&
                       __builtin_cpu_supports("fma") &&
@@ -113,18 +113,30 @@ const QuantLinearKernels &bestQuantLinearKernels() {
     case GemmIsa::Avx512:
       if (avx2 && __builtin_cpu_supports("avx512bw") &&
           __builtin_cpu_supports("avx512vl"))
-        return &avx512QuantLinearKernels();
+        return GemmIsa::Avx512;
       [[fallthrough]];
     case GemmIsa::Avx2:
       if (avx2)
-        return &avx2QuantLinearKernels();
+        return GemmIsa::Avx2;
       break;
     case GemmIsa::Generic:
       break;
     }
-    return &genericQuantLinearKernels();
+    return GemmIsa::Generic;
   }();
-  return *best;
+  return best;
+}
+
+const QuantLinearKernels &bestQuantLinearKernels() {
+  switch (bestQuantIsa()) {
+  case GemmIsa::Avx512:
+    return avx512QuantLinearKernels();
+  case GemmIsa::Avx2:
+    return avx2QuantLinearKernels();
+  case GemmIsa::Generic:
+    break;
+  }
+  return genericQuantLinearKernels();
 }
 
 } // namespace ingot::cpu

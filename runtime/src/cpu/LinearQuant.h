@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "cpu/Gemm.h"
 #include "ingot/DType.h"
 
 #include <cstdint>
@@ -54,6 +55,9 @@ const QuantLinearKernels &avx2QuantLinearKernels();   // AVX2 + FMA + F16C
 const QuantLinearKernels &avx512QuantLinearKernels(); // AVX-512F/BW/VL
 /// The best set this CPU supports (INGOT_GEMM_ISA caps it as for f32).
 const QuantLinearKernels &bestQuantLinearKernels();
+/// The ISA that set is for: AVX-512 with BW and VL, AVX2 with FMA and F16C,
+/// or generic.
+GemmIsa bestQuantIsa();
 
 /// Most rows of x one call takes (Linear.cpp passes more in groups).
 constexpr int64_t kQuantLinearMaxRows = 32;

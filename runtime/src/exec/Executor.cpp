@@ -224,8 +224,11 @@ Status Executor::Impl::runStep(size_t index, int64_t *skip) {
     in.dtype = b.dtype;
     in.shape = shapes[id];
     in.name = bufferLabel(b);
-    in.groupSize =
-        b.kind == BufferKind::Param ? m.tensors[b.tensorIndex].groupSize : 0;
+    const bool param = b.kind == BufferKind::Param;
+    in.groupSize = param ? m.tensors[b.tensorIndex].groupSize : 0;
+    in.layout = param && !m.tensors[b.tensorIndex].layout.empty()
+                    ? std::string_view(m.tensors[b.tensorIndex].layout)
+                    : std::string_view("row-major");
     in.constant = constants.buffer[id];
   }
   ctx.outputs.resize(step.outputs.size());

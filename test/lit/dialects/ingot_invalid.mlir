@@ -411,7 +411,7 @@ func.func @param_quant_group_zero() -> tensor<8x32xf32> {
 // -----
 
 func.func @param_quant_not_2d() -> tensor<32xf32> {
-  // expected-error @+1 {{'ingot.param' op a quantised param must be a row-major 2-D f32, f16 or bf16 tensor, got 'tensor<32xf32>' (layout "row-major")}}
+  // expected-error @+1 {{'ingot.param' op a quantised param must be a row-major or q16 2-D f32, f16 or bf16 tensor, got 'tensor<32xf32>' (layout "row-major")}}
   %w = ingot.param "w" {quant = #ingot.quant<"q8", group = 32>} : tensor<32xf32>
   return %w : tensor<32xf32>
 }
@@ -419,7 +419,39 @@ func.func @param_quant_not_2d() -> tensor<32xf32> {
 // -----
 
 func.func @param_quant_int_elements() -> tensor<8x32xi32> {
-  // expected-error @+1 {{'ingot.param' op a quantised param must be a row-major 2-D f32, f16 or bf16 tensor}}
+  // expected-error @+1 {{'ingot.param' op a quantised param must be a row-major or q16 2-D f32, f16 or bf16 tensor}}
   %w = ingot.param "w" {quant = #ingot.quant<"q4", group = 32>} : tensor<8x32xi32>
   return %w : tensor<8x32xi32>
+}
+
+// -----
+
+func.func @param_q16_not_quantised() -> tensor<16x32xf32> {
+  // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param in groups of 32 with rows a multiple of 16 and columns of 32, got 'tensor<16x32xf32>' quantised none}}
+  %w = ingot.param "w" {layout = "q16"} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @param_q16_ragged_panel() -> tensor<24x32xf32> {
+  // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param in groups of 32}}
+  %w = ingot.param "w" {layout = "q16", quant = #ingot.quant<"q4", group = 32>} : tensor<24x32xf32>
+  return %w : tensor<24x32xf32>
+}
+
+// -----
+
+func.func @param_q16_fp8() -> tensor<16x32xf32> {
+  // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param}}
+  %w = ingot.param "w" {layout = "q16", quant = #ingot.quant<"f8e4m3", group = 32>} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
+}
+
+// -----
+
+func.func @param_bad_layout() -> tensor<16x32xf32> {
+  // expected-error @+1 {{layout must be "row-major", "nk16" or "q16", got "q32"}}
+  %w = ingot.param "w" {layout = "q32"} : tensor<16x32xf32>
+  return %w : tensor<16x32xf32>
 }

@@ -1,7 +1,7 @@
 // RUN: ingot-opt %s --split-input-file --verify-diagnostics
 
 func.func @linear_bad_layout(%x: tensor<?x64xf32>, %w: tensor<32x64xf32>) -> tensor<?x32xf32> {
-  // expected-error @+1 {{w_layout must be "nk", "kn" or "nk16", got "mk"}}
+  // expected-error @+1 {{w_layout must be "nk", "kn", "nk16" or "q16", got "mk"}}
   %y = ingot.linear %x, %w {w_layout = "mk"} : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }

@@ -1,0 +1,315 @@
+//===- LinearQ16Test.cpp - "q16" weights and the int8-activation linear ---===//
+//
+// packQ16 is a permutation of the row-major blocks (unpackQ16Row inverts
+// it row by row); activations quantise within half a step; every ISA's
+// "q16" kernel gives bitwise the portable kernel's sums, which equal the
+// exact integer block sums scaled in double to f32 rounding; a row's result
+// does not depend on the batch; and through the kernel registry the linear
+// stays within the activation-rounding bound of the f32 linear on the
+// dequantised weights, gathers "q16" rows exactly, and refuses a weight
+// whose stored layout is not the one its w_layout reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/LinearQ16.h"
+#include "KernelTestUtil.h"
+#include "LlmTestUtil.h"
+#include "cpu/Gemm.h"
+#include "cpu/KernelUtil.h"
+#include "ingot/Quant.h"
+#include "ingot/WeightLayout.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace ingot;
+using namespace ingot::cpu;
+
+namespace {
+
+constexpr DType kFormats[] = {DType::Q8, DType::Q4, DType::Q4M};
+
+std::vector<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+/// Row-major blocks of a random [n, k] weight, a few rows all zero or with
+/// one large value, so that scales span a wide range.
+std::vector<uint8_t> rowMajorBlocks(DType t, int64_t n, int64_t k,
+                                    uint32_t seed) {
+  std::vector<float> w = normal(size_t(n * k), seed, 0.05f);
+  for (int64_t c = 0; c < k; ++c)
+    w[size_t(1 * k + c)] = 0.0f;
+  w[size_t(2 * k + 5)] = 3.0f;
+  std::vector<uint8_t> q(size_t(quantTensorBytes(t, n, k, 32)));
+  QuantOptions o;
+  o.format = t;
+  o.group = 32;
+  EXPECT_TRUE(quantizeTensor(o, DType::F32, w.data(), n, k, q.data()).isOk());
+  return q;
+}
+
+std::vector<uint8_t> packed(DType t, const std::vector<uint8_t> &rowMajor,
+                            int64_t n, int64_t k) {
+  std::vector<uint8_t> out(rowMajor.size());
+  EXPECT_TRUE(packQ16(t, rowMajor.data(), n, k, out.data()).isOk());
+  return out;
+}
+
+TEST(Q16Layout, PackIsAPermutationThatUnpacksRowByRow) {
+  for (DType t : kFormats) {
+    SCOPED_TRACE(dtypeName(t));
+    const int64_t n = 48, k = 96, rowBytes = quantRowBytes(t, k, 32);
+    const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 3);
+    const std::vector<uint8_t> p = packed(t, rm, n, k);
+    ASSERT_NE(rm, p); // it does reorder
+    std::vector<uint8_t> row(static_cast<size_t>(rowBytes));
+    for (int64_t r = 0; r < n; ++r) {
+      unpackQ16Row(t, p.data(), k, r, row.data());
+      ASSERT_EQ(0, std::memcmp(row.data(), rm.data() + r * rowBytes,
+                               size_t(rowBytes)))
+          << "row " << r;
+    }
+  }
+}
+
+TEST(Q16Layout, RefusesWhatItCannotHold) {
+  EXPECT_NE(q16Unsupported(DType::F8E4M3, 16, 32, 32), "");
+  EXPECT_NE(q16Unsupported(DType::Q4, 20, 32, 32), "");
+  EXPECT_NE(q16Unsupported(DType::Q4, 16, 48, 32), "");
+  EXPECT_NE(q16Unsupported(DType::Q8, 16, 64, 64), "");
+  EXPECT_EQ(q16Unsupported(DType::Q4M, 16, 64, 32), "");
+  EXPECT_FALSE(checkWeightLayout("q16", DType::F32, {16, 32}, 0).isOk());
+  EXPECT_FALSE(checkWeightLayout("nk16", DType::Q4, {16, 32}, 32).isOk());
+  EXPECT_FALSE(checkWeightLayout("nk8", DType::F32, {16, 32}, 0).isOk());
+  EXPECT_TRUE(checkWeightLayout("q16", DType::Q8, {32, 64}, 32).isOk());
+}
+
+TEST(Q16Activations, QuantiseWithinHalfAStep) {
+  const int64_t m = 3, k = 128;
+  std::vector<float> x = normal(size_t(m * k), 5);
+  for (int64_t c = 32; c < 64; ++c)
+    x[size_t(c)] = 0.0f; // an all-zero block
+  QuantizedRows q;
+  q.resize(m, k);
+  quantizeRowsQ8(x.data(), 0, m, q);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t b = 0; b < k / 32; ++b) {
+      const float d = q.d[size_t(r * (k / 32) + b)];
+      int32_t sum = 0;
+      for (int64_t i = 0; i < 32; ++i) {
+        const int64_t at = r * k + b * 32 + i;
+        sum += q.q[size_t(at)];
+        ASSERT_LE(std::abs(q.q[size_t(at)]), 127);
+        ASSERT_LE(std::fabs(double(q.q[size_t(at)]) * d - x[size_t(at)]),
+                  0.5 * d * (1 + 1e-6))
+            << at;
+      }
+      ASSERT_EQ(sum, q.sum[size_t(r * (k / 32) + b)]);
+    }
+}
+
+/// The kernel sets this CPU can run: the portable one first.
+std::vector<const Q16LinearKernels *> kernelSets() {
+  std::vector<const Q16LinearKernels *> sets = {&genericQ16LinearKernels()};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+      __builtin_cpu_supports("f16c"))
+    sets.push_back(&avx2Q16LinearKernels());
+  if (__builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512vnni"))
+    sets.push_back(&avx512VnniQ16LinearKernels());
+  return sets;
+}
+
+/// y of `ks` for rows [0, m) over all n outputs.
+std::vector<float> runSet(const Q16LinearKernels &ks, const Q16LinearArgs &a,
+                          int64_t m) {
+  std::vector<float> y(size_t(m * a.n), -1.0f);
+  Q16LinearArgs call = a;
+  call.y = y.data();
+  ks.nk(call, 0, m, 0, a.n);
+  return y;
+}
+
+/// The block sums in exact integers, scaled and summed in double.
+double exactOutput(DType t, const std::vector<uint8_t> &rm, int64_t k,
+                   const QuantizedRows &x, int64_t r, int64_t j) {
+  const int64_t blocks = k / 32, rowBytes = quantRowBytes(t, k, 32);
+  double acc = 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t *blk = rm.data() + j * rowBytes + b * quantBlockBytes(t, 32);
+    uint16_t h[2] = {0, 0};
+    std::memcpy(h, blk, size_t(quantHeaderBytes(t)));
+    const uint8_t *v = blk + quantHeaderBytes(t);
+    int64_t isum = 0;
+    for (int64_t i = 0; i < 32; ++i) {
+      const int q = t == DType::Q8 ? int8_t(v[i])
+                    : i < 16       ? v[i] & 15
+                                   : v[i - 16] >> 4;
+      isum +=
+          int64_t(t == DType::Q4 ? q - 8 : q) * x.q[size_t(r * k + b * 32 + i)];
+    }
+    const double dx = x.d[size_t(r * blocks + b)];
+    acc += double(isum) * halfToFloat(h[0]) * dx;
+    if (t == DType::Q4M)
+      acc += double(halfToFloat(h[1])) * dx * x.sum[size_t(r * blocks + b)];
+  }
+  return acc;
+}
+
+TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
+  for (DType t : kFormats)
+    for (int64_t m : {1, 3, 6}) {
+      SCOPED_TRACE(std::string(dtypeName(t)) + " m=" + std::to_string(m));
+      const int64_t n = 48, k = 160;
+      const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 11);
+      const std::vector<uint8_t> p = packed(t, rm, n, k);
+      std::vector<float> xs = normal(size_t(m * k), 13);
+      xs[7] = 40.0f; // an outlier in one block
+      const std::vector<float> bias = normal(size_t(n), 17);
+      QuantizedRows x;
+      x.resize(m, k);
+      quantizeRowsQ8(xs.data(), 0, m, x);
+      Q16LinearArgs a;
+      a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = t;
+      const std::vector<float> ref = runSet(genericQ16LinearKernels(), a, m);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          const double want = exactOutput(t, rm, k, x, r, j);
+          ASSERT_NEAR(ref[size_t(r * n + j)], want,
+                      1e-5 * (1 + std::fabs(want)))
+              << r << "," << j;
+        }
+      a.bias = bias.data();
+      const std::vector<float> withBias =
+          runSet(genericQ16LinearKernels(), a, m);
+      for (const Q16LinearKernels *ks : kernelSets()) {
+        SCOPED_TRACE(ks->isa);
+        ASSERT_EQ(withBias, runSet(*ks, a, m));
+      }
+    }
+}
+
+TEST(LinearQ16, ARowsResultDoesNotDependOnTheBatch) {
+  const int64_t n = 32, k = 576, m = 9;
+  const std::vector<uint8_t> p =
+      packed(DType::Q4M, rowMajorBlocks(DType::Q4M, n, k, 19), n, k);
+  const std::vector<float> xs = normal(size_t(m * k), 23);
+  QuantizedRows all, one;
+  all.resize(m, k);
+  quantizeRowsQ8(xs.data(), 0, m, all);
+  Q16LinearArgs a;
+  a.n = n, a.k = k, a.w = p.data(), a.wType = DType::Q4M;
+  a.x = &all;
+  const std::vector<float> many = runSet(bestQ16LinearKernels(), a, m);
+  for (int64_t r = 0; r < m; ++r) {
+    one.resize(1, k);
+    quantizeRowsQ8(xs.data() + r * k, 0, 1, one);
+    a.x = &one;
+    const std::vector<float> single = runSet(bestQ16LinearKernels(), a, 1);
+    ASSERT_EQ(0, std::memcmp(single.data(), many.data() + r * n, size_t(n) * 4))
+        << "row " << r;
+  }
+}
+
+/// The weight's values as stored (dequantised rows), [n, k] f32.
+std::vector<float> dequantised(DType t, const std::vector<uint8_t> &rm,
+                               int64_t n, int64_t k) {
+  std::vector<float> w(size_t(n * k));
+  const int64_t rowBytes = quantRowBytes(t, k, 32);
+  for (int64_t j = 0; j < n; ++j)
+    dequantizeRow(t, 32, rm.data() + j * rowBytes, k, w.data() + j * k);
+  return w;
+}
+
+/// Through the registry: within the bound the activation rounding allows
+/// (each x value moves by at most half its block's step, d/2, so an output
+/// by at most the sum of |w|·d/2) of the f32 linear on the same weights.
+TEST(LinearQ16, KernelStaysWithinTheActivationRoundingBound) {
+  for (DType t : kFormats)
+    for (int64_t m : {1, 5, 40}) {
+      SCOPED_TRACE(std::string(dtypeName(t)) + " m=" + std::to_string(m));
+      const int64_t n = 64, k = 96;
+      const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 29);
+      test::Tensor wq;
+      wq.dtype = t, wq.shape = {n, k}, wq.data = packed(t, rm, n, k);
+      const std::vector<float> wf = dequantised(t, rm, n, k);
+      const std::vector<float> xs = normal(size_t(m * k), 31);
+      const test::Tensor x = test::f32({m, k}, xs);
+      test::Call c("linear", {&x, &wq}, {test::strAttr("w_layout", "q16")});
+      c.groupSizes = {0, 32};
+      c.layouts = {"", "q16"};
+      const test::Tensor y = test::runOk(c);
+      ASSERT_EQ(y.shape, (shape::Shape{m, n}));
+      const float *got = test::ptr<float>(y);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0, bound = 1e-5;
+          for (int64_t b = 0; b < k / 32; ++b) {
+            float amax = 0;
+            for (int64_t i = b * 32; i < b * 32 + 32; ++i)
+              amax = std::max(amax, std::fabs(xs[size_t(r * k + i)]));
+            for (int64_t i = b * 32; i < b * 32 + 32; ++i) {
+              want += double(xs[size_t(r * k + i)]) * wf[size_t(j * k + i)];
+              bound += std::fabs(wf[size_t(j * k + i)]) * amax / 127 / 2;
+            }
+          }
+          ASSERT_NEAR(got[r * n + j], want, bound * 1.001) << r << "," << j;
+        }
+    }
+}
+
+TEST(LinearQ16, RefusesAWeightStoredInAnotherLayout) {
+  const int64_t n = 16, k = 32;
+  test::Tensor wq;
+  wq.dtype = DType::Q4;
+  wq.shape = {n, k};
+  wq.data = rowMajorBlocks(DType::Q4, n, k, 37);
+  const test::Tensor x = test::f32({1, k}, normal(size_t(k), 41));
+  test::Call c("linear", {&x, &wq}, {test::strAttr("w_layout", "q16")});
+  c.groupSizes = {0, 32};
+  std::vector<test::Tensor> outs;
+  Status s = test::runKernel(c, &outs); // stored row-major
+  ASSERT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find("stored as \"row-major\""), std::string::npos)
+      << s.message();
+  c.layouts = {"", "q16"};
+  c.attrs = {test::strAttr("w_layout", "nk")}; // q16 bytes read as rows
+  EXPECT_FALSE(test::runKernel(c, &outs).isOk());
+}
+
+TEST(Q16Gather, RowsAreTheDequantisedRowsBitwise) {
+  for (DType t : kFormats) {
+    SCOPED_TRACE(dtypeName(t));
+    const int64_t rows = 48, k = 64;
+    const std::vector<uint8_t> rm = rowMajorBlocks(t, rows, k, 43);
+    const std::vector<float> all = dequantised(t, rm, rows, k);
+    test::Tensor table;
+    table.dtype = t, table.shape = {rows, k},
+    table.data = packed(t, rm, rows, k);
+    const std::vector<int64_t> ids = {3, 0, 47, -1, 17, 31};
+    test::Tensor idx = test::make(DType::I64, {2, 3}, ids);
+    test::Call g("gather", {&table, &idx}, {});
+    g.groupSizes = {32, 0};
+    g.layouts = {"q16", ""};
+    const test::Tensor out = test::runOk(g);
+    const float *y = test::ptr<float>(out);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int64_t row = ids[i] < 0 ? ids[i] + rows : ids[i];
+      ASSERT_EQ(0, std::memcmp(y + i * k, all.data() + row * k, size_t(k) * 4))
+          << "index " << ids[i];
+    }
+  }
+}
+
+} // namespace
