@@ -1,7 +1,8 @@
 //===- LinearQ16Test.cpp - "q16" weights and the int8-activation linear ---===//
 //
 // packQ16 is a permutation of the row-major blocks (unpackQ16Row inverts
-// it row by row); activations quantise within half a step; every ISA's
+// it row by row); activations quantise within half a step, to the same
+// bytes on every ISA; every ISA's
 // "q16" kernel gives bitwise the portable kernel's sums, which equal the
 // exact integer block sums scaled in double to f32 rounding; a row's result
 // does not depend on the batch; and through the kernel registry the linear
@@ -198,6 +199,64 @@ TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
         ASSERT_EQ(withBias, runSet(*ks, a, m));
       }
     }
+}
+
+TEST(LinearQ16, EveryIsaQuantisesActivationsToTheSameBytes) {
+  const int64_t m = 5, k = 96;
+  std::vector<float> xs = normal(size_t(m * k), 31);
+  xs[3] = -55.0f;                   // an outlier
+  for (int64_t c = 32; c < 64; ++c) // an all-zero block
+    xs[size_t(k + c)] = 0.0f;
+  // amax 127 makes x * 127 / amax = x: ties that round to even.
+  for (int64_t c = 64; c < 96; ++c)
+    xs[size_t(2 * k + c)] = c == 64 ? 127.0f : float(c - 80) + 0.5f;
+  QuantizedRows want;
+  want.resize(m, k);
+  quantizeRowsQ8(xs.data(), 0, m, want);
+  for (const Q16LinearKernels *ks : kernelSets()) {
+    SCOPED_TRACE(ks->isa);
+    QuantizedRows got;
+    got.resize(m, k);
+    ks->quantize(xs.data(), 0, m, got);
+    ASSERT_EQ(want.q, got.q);
+    ASSERT_EQ(0, std::memcmp(want.d.data(), got.d.data(), want.d.size() * 4));
+    ASSERT_EQ(want.sum, got.sum);
+  }
+}
+
+// All nibbles 15 against all activations +-127: the largest block sums,
+// where 16-bit partial sums (AVX2) would overflow if their bound were off.
+TEST(LinearQ16, SaturatedInt4BlocksStayExact) {
+  const int64_t n = 32, k = 128, m = 2;
+  for (DType t : {DType::Q4, DType::Q4M}) {
+    SCOPED_TRACE(dtypeName(t));
+    const int64_t blockBytes = quantBlockBytes(t, 32);
+    std::vector<uint8_t> rm(size_t(n * (k / 32) * blockBytes), 0xff);
+    for (size_t b = 0; b < rm.size(); b += size_t(blockBytes)) {
+      rm[b] = 0x00, rm[b + 1] = 0x3c; // d = 1.0
+      if (t == DType::Q4M)
+        rm[b + 2] = 0x00, rm[b + 3] = 0xbc; // m = -1.0
+    }
+    const std::vector<uint8_t> p = packed(t, rm, n, k);
+    std::vector<float> xs(size_t(m * k), 3.0f);
+    std::fill(xs.begin() + k, xs.end(), -3.0f);
+    QuantizedRows x;
+    x.resize(m, k);
+    quantizeRowsQ8(xs.data(), 0, m, x);
+    ASSERT_EQ(x.q[0], 127);
+    ASSERT_EQ(x.q[size_t(k)], -127);
+    Q16LinearArgs a;
+    a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = t;
+    for (const Q16LinearKernels *ks : kernelSets()) {
+      SCOPED_TRACE(ks->isa);
+      const std::vector<float> y = runSet(*ks, a, m);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          const double want = exactOutput(t, rm, k, x, r, j);
+          ASSERT_NEAR(y[size_t(r * n + j)], want, 1e-5 * std::fabs(want));
+        }
+    }
+  }
 }
 
 TEST(LinearQ16, ARowsResultDoesNotDependOnTheBatch) {

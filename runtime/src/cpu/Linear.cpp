@@ -34,11 +34,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/Linear.h"
-#include "cpu/Activation.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/LinearBlocks.h"
 #include "cpu/LinearQ16.h"
-#include "cpu/LinearQuant.h"
-#include "cpu/MathF32.h"
 
 #include "ingot/Quant.h"
 #include "ingot/ThreadPool.h"
@@ -50,136 +48,16 @@
 namespace ingot::cpu {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using namespace linear;
 
 /// Rows of x per call of the "nk" kernel when there are many: the kernels
 /// re-read a weight block from L1 for every 4 rows, and 32 rows of x (at
 /// most a few hundred KiB) stay in L2 across the panel.
 constexpr int64_t kNkRowGroup = kLinearNkMaxRows;
-/// Bytes of weights per "nk" panel: read from memory once, then from L2 by
-/// every row group.
-constexpr int64_t kNkPanelBytes = 256 * 1024;
 
 /// Bytes of weights per "kn" column chunk when several row groups pass
 /// over it.
 constexpr int64_t kKnPanelBytes = 256 * 1024;
-
-/// Rows [r0, r0 + rows) of `a` as a call of their own.
-LinearDecodeArgs rowSlice(const LinearDecodeArgs &a, int64_t r0, int64_t rows) {
-  LinearDecodeArgs s = a;
-  s.m = rows;
-  s.x = a.x + r0 * a.k;
-  s.y = a.y + r0 * a.n;
-  return s;
-}
-
-enum class Act { None, Relu, Silu, Gelu, GeluTanh };
-
-/// What follows the dot products (and bias) on every output element.
-struct Epilogue {
-  Act act = Act::None;
-  const float *residual = nullptr; // [m, n], or null
-  bool residualIsY = false;        // the residual lives where y is written
-  bool any() const { return act != Act::None || residual; }
-};
-
-/// y = act(y) in place over `len` values.
-void activate(Act act, float *y, int64_t len) {
-  switch (act) {
-  case Act::None:
-    return;
-  case Act::Relu:
-    // The relu kernel's expression (NaN propagates).
-    for (int64_t i = 0; i < len; ++i)
-      y[i] = y[i] < 0.0f ? 0.0f : y[i];
-    return;
-  case Act::Silu: {
-    // silu_mul's gate factor: g * sigmoid(g), sigmoid from MathF32.
-    constexpr int64_t kStep = 256;
-    float sig[kStep];
-    for (int64_t i0 = 0; i0 < len; i0 += kStep) {
-      const int64_t l = std::min(kStep, len - i0);
-      sigmoidF32(y + i0, sig, l);
-      for (int64_t i = 0; i < l; ++i)
-        y[i0 + i] = y[i0 + i] * sig[i];
-    }
-    return;
-  }
-  case Act::Gelu:
-  case Act::GeluTanh:
-    geluF32(y, y, len, act == Act::GeluTanh);
-    return;
-  }
-}
-
-/// Runs `dots` (which writes y[r0:r1, c0:c1) of `a`) then the epilogue on
-/// that chunk.
-template <typename Fn>
-void chunkWithEpilogue(const Epilogue &ep, const LinearDecodeArgs &a,
-                       int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                       Fn &&dots) {
-  if (!ep.any()) {
-    dots();
-    return;
-  }
-  const int64_t w = c1 - c0;
-  thread_local std::vector<float> saved;
-  if (ep.residualIsY) {
-    saved.resize(size_t((r1 - r0) * w));
-    for (int64_t r = r0; r < r1; ++r)
-      std::copy_n(ep.residual + r * a.n + c0, w, saved.data() + (r - r0) * w);
-  }
-  dots();
-  for (int64_t r = r0; r < r1; ++r) {
-    float *y = a.y + r * a.n + c0;
-    activate(ep.act, y, w);
-    if (!ep.residual)
-      continue;
-    const float *res = ep.residualIsY ? saved.data() + (r - r0) * w
-                                      : ep.residual + r * a.n + c0;
-    for (int64_t i = 0; i < w; ++i)
-      y[i] = y[i] + res[i];
-  }
-}
-
-/// Runs `dots(r, rows, j, j1)` (y[r:r+rows, j:j1) of `a`) over all of y in
-/// blocks of `block` output features, each followed by the epilogue.
-/// `rowBytes` is the bytes of one weight row, for the split over threads.
-template <typename Dots>
-void forNkBlocks(const KernelContext &ctx, const LinearDecodeArgs &a,
-                 int64_t block, int64_t rowBytes, int64_t maxRows,
-                 const Epilogue &ep, Dots &&dots) {
-  // A chunk should hold at least ~64 KiB of weights to be worth a thread.
-  rowBytes = std::max<int64_t>(1, rowBytes);
-  const int64_t grain = std::max<int64_t>(1, ceilDiv(65536, rowBytes * block));
-  if (a.m <= maxRows) {
-    // With an epilogue, pieces of at most ~32 KiB of y, so that it is
-    // still in L1 when the epilogue reads it.
-    const int64_t piece =
-        ep.any() ? std::max<int64_t>(1, 8192 / a.m / block) * block : a.n;
-    ctx.parallelFor(ceilDiv(a.n, block), grain, [&](int64_t b, int64_t e) {
-      const int64_t n1 = std::min(a.n, e * block);
-      for (int64_t j = b * block; j < n1; j += piece) {
-        const int64_t j1 = std::min(n1, j + piece);
-        chunkWithEpilogue(ep, a, 0, a.m, j, j1, [&] { dots(0, a.m, j, j1); });
-      }
-    });
-    return;
-  }
-  const int64_t panel =
-      std::max<int64_t>(1, kNkPanelBytes / (rowBytes * block)) * block;
-  ctx.parallelFor(ceilDiv(a.n, block), grain, [&](int64_t b, int64_t e) {
-    const int64_t n1 = std::min(a.n, e * block);
-    for (int64_t j = b * block; j < n1; j += panel) {
-      const int64_t j1 = std::min(n1, j + panel);
-      for (int64_t r = 0; r < a.m; r += maxRows) {
-        const int64_t rows = std::min(maxRows, a.m - r);
-        chunkWithEpilogue(ep, a, r, r + rows, j, j1,
-                          [&] { dots(r, rows, j, j1); });
-      }
-    }
-  });
-}
 
 void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
            const LinearKernelSet &ks, const Epilogue &ep) {
@@ -189,47 +67,6 @@ void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
   forNkBlocks(ctx, a, block, a.k * int64_t(dtypeSize(a.wType)), kNkRowGroup,
               ep, [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
                 ks.nk(rows == a.m ? a : rowSlice(a, r, rows), j, j1);
-              });
-}
-
-/// Linear on a quantised weight (LinearQuant.h), with the blocking of
-/// the f32 "nk" path.
-void runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
-                int64_t group, const Epilogue &ep) {
-  const QuantLinearKernels &ks = bestQuantLinearKernels();
-  QuantLinearArgs q;
-  q.n = a.n, q.k = a.k, q.x = a.x, q.w = a.w, q.wType = a.wType;
-  q.group = group, q.bias = a.bias;
-  forNkBlocks(ctx, a, 8, quantRowBytes(a.wType, a.k, group),
-              kQuantLinearMaxRows, ep,
-              [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
-                QuantLinearArgs s = q;
-                s.m = rows, s.row0 = r, s.y = a.y + r * a.n;
-                ks.nk(s, j, j1);
-              });
-}
-
-/// Linear on a "q16" weight (LinearQ16.h): x quantised per row (on the
-/// pool when it is large), then 16-row panels as blocks of the "nk" path.
-void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a,
-            const Epilogue &ep) {
-  thread_local QuantizedRows xq;
-  xq.resize(a.m, a.k);
-  const int64_t grain = std::max<int64_t>(1, 65536 / a.k);
-  if (a.m <= grain)
-    quantizeRowsQ8(a.x, 0, a.m, xq);
-  else
-    ctx.parallelFor(a.m, grain, [&](int64_t b, int64_t e) {
-      quantizeRowsQ8(a.x, b, e, xq);
-    });
-  const Q16LinearKernels &ks = bestQ16LinearKernels();
-  Q16LinearArgs q;
-  q.n = a.n, q.k = a.k, q.x = &xq, q.wType = a.wType, q.bias = a.bias;
-  q.w = static_cast<const uint8_t *>(a.w), q.y = a.y;
-  forNkBlocks(ctx, a, kQ16PanelRows, quantRowBytes(a.wType, a.k, kQ16Block),
-              kQuantLinearMaxRows, ep,
-              [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
-                ks.nk(q, r, r + rows, j, j1);
               });
 }
 

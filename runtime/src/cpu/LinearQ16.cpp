@@ -98,7 +98,7 @@ void nkGeneric(const Q16LinearArgs &a, int64_t r0, int64_t r1, int64_t n0,
 } // namespace
 
 const Q16LinearKernels &genericQ16LinearKernels() {
-  static const Q16LinearKernels set{nkGeneric, "generic"};
+  static const Q16LinearKernels set{nkGeneric, quantizeRowsQ8, "generic"};
   return set;
 }
 

@@ -54,8 +54,13 @@ struct Q16LinearArgs {
 using Q16LinearFn = void (*)(const Q16LinearArgs &a, int64_t r0, int64_t r1,
                              int64_t n0, int64_t n1);
 
+/// quantizeRowsQ8's signature: every ISA's quantiser gives its bytes.
+using QuantizeRowsFn = void (*)(const float *x, int64_t r0, int64_t r1,
+                                QuantizedRows &out);
+
 struct Q16LinearKernels {
   Q16LinearFn nk;
+  QuantizeRowsFn quantize;
   const char *isa;
 };
 

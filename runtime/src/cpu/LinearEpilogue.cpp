@@ -1,0 +1,43 @@
+//===- LinearEpilogue.cpp - Activations fused into the linear kernel ----===//
+//
+// The activations are the separate kernels' own functions (gelu:
+// cpu/Activation.h, silu: x·sigmoidF32(x) as silu_mul, relu as the relu
+// kernel), elementwise, so fused and unfused agree bitwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cpu/Activation.h"
+#include "cpu/LinearBlocks.h"
+#include "cpu/MathF32.h"
+
+namespace ingot::cpu::linear {
+
+void activate(Act act, float *y, int64_t len) {
+  switch (act) {
+  case Act::None:
+    return;
+  case Act::Relu:
+    // The relu kernel's expression (NaN propagates).
+    for (int64_t i = 0; i < len; ++i)
+      y[i] = y[i] < 0.0f ? 0.0f : y[i];
+    return;
+  case Act::Silu: {
+    // silu_mul's gate factor: g * sigmoid(g), sigmoid from MathF32.
+    constexpr int64_t kStep = 256;
+    float sig[kStep];
+    for (int64_t i0 = 0; i0 < len; i0 += kStep) {
+      const int64_t l = std::min(kStep, len - i0);
+      sigmoidF32(y + i0, sig, l);
+      for (int64_t i = 0; i < l; ++i)
+        y[i0 + i] = y[i0 + i] * sig[i];
+    }
+    return;
+  }
+  case Act::Gelu:
+  case Act::GeluTanh:
+    geluF32(y, y, len, act == Act::GeluTanh);
+    return;
+  }
+}
+
+} // namespace ingot::cpu::linear
