@@ -36,7 +36,10 @@ void runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
 void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a,
             const Epilogue &ep) {
   const Q16LinearKernels &ks = bestQ16LinearKernels();
-  thread_local QuantizedRows xq;
+  // The calling thread's buffer, named by a plain reference: inside the
+  // pool's lambda the thread_local itself would be each worker's own.
+  thread_local QuantizedRows callerRows;
+  QuantizedRows &xq = callerRows;
   xq.resize(a.m, a.k);
   const int64_t grain = std::max<int64_t>(1, 65536 / a.k);
   if (a.m <= grain)
