@@ -39,9 +39,10 @@ struct CompileOptions {
   std::string quantScheme; // empty: the mode's default (int4: asym)
   std::vector<std::string> quantExclude;
   std::string quantLmHead; // same|int8|none; empty: int4 -> int8, else same
-  // --act-quant none|int8: int8 packs q8/q4/q4m weights in groups of 32 as
-  // "q16" and their linears quantise x per 32-value block (CPU only).
-  std::string actQuant = "none";
+  // --act-quant auto|none|int8: int8 packs q8/q4/q4m weights in groups of
+  // 32 as "q16" and their linears quantise x per 32-value block (CPU only);
+  // auto is int8 for an LLM compiled for the CPU alone, else none.
+  std::string actQuant = "auto";
   // Hugging Face directories only: the engine-step limits.
   int64_t blockSize = 16;
   int64_t maxTokensPerStep = 256;

@@ -12,7 +12,9 @@ Q4_1 blocks are compiled with and without --act-quant int8, and
     says (d = amax / 127, round half to even): an independent model of
     the kernel's arithmetic;
   - a tied embedding is stored once;
-  - the flag warns when nothing can use it and is refused with CUDA.
+  - the flag warns when nothing can use it and is refused with CUDA;
+  - without the flag (auto) an LLM compiled for the CPU alone gets int8
+    activations, and one with a CUDA target f32 activations.
 """
 import json
 import sys
@@ -92,7 +94,7 @@ def unpack_q16(fmt, raw, n, k):
 
 @pytest.mark.parametrize("name,type_name", CASES)
 def test_q16_tensors_are_the_plain_blocks_repacked(name, type_name, built):
-    _, plain_art, plain = built(name, type_name)
+    _, plain_art, plain = built(name, type_name, "--act-quant", "none")
     _, art, info = built(name, type_name, "--act-quant", "int8")
     plain_by_name = {t["name"]: t for t in plain["tensors"]}
     packed = [t for t in info["tensors"] if t.get("layout") == "q16"]
@@ -182,3 +184,28 @@ def test_float_weights_warn_and_cuda_is_refused(tmp_path):
     assert proc.returncode == 1
     assert "--act-quant int8 is for the CPU target only" in proc.stderr
     assert not (tmp_path / "c.ingot").exists()
+
+
+def test_auto_is_int8_for_the_cpu_alone(built, tmp_path):
+    """The default (auto) compiles a GGUF for the CPU as --act-quant int8
+    does, byte for byte; with a CUDA target it is none, without a warning;
+    an f32 model has nothing to change and gets no warning either."""
+    case, explicit_art, _ = built("llama", "Q4_1", "--act-quant", "int8")
+    art = tmp_path / "auto.ingot"
+    proc = ingot("compile", case.gguf, "-o", art, *COMPILE_FLAGS, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert art.read_bytes() == explicit_art.read_bytes()
+
+    cuda = tmp_path / "cuda.ingot"
+    proc = ingot("compile", case.gguf, "-o", cuda, *COMPILE_FLAGS,
+                 "--target", "cpu,cuda:sm_90", timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert "--act-quant" not in proc.stderr
+    info = json.loads(ingot("inspect", cuda, "--json").stdout)
+    assert not [t for t in info["tensors"] if t["layout"] == "q16"]
+
+    model = hf_models.make_model("llama", tmp_path)
+    proc = ingot("compile", model, "-o", tmp_path / "f.ingot", *COMPILE_FLAGS,
+                 timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    assert "--act-quant" not in proc.stderr

@@ -78,10 +78,11 @@ void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
       "rest)",
       "same");
   declareChoice(
-      cl, "--act-quant", {"none", "int8"}, "none or int8",
+      cl, "--act-quant", {"auto", "none", "int8"}, "auto, none or int8",
       [o](const std::string &v) { o->actQuant = v; },
       "CPU: linears on q8/q4/q4m weights quantise x per 32 values to int8 "
-      "and use int8 dot products (as llama.cpp; faster, less exact)",
+      "and use int8 dot products (as llama.cpp; faster, less exact); auto: "
+      "int8 for a Hugging Face or GGUF model compiled for the CPU only",
       o->actQuant);
   cl.value(
       "--quant-exclude",
