@@ -240,46 +240,76 @@ TEST(PagedAttention, InnerLoopsOfEveryIsa) {
       continue;
     const cpu::AttentionOps &ops = cpu::attentionOps(isa);
     for (int64_t d : {7, 16, 20, 64, 83})
-      for (int64_t heads : {1, 3, 4, 6}) {
+      for (int64_t heads : {1, 3, 4, 6})
+        for (int64_t count : {11, 16}) {
+          SCOPED_TRACE(std::string(cpu::gemmIsaName(isa)) + " d=" +
+                       std::to_string(d) + " heads=" + std::to_string(heads) +
+                       " count=" + std::to_string(count));
+          const int64_t stride = d + 5, ld = count + 2;
+          Tensor q = rng.uniform({heads, d}),
+                 rows = rng.uniform({count, stride});
+          Tensor p = rng.uniform({heads, ld}, 0.0, 1.0);
+          Tensor s = f32({heads, ld}, std::vector<float>(heads * ld, 9.0f));
+          Tensor acc = rng.uniform({heads, d});
+          std::vector<double> sRef(heads * ld, 9.0), aRef(heads * d);
+          std::vector<double> sMag(heads * ld, 1.0), aMag(heads * d);
+          for (int64_t h = 0; h < heads; ++h) {
+            for (int64_t i = 0; i < count; ++i) {
+              double dot = 0, mag = 0;
+              for (int64_t j = 0; j < d; ++j) {
+                const double t = double(ptr<float>(q)[h * d + j]) *
+                                 ptr<float>(rows)[i * stride + j];
+                dot += t;
+                mag += std::fabs(t);
+              }
+              sRef[h * ld + i] = 0.5 * dot;
+              sMag[h * ld + i] = 0.5 * mag;
+            }
+            for (int64_t j = 0; j < d; ++j) {
+              double a = ptr<float>(acc)[h * d + j], mag = std::fabs(a);
+              for (int64_t i = 0; i < count; ++i) {
+                const double t = double(ptr<float>(p)[h * ld + i]) *
+                                 ptr<float>(rows)[i * stride + j];
+                a += t;
+                mag += std::fabs(t);
+              }
+              aRef[h * d + j] = a;
+              aMag[h * d + j] = mag;
+            }
+          }
+          ops.scores(heads, d, ptr<float>(q), ptr<float>(rows), count, stride,
+                     0.5f, ptr<float>(s), ld);
+          ops.accumulate(heads, d, ptr<float>(p), ld, ptr<float>(rows), count,
+                         stride, ptr<float>(acc));
+          expectClose(s, {heads, ld}, sRef, 1e-6, 1e-30, &sMag);
+          expectClose(acc, {heads, d}, aRef, 1e-6, 1e-30, &aMag);
+        }
+  }
+}
+
+/// A score's bits do not depend on which rows are scored with it: a run
+/// scored at once equals its rows scored one call each (the AVX2 loop
+/// scores several rows together).
+TEST(PagedAttention, AScoreDoesNotDependOnItsRun) {
+  Rng rng(761);
+  for (cpu::GemmIsa isa :
+       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
+    if (!cpu::gemmIsaSupported(isa))
+      continue;
+    const cpu::AttentionOps &ops = cpu::attentionOps(isa);
+    for (int64_t d : {7, 64, 83})
+      for (int64_t heads : {1, 2, 3, 4, 6}) {
         SCOPED_TRACE(std::string(cpu::gemmIsaName(isa)) + " d=" +
                      std::to_string(d) + " heads=" + std::to_string(heads));
-        const int64_t count = 11, stride = d + 5, ld = count + 2;
+        const int64_t count = 16, stride = d + 3;
         Tensor q = rng.uniform({heads, d}), rows = rng.uniform({count, stride});
-        Tensor p = rng.uniform({heads, ld}, 0.0, 1.0);
-        Tensor s = f32({heads, ld}, std::vector<float>(heads * ld, 9.0f));
-        Tensor acc = rng.uniform({heads, d});
-        std::vector<double> sRef(heads * ld, 9.0), aRef(heads * d);
-        std::vector<double> sMag(heads * ld, 1.0), aMag(heads * d);
-        for (int64_t h = 0; h < heads; ++h) {
-          for (int64_t i = 0; i < count; ++i) {
-            double dot = 0, mag = 0;
-            for (int64_t j = 0; j < d; ++j) {
-              const double t = double(ptr<float>(q)[h * d + j]) *
-                               ptr<float>(rows)[i * stride + j];
-              dot += t;
-              mag += std::fabs(t);
-            }
-            sRef[h * ld + i] = 0.5 * dot;
-            sMag[h * ld + i] = 0.5 * mag;
-          }
-          for (int64_t j = 0; j < d; ++j) {
-            double a = ptr<float>(acc)[h * d + j], mag = std::fabs(a);
-            for (int64_t i = 0; i < count; ++i) {
-              const double t = double(ptr<float>(p)[h * ld + i]) *
-                               ptr<float>(rows)[i * stride + j];
-              a += t;
-              mag += std::fabs(t);
-            }
-            aRef[h * d + j] = a;
-            aMag[h * d + j] = mag;
-          }
-        }
+        std::vector<float> all(size_t(heads * count)), one(all.size());
         ops.scores(heads, d, ptr<float>(q), ptr<float>(rows), count, stride,
-                   0.5f, ptr<float>(s), ld);
-        ops.accumulate(heads, d, ptr<float>(p), ld, ptr<float>(rows), count,
-                       stride, ptr<float>(acc));
-        expectClose(s, {heads, ld}, sRef, 1e-6, 1e-30, &sMag);
-        expectClose(acc, {heads, d}, aRef, 1e-6, 1e-30, &aMag);
+                   0.125f, all.data(), count);
+        for (int64_t i = 0; i < count; ++i)
+          ops.scores(heads, d, ptr<float>(q), ptr<float>(rows) + i * stride, 1,
+                     stride, 0.125f, one.data() + i, count);
+        EXPECT_EQ(0, std::memcmp(all.data(), one.data(), all.size() * 4));
       }
   }
 }
