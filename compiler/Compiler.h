@@ -39,10 +39,12 @@ struct CompileOptions {
   std::string quantScheme; // empty: the mode's default (int4: asym)
   std::vector<std::string> quantExclude;
   std::string quantLmHead; // same|int8|none; empty: int4 -> int8, else same
-  // --act-quant auto|none|int8: int8 packs q8/q4/q4m weights in groups of
+  // --act-quant none|int8|auto: int8 packs q8/q4/q4m weights in groups of
   // 32 as "q16" and their linears quantise x per 32-value block (CPU only);
-  // auto is int8 for an LLM compiled for the CPU alone, else none.
-  std::string actQuant = "auto";
+  // auto is int8 for an LLM compiled for the CPU alone, else none. The
+  // default stays exact: int8 moves SmolLM2's logits by ~0.3, enough to
+  // flip near-ties (its answer to "the capital of France" among them).
+  std::string actQuant = "none";
   // Hugging Face directories only: the engine-step limits.
   int64_t blockSize = 16;
   int64_t maxTokensPerStep = 256;

@@ -261,7 +261,7 @@ Status checkOptions(const CompileOptions &options) {
 /// --act-quant auto: int8 activations for a language model (Hugging Face
 /// or GGUF) compiled for the CPU alone, as llama.cpp computes its own
 /// files (SmolLM2's Q4_1 GGUF: the same 128 greedy tokens as llama.cpp,
-/// perplexity +0.44%, decode 1.7x); f32 activations otherwise. An ONNX
+/// perplexity +0.44%, decode 1.5x); f32 activations otherwise. An ONNX
 /// graph says itself how exact it must be (e.g. MatMulNBits'
 /// accuracy_level), and the CUDA kernels read f32 activations.
 std::string resolveActQuant(const CompileOptions &options, bool isLlm,

@@ -16,7 +16,8 @@
 //
 // "q16" (layout=q16) packs q8/q4/q4m weights in groups of 32 for the int8
 // activation kernels (runtime/src/cpu/LinearQ16.h); `ingot compile
-// --act-quant int8` runs it after quantisation. The gather kernel reads
+// --act-quant int8` (auto's choice for an LLM on the CPU) runs it after
+// quantisation. The gather kernel reads
 // "q16" rows, so a tied embedding moves to the packed param with its
 // lm_head and is still stored once.
 //

@@ -19,8 +19,7 @@ ONNX_NAME = "smollm2-135m-instruct-kv.onnx"
 # ingot stacks: the `ingot compile` flags of each (on top of the HF dir and -o).
 INGOT_STACKS = {
     "ingot": [],
-    # Weight-only kernels (f32 activations): --act-quant none, since the
-    # CPU default for quantised LLM weights is int8 activations.
+    # Weight-only kernels (f32 activations, the default), named so.
     "ingot-int8": ["--quant", "int8", "--act-quant", "none"],
     # Matched to the peers' files: the all-Q4_0 GGUF has a 4-bit output
     # matrix, the bundled Q4_1 file a Q8_0 one (int4's default lm_head).
@@ -30,9 +29,8 @@ INGOT_STACKS = {
     "ingot-fp8": ["--quant", "fp8"],
     # The bundled Q4_1 GGUF compiled directly: llama.cpp's own blocks.
     "ingot-gguf": ["--act-quant", "none"],
-    # int8 activations and int8 dot products (--act-quant int8, the CPU
-    # default for these weights), the arithmetic llama.cpp uses for its
-    # Q8_0/Q4_0/Q4_1 files.
+    # int8 activations and int8 dot products (--act-quant int8), the
+    # arithmetic llama.cpp uses for its Q8_0/Q4_0/Q4_1 files.
     "ingot-int8-a8": ["--quant", "int8", "--act-quant", "int8"],
     "ingot-int4-a8": ["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same",
                       "--act-quant", "int8"],

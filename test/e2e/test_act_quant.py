@@ -13,7 +13,7 @@ Q4_1 blocks are compiled with and without --act-quant int8, and
     the kernel's arithmetic;
   - a tied embedding is stored once;
   - the flag warns when nothing can use it and is refused with CUDA;
-  - without the flag (auto) an LLM compiled for the CPU alone gets int8
+  - `--act-quant auto` gives an LLM compiled for the CPU alone int8
     activations, and one with a CUDA target f32 activations.
 """
 import json
@@ -187,17 +187,18 @@ def test_float_weights_warn_and_cuda_is_refused(tmp_path):
 
 
 def test_auto_is_int8_for_the_cpu_alone(built, tmp_path):
-    """The default (auto) compiles a GGUF for the CPU as --act-quant int8
+    """--act-quant auto compiles a GGUF for the CPU as --act-quant int8
     does, byte for byte; with a CUDA target it is none, without a warning;
     an f32 model has nothing to change and gets no warning either."""
     case, explicit_art, _ = built("llama", "Q4_1", "--act-quant", "int8")
     art = tmp_path / "auto.ingot"
-    proc = ingot("compile", case.gguf, "-o", art, *COMPILE_FLAGS, timeout=300)
+    proc = ingot("compile", case.gguf, "-o", art, *COMPILE_FLAGS, "--act-quant", "auto",
+                 timeout=300)
     assert proc.returncode == 0, describe(proc)
     assert art.read_bytes() == explicit_art.read_bytes()
 
     cuda = tmp_path / "cuda.ingot"
-    proc = ingot("compile", case.gguf, "-o", cuda, *COMPILE_FLAGS,
+    proc = ingot("compile", case.gguf, "-o", cuda, *COMPILE_FLAGS, "--act-quant", "auto",
                  "--target", "cpu,cuda:sm_90", timeout=300)
     assert proc.returncode == 0, describe(proc)
     assert "--act-quant" not in proc.stderr
@@ -206,6 +207,6 @@ def test_auto_is_int8_for_the_cpu_alone(built, tmp_path):
 
     model = hf_models.make_model("llama", tmp_path)
     proc = ingot("compile", model, "-o", tmp_path / "f.ingot", *COMPILE_FLAGS,
-                 timeout=300)
+                 "--act-quant", "auto", timeout=300)
     assert proc.returncode == 0, describe(proc)
     assert "--act-quant" not in proc.stderr

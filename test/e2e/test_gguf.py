@@ -28,11 +28,8 @@ import gguf_models  # noqa: E402
 import hf_reference  # noqa: E402
 from gguf import GGMLQuantizationType as QT  # noqa: E402
 
-# The weight-only kernels (--act-quant none), whose result is the f32
-# linear on the dequantised weights; test_act_quant.py covers int8
-# activations, the CPU default for LLMs.
 COMPILE_FLAGS = ["--max-tokens-per-step", "8", "--max-seqs", "4",
-                 "--max-context", "64", "--block-size", "4", "--act-quant", "none"]
+                 "--max-context", "64", "--block-size", "4"]
 
 # Exact types: ingot holds the GGUF's values bit for bit (floats as stored,
 # Q8_0/Q4_0/Q4_1 blocks as q8/q4/q4m g32) and computes in f32, widening each

@@ -15,11 +15,8 @@ import gguf_models  # noqa: E402
 from gguf import GGMLQuantizationType as QT  # noqa: E402
 from gguf import GGUFValueType as VT  # noqa: E402
 
-# The weight-only kernels (--act-quant none), whose result is the f32
-# linear on the dequantised weights; test_act_quant.py covers int8
-# activations, the CPU default for LLMs.
 COMPILE_FLAGS = ["--max-tokens-per-step", "8", "--max-seqs", "4",
-                 "--max-context", "64", "--block-size", "4", "--act-quant", "none"]
+                 "--max-context", "64", "--block-size", "4"]
 
 
 # -----------------------------------------------------------------------------

@@ -42,11 +42,8 @@ QUANTS = {
     "int8-channel": (["--quant", "int8", "--group-size", "0"], "q8", 0),
     "fp8": (["--quant", "fp8"], "f8e4m3", 0),
 }
-# The weight-only kernels (--act-quant none), whose result is the f32
-# linear on the dequantised weights; test_act_quant.py covers int8
-# activations, the CPU default for LLMs.
 COMPILE_FLAGS = ["--max-tokens-per-step", "8", "--max-seqs", "4",
-                 "--max-context", "64", "--block-size", "4", "--act-quant", "none"]
+                 "--max-context", "64", "--block-size", "4"]
 LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 # Logit tolerances (norm-wise relative error, as in test_llm.py).

@@ -52,9 +52,7 @@ def built(tmp_path_factory):
         if name not in cache:
             case = qc.make_case(name, root)
             art = root / f"{name}.ingot"
-            # Weight-only kernels: the bounds below are the stored
-            # formats' own error, not int8 activations'.
-            proc = ingot("compile", case.model, "-o", art, "--act-quant", "none")
+            proc = ingot("compile", case.model, "-o", art)
             assert proc.returncode == 0, describe(proc)
             cache[name] = (case, art, proc)
         return cache[name]

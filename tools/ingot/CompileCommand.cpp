@@ -78,11 +78,12 @@ void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
       "rest)",
       "same");
   declareChoice(
-      cl, "--act-quant", {"auto", "none", "int8"}, "auto, none or int8",
+      cl, "--act-quant", {"none", "int8", "auto"}, "none, int8 or auto",
       [o](const std::string &v) { o->actQuant = v; },
       "CPU: linears on q8/q4/q4m weights quantise x per 32 values to int8 "
       "and use int8 dot products (as llama.cpp; faster, less exact); auto: "
-      "int8 for a Hugging Face or GGUF model compiled for the CPU only",
+      "int8 for a Hugging Face or GGUF model compiled for the CPU only, "
+      "else none",
       o->actQuant);
   cl.value(
       "--quant-exclude",

@@ -16,7 +16,8 @@
 // its own x row (batch invariance). This trades the weight-only kernels'
 // f32 activations (LinearQuant.h) for ~4x fewer instructions per weight:
 // the int8 dot product does 4 multiply-adds per lane per instruction.
-// The compiler chooses it with `ingot compile --act-quant int8`.
+// The compiler chooses it with `ingot compile --act-quant int8` (or auto,
+// for a Hugging Face or GGUF model compiled for the CPU alone).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
