@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz}
+# Leaks in libraries that are not ours, each with its reason in the file.
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt}
 TARGETS=(onnx gguf safetensors hf_config tokenizer_json tokenizer_encode
          artifact manifest batch_json openai_request cli_values elf_object)
 

@@ -8,6 +8,7 @@
 #include "KernelTestUtil.h"
 
 #include <functional>
+#include <limits>
 
 using namespace ingot;
 using namespace ingot::test;
@@ -213,6 +214,34 @@ TEST(MathKernels, ReduceKindsAndAxes) {
                         {DType::I64}));
   for (int j = 0; j < 3; ++j)
     EXPECT_EQ(ptr<int64_t>(s)[j], ptr<int64_t>(xi)[j] + ptr<int64_t>(xi)[3 + j]);
+}
+
+/// Integer sums and products wrap modulo 2^64 as ONNX's (and numpy's) do,
+/// which uint64 values held in int64 rely on; signed overflow would be
+/// undefined behaviour (UBSan's finding in make test-asan).
+TEST(MathKernels, IntegerReductionsWrap) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  Tensor x = i64({4}, {big, big, 3, -5});
+  auto reduce = [&](const char *kind) {
+    Tensor y = runOk(Call(
+        "reduce", {&x},
+        {strAttr("kind", kind), intsAttr("axes", {0}), intAttr("keepdims", 0)},
+        {DType::I64}));
+    return ptr<int64_t>(y)[0];
+  };
+  uint64_t sum = 0, prod = 1;
+  for (int64_t v : {big, big, int64_t(3), int64_t(-5)}) {
+    sum += uint64_t(v);
+    prod *= uint64_t(v);
+  }
+  EXPECT_EQ(reduce("sum"), int64_t(sum));
+  EXPECT_EQ(reduce("prod"), int64_t(prod));
+  Tensor c = runOk(
+      Call("cumsum", {&x},
+           {intAttr("axis", 0), intAttr("exclusive", 0), intAttr("reverse", 0)},
+           {DType::I64}));
+  EXPECT_EQ(ptr<int64_t>(c)[1], int64_t(uint64_t(big) * 2));
+  EXPECT_EQ(ptr<int64_t>(c)[3], int64_t(sum));
 }
 
 TEST(MathKernels, ReduceAxesFromInput) {

@@ -14,9 +14,25 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 namespace ingot::cpu {
 namespace {
+
+/// acc + v and acc · v. Integers wrap as ONNX's do (and as uint64 held in
+/// int64 needs), through uint64_t: signed overflow would be undefined.
+template <typename Acc, typename T> Acc addWrapping(Acc acc, T v) {
+  if constexpr (std::is_integral_v<Acc>)
+    return Acc(uint64_t(acc) + uint64_t(Acc(v)));
+  else
+    return acc + Acc(v);
+}
+template <typename Acc, typename T> Acc mulWrapping(Acc acc, T v) {
+  if constexpr (std::is_integral_v<Acc>)
+    return Acc(uint64_t(acc) * uint64_t(Acc(v)));
+  else
+    return acc * Acc(v);
+}
 
 /// Calls fn(inIndex, outIndex) for every input element, in input order.
 template <typename Fn>
@@ -59,11 +75,13 @@ Status reduceTyped(KernelContext &ctx, const std::string &kind,
   std::vector<Acc> acc(outN, init);
   Status st = Status::ok();
   if (kind == "sum" || kind == "mean")
-    st = forEachReduced(ctx, x.shape, kept,
-                        [&](int64_t i, int64_t o) { acc[o] += in[i]; });
+    st = forEachReduced(ctx, x.shape, kept, [&](int64_t i, int64_t o) {
+      acc[o] = addWrapping(acc[o], in[i]);
+    });
   else if (kind == "prod")
-    st = forEachReduced(ctx, x.shape, kept,
-                        [&](int64_t i, int64_t o) { acc[o] *= in[i]; });
+    st = forEachReduced(ctx, x.shape, kept, [&](int64_t i, int64_t o) {
+      acc[o] = mulWrapping(acc[o], in[i]);
+    });
   else if (kind == "max" || kind == "log_sum_exp")
     st = forEachReduced(ctx, x.shape, kept, [&](int64_t i, int64_t o) {
       if (Acc(in[i]) > acc[o] || in[i] != in[i])
@@ -76,7 +94,7 @@ Status reduceTyped(KernelContext &ctx, const std::string &kind,
     });
   else if (kind == "sum_square" || kind == "l2")
     st = forEachReduced(ctx, x.shape, kept, [&](int64_t i, int64_t o) {
-      acc[o] += Acc(in[i]) * Acc(in[i]);
+      acc[o] = addWrapping(acc[o], mulWrapping(Acc(in[i]), in[i]));
     });
   else
     return ctx.error("unknown kind \"" + kind + "\"");
@@ -292,9 +310,9 @@ void cumsum(const T *in, T *out, int64_t outer, int64_t n, int64_t inner,
         T v = in[base + k * inner];
         if (exclusive) {
           out[base + k * inner] = T(acc);
-          acc += v;
+          acc = addWrapping(acc, v);
         } else {
-          acc += v;
+          acc = addWrapping(acc, v);
           out[base + k * inner] = T(acc);
         }
       }
