@@ -9,6 +9,7 @@
 #include "ingot/ShapeRules.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ingot::shape {
 namespace {
@@ -57,11 +58,17 @@ bool mergeEqual(int64_t a, int64_t b, int64_t *out) {
 
 int64_t numElements(const Shape &s) {
   int64_t n = 1;
-  for (int64_t d : s) {
+  for (int64_t d : s)
     if (isDyn(d))
       return kDynamic;
-    n *= d;
-  }
+  for (int64_t d : s)
+    if (d == 0)
+      return 0;
+  // A product past int64 (symbolic bounds multiply up) saturates, so that
+  // it reads as too large everywhere instead of wrapping to a small size.
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
   return n;
 }
 

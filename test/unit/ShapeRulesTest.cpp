@@ -24,6 +24,13 @@ TEST(ShapeRules, Basics) {
   EXPECT_EQ(numElements({}), 1);
   EXPECT_EQ(numElements({2, 0}), 0);
   EXPECT_EQ(numElements({2, D}), kDynamic);
+  // Past int64 the count saturates (it must never wrap to a small size);
+  // a zero dim anywhere still makes it 0.
+  const int64_t big = int64_t(1) << 40,
+                most = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(numElements({big, big}), most);
+  EXPECT_EQ(numElements({big, big, 0}), 0);
+  EXPECT_EQ(numElements({big, big, D}), kDynamic);
   EXPECT_EQ(toString({2, D, 64}), "[2,?,64]");
   EXPECT_EQ(toString({}), "[]");
   int64_t a;
