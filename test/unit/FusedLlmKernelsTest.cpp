@@ -109,7 +109,7 @@ const Shape kNormShapes[] = {{1, 576}, {7, 579}, {2, 3, 33},
 
 TEST(FusedLlmKernels, AddRmsNormIsAddThenRmsNorm) {
   Rng rng(1101);
-  EXPECT_TRUE(cpu::findKernel("add_rms_norm")->inPlace);
+  EXPECT_TRUE(cpu::findKernel("add_rms_norm")->inPlace());
   for (DType dt : {DType::F32, DType::F16, DType::BF16})
     for (const Shape &s : kNormShapes) {
       const int64_t d = s.back();
@@ -133,7 +133,7 @@ TEST(FusedLlmKernels, AddRmsNormIsAddThenRmsNorm) {
 
 TEST(FusedLlmKernels, AddLayerNormIsAddThenLayerNorm) {
   Rng rng(1102);
-  EXPECT_TRUE(cpu::findKernel("add_layer_norm")->inPlace);
+  EXPECT_TRUE(cpu::findKernel("add_layer_norm")->inPlace());
   for (bool withBias : {true, false})
     for (const Shape &s : kNormShapes) {
       const int64_t d = s.back();

@@ -298,8 +298,8 @@ TEST(Kernels, RegistryHasTheDocumentedKernels) {
                            "trilu"})
     EXPECT_NE(cpu::findKernel(name), nullptr) << name;
   EXPECT_EQ(cpu::findKernel("no_such_kernel"), nullptr);
-  EXPECT_TRUE(cpu::findKernel("add")->inPlace);
-  EXPECT_FALSE(cpu::findKernel("matmul")->inPlace);
+  EXPECT_TRUE(cpu::findKernel("add")->inPlace());
+  EXPECT_FALSE(cpu::findKernel("matmul")->inPlace());
 }
 
 } // namespace

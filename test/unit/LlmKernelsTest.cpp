@@ -224,7 +224,7 @@ double sigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 TEST(LlmKernels, SiluMulAndInPlace) {
   Rng rng(506);
-  EXPECT_TRUE(cpu::findKernel("silu_mul")->inPlace);
+  EXPECT_TRUE(cpu::findKernel("silu_mul")->inPlace());
   for (const Shape &s : {Shape{7, 1029}, Shape{3}, Shape{40000}})
     for (int alias : {-1, 0, 1}) {
       Tensor g = rng.uniform(s, -12.0, 12.0), u = rng.uniform(s, -2.0, 2.0);
@@ -242,7 +242,7 @@ TEST(LlmKernels, SiluMulAndInPlace) {
 
 TEST(LlmKernels, GeluBothFormsAndInPlace) {
   Rng rng(507);
-  EXPECT_TRUE(cpu::findKernel("gelu")->inPlace);
+  EXPECT_TRUE(cpu::findKernel("gelu")->inPlace());
   for (const std::string form : {"none", "tanh"})
     for (const Shape &s : {Shape{5, 3001}, Shape{1}})
       for (int alias : {-1, 0}) {
@@ -321,7 +321,7 @@ std::vector<double> ropeRef(const Tensor &x, const std::vector<int64_t> &pos,
 
 TEST(LlmKernels, RopeRotateHalfLlama3AndInPlace) {
   Rng rng(508);
-  EXPECT_TRUE(cpu::findKernel("rope")->inPlace);
+  EXPECT_TRUE(cpu::findKernel("rope")->inPlace());
   const RopeCase cases[] = {
       {3, 16, 16, 10000.0, false, 8192},
       {2, 24, 8, 10000.0, false, 8192},    // rotary_dim < head_dim

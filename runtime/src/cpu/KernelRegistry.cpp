@@ -61,11 +61,8 @@ std::vector<KernelInfo> buildTable() {
   // The contract of each comes from the shared table; an implementation
   // without an entry gets none (KernelTableTest fails on it).
   std::vector<KernelInfo> table;
-  for (const KernelImpl &impl : impls) {
-    const KernelSpec *spec = findKernelSpec(impl.name);
-    table.push_back({impl.name, impl.fn, spec && spec->inPlace,
-                     spec ? spec->sig : KernelSignature{}});
-  }
+  for (const KernelImpl &impl : impls)
+    table.push_back({impl.name, impl.fn, findKernelSpec(impl.name)});
   std::sort(table.begin(), table.end(),
             [](const KernelInfo &a, const KernelInfo &b) {
               return std::string_view(a.name) < std::string_view(b.name);
@@ -74,6 +71,11 @@ std::vector<KernelInfo> buildTable() {
 }
 
 } // namespace
+
+const KernelSignature &KernelInfo::sig() const {
+  static const KernelSignature kUndeclared{};
+  return spec ? spec->sig : kUndeclared;
+}
 
 const std::vector<KernelInfo> &allKernels() {
   static const std::vector<KernelInfo> table = buildTable();
@@ -94,7 +96,7 @@ KernelContext::KernelContext(std::string kernel, std::string origin,
                              const std::vector<Attr> *attrs, ThreadPool *pool)
     : kernel_(std::move(kernel)), origin_(std::move(origin)), attrs_(attrs),
       pool_(pool), info_(findKernel(kernel_)) {
-  if (info_ && !info_->sig.declared())
+  if (info_ && !info_->sig().declared())
     info_ = nullptr; // no signature to hold the kernel to (a unit test fails)
 }
 
@@ -120,7 +122,7 @@ KernelContext::checkTableDTypes(const OperandSpec *spec, const char *side,
       return tableMismatch(std::string("the kernel accepts ") + dtypeName(t) +
                            " on " + side + " " + std::to_string(i) + " '" +
                            spec->name + "', the table only " +
-                           describeAccepted(*spec, info_->sig, same));
+                           describeAccepted(*spec, info_->sig(), same));
   return Status::ok();
 }
 
@@ -132,7 +134,7 @@ Status KernelContext::error(const std::string &message) const {
 Status KernelContext::expectArity(size_t minIn, size_t maxIn,
                                   size_t numOut) const {
   if (info_) {
-    const KernelSignature &sig = info_->sig;
+    const KernelSignature &sig = info_->sig();
     if (minIn < sig.minInputs() || maxIn > sig.maxInputs() ||
         numOut < sig.minOutputs() || numOut > sig.maxOutputs())
       return tableMismatch(
@@ -163,7 +165,7 @@ Status KernelContext::expectArity(size_t minIn, size_t maxIn,
 Status
 KernelContext::expectInputDType(size_t i,
                                 std::initializer_list<DType> allowed) const {
-  if (Status s = checkTableDTypes(info_ ? info_->sig.input(i) : nullptr,
+  if (Status s = checkTableDTypes(info_ ? info_->sig().input(i) : nullptr,
                                   "input", i, allowed);
       !s)
     return s;
@@ -178,7 +180,7 @@ KernelContext::expectInputDType(size_t i,
 Status
 KernelContext::expectOutputDType(size_t i,
                                  std::initializer_list<DType> allowed) const {
-  if (Status s = checkTableDTypes(info_ ? info_->sig.output(i) : nullptr,
+  if (Status s = checkTableDTypes(info_ ? info_->sig().output(i) : nullptr,
                                   "output", i, allowed);
       !s)
     return s;
@@ -231,10 +233,10 @@ const Attr *KernelContext::findAttr(std::string_view name) const {
 
 Status KernelContext::attrLookup(std::string_view name, Attr::Kind kind,
                                  bool hasDefault, const Attr **out) const {
-  if (info_ && !info_->sig.declaresAttr(name))
+  if (info_ && !info_->sig().declaresAttr(name))
     return tableMismatch("the kernel reads attribute '" + std::string(name) +
                          "', which the table does not declare (it declares " +
-                         info_->sig.attrNames() + ")");
+                         info_->sig().attrNames() + ")");
   const Attr *a = findAttr(name);
   *out = a;
   if (!a) {

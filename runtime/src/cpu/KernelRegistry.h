@@ -188,14 +188,19 @@ struct KernelImpl {
   KernelFn fn;
 };
 
-/// A registered kernel with its table entry's contract.
+/// A registered kernel and its entry in the shared table, read in place
+/// (the table is the one declaration of a kernel's contract).
 struct KernelInfo {
   const char *name;
   KernelFn fn;
+  /// Null for an implementation without an entry (KernelTableTest fails).
+  const KernelSpec *spec;
+
   /// Whether the memory planner may alias an output with an input.
-  bool inPlace;
-  /// Operands, dtypes and attribute names the kernel takes.
-  KernelSignature sig;
+  bool inPlace() const { return spec && spec->inPlace; }
+  /// Operands, dtypes and attribute names the kernel takes (empty when it
+  /// has no entry).
+  const KernelSignature &sig() const;
 };
 
 /// The kernel named `name`, or nullptr.

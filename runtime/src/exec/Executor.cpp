@@ -129,7 +129,7 @@ Status Executor::Impl::checkPlan() {
         return Status::error(describeStep(step, s) +
                              " writes a buffer that is neither in the arena "
                              "nor sized at run time");
-      if (kernels[s]->inPlace)
+      if (kernels[s]->inPlace())
         continue;
       // Only in-place kernels may share memory with their inputs.
       const Buffer &ob = m.buffers[out];
