@@ -35,6 +35,20 @@ std::optional<DType> dtypeOf(Type t) {
   if (t.isF16()) return DType::F16;
   if (t.isBF16()) return DType::BF16;
   if (t.isF64()) return DType::F64;
+  if (isa<Float8E4M3FNType>(t))
+    return DType::F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(t))
+    return DType::F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(t))
+    return DType::F8E5M2;
+  if (isa<Float8E5M2FNUZType>(t))
+    return DType::F8E5M2FNUZ;
+  if (isa<Float4E2M1FNType>(t))
+    return DType::F4E2M1;
+  if (t.isInteger(4))
+    return t.isUnsignedInteger() ? DType::U4 : DType::I4;
+  if (t.isInteger(2))
+    return t.isUnsignedInteger() ? DType::U2 : DType::I2;
   // Unsigned first: isInteger(w) matches every signedness.
   if (t.isUnsignedInteger(64))
     return DType::U64;

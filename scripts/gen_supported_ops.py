@@ -111,6 +111,16 @@ def render(claims, suite_json, hf_architectures, gguf_architectures=()):
         "Mul, Sum, Equal, Where, CumSum, ReduceSum, ReduceProd); ops that "
         "would order or divide it are refused.",
         "",
+        "float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), float4e2m1, int4, uint4, "
+        "int2 and uint2 are accepted in graph inputs and outputs, one "
+        "element per byte (the bits ml_dtypes stores, which is what `ingot "
+        "run` reads from and writes to .npy as raw 1-byte values), kept as "
+        "they are by data movement and converted by Cast and CastLike bit "
+        "for bit as onnx's reference (round to nearest even; `saturate`). "
+        "Initializers of these types (packed two or four to a byte) and "
+        "QuantizeLinear / DequantizeLinear to and from them are refused "
+        "with the dtype named; float8e8m0 is not supported.",
+        "",
         "## ONNX ops",
         "",
         "Opsets are those of the default domain (`ai.onnx`) a model imports. "

@@ -141,22 +141,26 @@ LogicalResult convertIsInf(NodeContext &n) {
                             b.getStringAttr("equal")));
 }
 
-/// Cast: the `to` attribute gives the result element type; a cast to the
-/// input's own type is an identity. (`saturate`, opset 19, only affects
-/// float8 targets, which are rejected anyway.)
-/// x cast to `target`; Cast and CastLike share it. saturate (19+) and
-/// round_mode (24+) only concern float8 targets, which ingot has none of:
-/// like onnxruntime, saturate set to anything but its default is refused.
+/// x cast to `target`; Cast and CastLike share it. saturate (19+, 0 or 1)
+/// only concerns float8 targets: 0 there is kept on the op (overflow to
+/// infinity / NaN), elsewhere it changes nothing. round_mode (24+) only
+/// concerns float8e8m0, which ingot has not.
 static LogicalResult castTo(NodeContext &n, Value x, Type target) {
-  if (int64_t saturate = n.attrInt("saturate", 1); saturate != 1)
-    return n.fail("saturate " + std::to_string(saturate) +
-                      " applies only to casts to float8 types",
-                  "saturate 1 (the default), or no saturate");
+  const int64_t saturate = n.attrInt("saturate", 1);
+  if (saturate != 0 && saturate != 1)
+    return n.fail("saturate " + std::to_string(saturate) + " is not 0 or 1",
+                  "saturate 0 or 1");
   if (n.ctx.hasError())
     return failure();
   if (target == elementTypeOf(x))
     return n.setOutput(0, x);
-  return n.setOutput(0, n.build<graph::CastOp>(target, x));
+  const bool float8 = isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+                          Float8E5M2FNUZType>(target);
+  FailureOr<Value> cast = n.build<graph::CastOp>(target, x);
+  if (succeeded(cast) && float8 && saturate == 0)
+    (*cast).getDefiningOp()->setAttr(
+        "saturate", IntegerAttr::get(IntegerType::get(n.ctx.mlir(), 64), 0));
+  return n.setOutput(0, cast);
 }
 
 LogicalResult convertCast(NodeContext &n) {

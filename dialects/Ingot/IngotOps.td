@@ -56,8 +56,12 @@ def Ingot_QuantAttr : AttrDef<Ingot_Dialect, "Quant"> {
 class Ingot_Op<string mnemonic, list<Trait> traits = []>
     : Op<Ingot_Dialect, mnemonic, !listconcat(traits, [Pure])>;
 
+// ONNX's float8/float4 and 4-/2-bit integer types travel through data
+// movement and cast only (the importer refuses them elsewhere).
 def Ingot_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I64, I32, I16, I8,
-                                     UI64, UI32, UI16, UI8, I1]>;
+                                     UI64, UI32, UI16, UI8, I1, F8E4M3FN,
+                                     F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, F4E2M1FN,
+                                     I<4>, UI<4>, I<2>, UI<2>]>;
 def Ingot_IntTensor : RankedTensorOf<[I64, I32]>;
 def Ingot_I64Tensor : RankedTensorOf<[I64]>;
 def Ingot_BoolTensor : RankedTensorOf<[I1]>;
@@ -188,12 +192,16 @@ def Ingot_CastOp : Ingot_Op<"cast"> {
   let summary = "convert every element to the result's element type";
   let description = [{
     ONNX `Cast`. Float to integer truncates toward zero; to bool is `!= 0`.
+    To float8 and float4 rounds to nearest even; `saturate` (absent: 1)
+    says whether a value past the largest finite one becomes it (1) or
+    infinity / NaN (0), as ONNX's attribute of that name.
 
     ```mlir
     %r = ingot.cast %x : tensor<?x4xf32> -> tensor<?x4xi64>
+    %s = ingot.cast %x {saturate = 0 : i64} : tensor<4xf32> -> tensor<4xf8E5M2>
     ```
   }];
-  let arguments = (ins Ingot_Tensor:$input);
+  let arguments = (ins Ingot_Tensor:$input, OptionalAttr<I64Attr>:$saturate);
   let results = (outs Ingot_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;

@@ -57,8 +57,9 @@ uint64_t AllocOp::getMaxBytes() {
   uint64_t elements = 1;
   for (int64_t d : getMaxShape())
     elements *= static_cast<uint64_t>(d);
+  // Bool and the 2- and 4-bit types (int4, float4, ...) take a byte each.
   unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  return elements * (bits == 1 ? 1 : bits / 8);
+  return elements * ((bits + 7) / 8);
 }
 
 bool AllocOp::isSizedAtRunTime() {

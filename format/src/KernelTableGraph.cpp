@@ -83,7 +83,8 @@ void addPoolSpecs(std::vector<KernelSpec> &table) {
 
 /// Conversion (runtime/src/cpu/Conversion.cpp).
 void addConversionSpecs(std::vector<KernelSpec> &table) {
-  table.push_back({"cast", false, {{in("x", kDense)}, {in("y", kDense)}, {}}});
+  table.push_back(
+      {"cast", false, {{in("x", kDense)}, {in("y", kDense)}, {"saturate"}}});
   // Reads the shape only, so any dtype (a quantised weight's too).
   table.push_back(
       {"shape", false, {{in("x", kAny)}, {in("y", kI64)}, {"start", "end"}}});

@@ -121,7 +121,8 @@ private:
   bool dtype(fb::DType raw, DType *out) {
     if (!isValidDType(uint32_t(raw)))
       return fail("invalid dtype " + std::to_string(unsigned(raw)) +
-                  " (expected 1 to 17, ingot/DType.h)");
+                  " (expected 1 to " + std::to_string(kLastDType) +
+                  ", ingot/DType.h)");
     *out = DType(raw);
     return true;
   }

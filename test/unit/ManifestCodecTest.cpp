@@ -134,7 +134,7 @@ TEST(ManifestCodecTest, NamesValuesOutsideTheirRange) {
   Manifest m = sampleLlmManifest();
   m.tensors[0].dtype = DType(77);
   EXPECT_EQ(decodeError(m), "malformed manifest at tensors[0]: invalid dtype "
-                            "77 (expected 1 to 17, ingot/DType.h)");
+                            "77 (expected 1 to 26, ingot/DType.h)");
   m = sampleLlmManifest();
   m.tensors[3].groupSize = -1;
   EXPECT_EQ(decodeError(m), "malformed manifest at tensors[3]: group size -1 "
@@ -157,8 +157,10 @@ TEST(ManifestCodecTest, NamesValuesOutsideTheirRange) {
   EXPECT_NE(decodeError(m).find("at outputs[0]: invalid dtype 0"),
             std::string::npos);
   m = sampleLlmManifest();
-  m.llm.kvDtype = DType(18);
-  EXPECT_NE(decodeError(m).find("at llm: invalid dtype 18"), std::string::npos);
+  m.llm.kvDtype = DType(kLastDType + 1);
+  EXPECT_NE(decodeError(m).find("at llm: invalid dtype " +
+                                std::to_string(kLastDType + 1)),
+            std::string::npos);
 }
 
 TEST(ManifestCodecTest, RefusesEveryTruncationThatLosesData) {

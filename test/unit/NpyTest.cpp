@@ -174,13 +174,37 @@ TEST(Npy, ClearErrors) {
   Status s = readNpy("/nonexistent/dir/in.npy", &t);
   ASSERT_FALSE(s.isOk());
   EXPECT_NE(s.message().find("/nonexistent/dir/in.npy"), std::string::npos);
-  HostTensor bf;
-  bf.dtype = DType::BF16;
-  bf.shape = {1};
-  bf.data.resize(2);
-  std::vector<uint8_t> raw;
-  s = encodeNpy(bf, "out.npy", &raw);
-  EXPECT_NE(s.message().find("bfloat16"), std::string::npos) << s.message();
+}
+
+// ml_dtypes' types have no numpy dtype: numpy saves them as raw values
+// ('|V1', '<V2'), and so does ingot; reading one gives u8 / u16 bytes
+// flagged raw, for the caller to type from the model, and is an error for
+// a caller that cannot.
+TEST(Npy, RawValuesOfTypesNumpyLacks) {
+  for (DType dt : {DType::BF16, DType::F8E4M3FN, DType::F4E2M1, DType::I4}) {
+    HostTensor t;
+    t.dtype = dt;
+    t.shape = {3};
+    t.data.resize(3 * dtypeSize(dt));
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = uint8_t(0x31 + 7 * i);
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encodeNpy(t, "out.npy", &bytes).isOk()) << dtypeName(dt);
+    const std::string header(bytes.begin(), bytes.begin() + 64);
+    EXPECT_NE(header.find(dtypeSize(dt) == 2 ? "'<V2'" : "'|V1'"),
+              std::string::npos)
+        << header;
+    HostTensor back;
+    bool raw = false;
+    ASSERT_TRUE(
+        parseNpy(bytes.data(), bytes.size(), "out.npy", &back, &raw).isOk());
+    EXPECT_TRUE(raw);
+    EXPECT_EQ(back.dtype, dtypeSize(dt) == 2 ? DType::U16 : DType::U8);
+    EXPECT_EQ(back.shape, t.shape);
+    EXPECT_EQ(back.data, t.data);
+    Status s = parseNpy(bytes.data(), bytes.size(), "in.npy", &back);
+    EXPECT_NE(s.message().find("raw values"), std::string::npos) << s.message();
+  }
 }
 
 TEST(Npy, RefusesFilesThatAreNotRegular) {

@@ -104,7 +104,7 @@ private:
 };
 
 Status parseHeader(const std::string &header, const std::string &name,
-                   DType *dtype, std::vector<int64_t> *shape) {
+                   DType *dtype, std::vector<int64_t> *shape, bool *raw) {
   auto bad = [&](const std::string &why) {
     return Status::error(name + ": malformed .npy header (" + why +
                          "): " + header);
@@ -168,15 +168,27 @@ Status parseHeader(const std::string &header, const std::string &name,
       *shape = *dims;
       return Status::ok();
     }
+  // Raw bytes: what numpy writes for ml_dtypes' bfloat16, float8, float4
+  // and int4/int2 arrays. Their type is the caller's to supply.
+  // (float8_e5m2 and float8_e4m3fn may be saved as '<f1').
+  if (d.size() == 3 && (d[1] == 'V' || d == "|f1") &&
+      (d[2] == '1' || d[2] == '2')) {
+    *dtype = d[2] == '1' ? DType::U8 : DType::U16;
+    *shape = *dims;
+    *raw = true;
+    return Status::ok();
+  }
   return Status::error(name + ": unsupported .npy dtype '" + *descr +
                        "' (supported: float32, float64, float16, int64, "
-                       "int32, int8, uint8, bool)");
+                       "int32, int16, int8, uint64, uint32, uint16, uint8, "
+                       "bool, and 1- or 2-byte raw values for ml_dtypes' "
+                       "types)");
 }
 
 } // namespace
 
 Status parseNpy(const uint8_t *data, size_t size, const std::string &name,
-                HostTensor *out) {
+                HostTensor *out, bool *rawBytes) {
   if (size < kMagicLen + 4 || std::memcmp(data, kMagic, kMagicLen) != 0)
     return Status::error(name + ": not a .npy file (bad magic)");
   const uint8_t major = data[6];
@@ -199,8 +211,15 @@ Status parseNpy(const uint8_t *data, size_t size, const std::string &name,
   std::string header(reinterpret_cast<const char *>(data + offset), headerLen);
   DType dtype;
   std::vector<int64_t> shape;
-  if (Status s = parseHeader(header, name, &dtype, &shape); !s)
+  bool raw = false;
+  if (Status s = parseHeader(header, name, &dtype, &shape, &raw); !s)
     return s;
+  if (raw && !rawBytes)
+    return Status::error(name + ": holds raw values (as numpy saves "
+                                "ml_dtypes' types), whose type only the "
+                                "model can say");
+  if (rawBytes)
+    *rawBytes = raw;
   const size_t dataOffset = offset + headerLen;
   // Overflow-checked element count.
   uint64_t count = 1;
@@ -226,7 +245,7 @@ Status parseNpy(const uint8_t *data, size_t size, const std::string &name,
   return Status::ok();
 }
 
-Status readNpy(const std::string &path, HostTensor *out) {
+Status readNpy(const std::string &path, HostTensor *out, bool *rawBytes) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
@@ -246,7 +265,7 @@ Status readNpy(const std::string &path, HostTensor *out) {
   std::fclose(f);
   if (failed)
     return Status::error(path + ": read error");
-  return parseNpy(bytes.data(), bytes.size(), path, out);
+  return parseNpy(bytes.data(), bytes.size(), path, out, rawBytes);
 }
 
 Status encodeNpy(const HostTensor &t, const std::string &name,
@@ -255,6 +274,8 @@ Status encodeNpy(const HostTensor &t, const std::string &name,
   for (const DescrName &dn : kDescrs)
     if (dn.dtype == t.dtype)
       descr = dn.descr;
+  if (isRawNpyDType(t.dtype)) // as numpy saves ml_dtypes' arrays
+    descr = dtypeSize(t.dtype) == 2 ? "<V2" : "|V1";
   if (!descr)
     return Status::error(name + ": dtype " + std::string(dtypeName(t.dtype)) +
                          " has no .npy equivalent");

@@ -137,6 +137,27 @@ Status timeRuns(int64_t times, const std::string &where,
 
 } // namespace
 
+/// A .npy of raw values (ml_dtypes' bfloat16, float8, int4, ...) takes
+/// the type the model declares for input `name`, when that is such a type
+/// of the same width; otherwise the error to print.
+static std::string typeRawInput(const Manifest &m, const std::string &name,
+                                const std::string &file, HostTensor *t) {
+  for (const IoSpec &io : m.inputs)
+    if (io.name == name) {
+      if (isRawNpyDType(io.dtype) &&
+          dtypeSize(io.dtype) == dtypeSize(t->dtype)) {
+        t->dtype = io.dtype;
+        return "";
+      }
+      return "input '" + name + "': " + file + " holds raw " +
+             std::to_string(dtypeSize(t->dtype)) +
+             "-byte values (a numpy void dtype, as ml_dtypes' types save), "
+             "but the model's input is " +
+             dtypeName(io.dtype);
+    }
+  return ""; // an unknown name: the executor names it
+}
+
 int runMain(int argc, char **argv) {
   RunOptions opts;
   if (int rc = parseArgs(argc, argv, &opts); rc >= 0)
@@ -155,8 +176,14 @@ int runMain(int argc, char **argv) {
   for (const auto &[name, file] : opts.inputs) {
     NamedTensor nt;
     nt.name = name;
-    if (Status s = readNpy(file, &nt.tensor); !s)
+    bool raw = false;
+    if (Status s = readNpy(file, &nt.tensor, &raw); !s)
       return fail("input '" + name + "': " + s.message());
+    if (raw)
+      if (std::string e =
+              typeRawInput(artifact->manifest(), name, file, &nt.tensor);
+          !e.empty())
+        return fail(e);
     inputs.push_back(std::move(nt));
   }
 

@@ -32,6 +32,19 @@ enum class DType : uint8_t {
   U16 = 15,
   U32 = 16,
   U64 = 17,
+  // ONNX's narrow float and integer element types, one element per byte
+  // (unpacked: the bits of ml_dtypes' numpy types, the value in the low
+  // bits). Only cast computes on them (ingot/MiniFloat.h); other kernels
+  // move them as bytes.
+  F8E4M3FN = 18,
+  F8E4M3FNUZ = 19,
+  F8E5M2 = 20,
+  F8E5M2FNUZ = 21,
+  F4E2M1 = 22,
+  I4 = 23,
+  U4 = 24,
+  I2 = 25,
+  U2 = 26,
 };
 
 inline size_t dtypeSize(DType t) {
@@ -52,6 +65,15 @@ inline size_t dtypeSize(DType t) {
   case DType::I8:
   case DType::U8:
   case DType::Bool:
+  case DType::F8E4M3FN:
+  case DType::F8E4M3FNUZ:
+  case DType::F8E5M2:
+  case DType::F8E5M2FNUZ:
+  case DType::F4E2M1:
+  case DType::I4:
+  case DType::U4:
+  case DType::I2:
+  case DType::U2:
     return 1;
   case DType::Q8:
   case DType::Q4:
@@ -99,20 +121,51 @@ inline const char *dtypeName(DType t) {
     return "q4m";
   case DType::F8E4M3:
     return "f8e4m3";
+  case DType::F8E4M3FN:
+    return "float8_e4m3fn";
+  case DType::F8E4M3FNUZ:
+    return "float8_e4m3fnuz";
+  case DType::F8E5M2:
+    return "float8_e5m2";
+  case DType::F8E5M2FNUZ:
+    return "float8_e5m2fnuz";
+  case DType::F4E2M1:
+    return "float4_e2m1fn";
+  case DType::I4:
+    return "int4";
+  case DType::U4:
+    return "uint4";
+  case DType::I2:
+    return "int2";
+  case DType::U2:
+    return "uint2";
   }
   return "unknown";
 }
 
 inline std::optional<DType> dtypeFromName(std::string_view name) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I64,
-                  DType::I32, DType::I8, DType::U8, DType::Bool, DType::I16,
-                  DType::U16, DType::U32, DType::U64})
+  for (DType t :
+       {DType::F32,        DType::F16,      DType::BF16,       DType::F64,
+        DType::I64,        DType::I32,      DType::I8,         DType::U8,
+        DType::Bool,       DType::I16,      DType::U16,        DType::U32,
+        DType::U64,        DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2,
+        DType::F8E5M2FNUZ, DType::F4E2M1,   DType::I4,         DType::U4,
+        DType::I2,         DType::U2})
     if (name == dtypeName(t))
       return t;
   return std::nullopt;
 }
 
-inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= 17; }
+/// The largest DType value; every value from 1 to it is a DType.
+inline constexpr uint32_t kLastDType = uint32_t(DType::U2);
+inline bool isValidDType(uint32_t raw) { return raw >= 1 && raw <= kLastDType; }
+
+/// The narrow element types that have no numpy dtype of their own (numpy
+/// writes ml_dtypes' arrays as raw bytes, "|V1" / "<V2" in .npy).
+inline bool isRawNpyDType(DType t) {
+  return t == DType::BF16 || (uint8_t(t) >= uint8_t(DType::F8E4M3FN) &&
+                              uint8_t(t) <= uint8_t(DType::U2));
+}
 
 /// IEEE binary16 bits to f32 (exact) and back (round to nearest even), for
 /// code outside the kernels that reads or writes f16 fields (block scales).

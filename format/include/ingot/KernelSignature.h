@@ -119,9 +119,12 @@ inline constexpr DTypeSet kQuant{DType::Q8, DType::Q4, DType::Q4M,
                                  DType::F8E4M3};
 /// Every dtype with an element size: what data-movement kernels copy.
 inline constexpr DTypeSet kDense{
-    DType::F32, DType::F16, DType::BF16, DType::F64,  DType::I64,
-    DType::I32, DType::I8,  DType::U8,   DType::Bool, DType::I16,
-    DType::U16, DType::U32, DType::U64};
+    DType::F32,        DType::F16,      DType::BF16,       DType::F64,
+    DType::I64,        DType::I32,      DType::I8,         DType::U8,
+    DType::Bool,       DType::I16,      DType::U16,        DType::U32,
+    DType::U64,        DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2,
+    DType::F8E5M2FNUZ, DType::F4E2M1,   DType::I4,         DType::U4,
+    DType::I2,         DType::U2};
 inline constexpr DTypeSet kAny = kDense | kQuant;
 } // namespace dtypes
 

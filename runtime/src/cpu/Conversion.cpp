@@ -1,6 +1,7 @@
 //===- Conversion.cpp - cast, shape, constant_of_shape, trilu -------------===//
 
 #include "cpu/KernelUtil.h"
+#include "ingot/MiniFloat.h"
 
 #include <cmath>
 #include <limits>
@@ -49,7 +50,14 @@ Value load(DType t, const void *p, int64_t idx) {
     return {false, int64_t(static_cast<const uint64_t *>(p)[idx]), 0, true};
   case DType::Bool:
     return {false, static_cast<const uint8_t *>(p)[idx] ? 1 : 0, 0};
+  default:
+    break;
   }
+  const uint8_t bits = static_cast<const uint8_t *>(p)[idx];
+  if (isMiniFloat(t))
+    return {true, 0, miniFloatToDouble(t, bits)};
+  if (isNarrowInt(t))
+    return {false, narrowIntValue(t, bits), 0};
   return {false, 0, 0};
 }
 
@@ -73,7 +81,18 @@ double asDouble(const Value &v) {
   return v.u64 ? double(uint64_t(v.i)) : double(v.i);
 }
 
-void store(DType t, void *p, int64_t idx, const Value &v) {
+/// `saturate`: ONNX Cast's attribute, for the float8 targets.
+void store(DType t, void *p, int64_t idx, const Value &v, bool saturate) {
+  if (isMiniFloat(t)) {
+    static_cast<uint8_t *>(p)[idx] =
+        doubleToMiniFloat(t, asDouble(v), saturate);
+    return;
+  }
+  if (isNarrowInt(t)) {
+    static_cast<uint8_t *>(p)[idx] =
+        v.isFloat ? narrowIntFromDouble(t, v.f) : narrowIntWrap(t, v.i);
+    return;
+  }
   switch (t) {
   case DType::F32:
     static_cast<float *>(p)[idx] = asFloat(v);
@@ -221,6 +240,9 @@ RangeFn typedConversion(DType from, DType to) {
 Status castKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(1, 1, 1); !s)
     return s;
+  int64_t saturate;
+  if (Status s = ctx.attrInt("saturate", &saturate, 1); !s)
+    return s;
   const KernelInput &x = ctx.input(0);
   if (Status s = ctx.setOutputShape(0, x.shape); !s)
     return s;
@@ -244,7 +266,7 @@ Status castKernel(KernelContext &ctx) {
   }
   ctx.parallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
-      store(o.dtype, o.data, i, load(x.dtype, in, i));
+      store(o.dtype, o.data, i, load(x.dtype, in, i), saturate != 0);
   });
   return Status::ok();
 }
@@ -288,7 +310,7 @@ Status constantOfShapeKernel(KernelContext &ctx) {
   KernelOutput &o = ctx.output(0);
   const size_t es = dtypeSize(o.dtype);
   uint8_t pattern[8];
-  store(o.dtype, pattern, 0, Value{true, 0, value});
+  store(o.dtype, pattern, 0, Value{true, 0, value}, /*saturate=*/true);
   const int64_t n = o.numElements();
   auto *out = static_cast<uint8_t *>(o.data);
   ctx.parallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {

@@ -118,6 +118,23 @@ func.func @cast(%x: tensor<?x4xf32>) -> (tensor<?x4xi64>, tensor<?x4xi1>) {
 
 // -----
 
+// ONNX's narrow types, and saturate kept only where it was set.
+// CHECK-LABEL: func.func @cast_narrow
+// CHECK:         ingot.cast %{{.+}} : tensor<4xf32> -> tensor<4xf8E4M3FN>
+// CHECK:         ingot.cast %{{.+}} {saturate = 0 : i64} : tensor<4xf32> -> tensor<4xf8E5M2>
+// CHECK:         ingot.cast %{{.+}} : tensor<4xf4E2M1FN> -> tensor<4xi4>
+// CHECK:         ingot.cast %{{.+}} : tensor<4xi4> -> tensor<4xui2>
+func.func @cast_narrow(%x: tensor<4xf32>, %y: tensor<4xf4E2M1FN>)
+    -> (tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xui2>) {
+  %a = ingot.cast %x : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  %b = ingot.cast %x {saturate = 0 : i64} : tensor<4xf32> -> tensor<4xf8E5M2>
+  %c = ingot.cast %y : tensor<4xf4E2M1FN> -> tensor<4xi4>
+  %d = ingot.cast %c : tensor<4xi4> -> tensor<4xui2>
+  return %a, %b, %d : tensor<4xf8E4M3FN>, tensor<4xf8E5M2>, tensor<4xui2>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME:    (%[[X:.+]]: tensor<?x?x64xf32>, %[[W:.+]]: tensor<64x256xf32>, %[[V:.+]]: tensor<256xf32>)
 // CHECK:         %[[MM:.+]] = ingot.matmul %[[X]], %[[W]] : (tensor<?x?x64xf32>, tensor<64x256xf32>) -> tensor<?x?x256xf32>
