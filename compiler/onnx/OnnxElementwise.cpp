@@ -143,7 +143,7 @@ LogicalResult convertIsInf(NodeContext &n) {
 
 /// x cast to `target`; Cast and CastLike share it. saturate (19+, 0 or 1)
 /// only concerns float8 targets: 0 there is kept on the op (overflow to
-/// infinity / NaN), elsewhere it changes nothing. round_mode (24+) only
+/// infinity / NaN), elsewhere it is refused. round_mode (24+) only
 /// concerns float8e8m0, which ingot has not.
 static LogicalResult castTo(NodeContext &n, Value x, Type target) {
   const int64_t saturate = n.attrInt("saturate", 1);
@@ -152,10 +152,14 @@ static LogicalResult castTo(NodeContext &n, Value x, Type target) {
                   "saturate 0 or 1");
   if (n.ctx.hasError())
     return failure();
-  if (target == elementTypeOf(x))
-    return n.setOutput(0, x);
   const bool float8 = isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
                           Float8E5M2FNUZType>(target);
+  // Like onnxruntime: saturate 0 on a cast to anything else is refused.
+  if (saturate == 0 && !float8)
+    return n.fail("saturate 0 applies only to casts to float8 types",
+                  "saturate 1 (the default), or a float8 target");
+  if (target == elementTypeOf(x))
+    return n.setOutput(0, x);
   FailureOr<Value> cast = n.build<graph::CastOp>(target, x);
   if (succeeded(cast) && float8 && saturate == 0)
     (*cast).getDefiningOp()->setAttr(
