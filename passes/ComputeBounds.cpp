@@ -43,6 +43,19 @@ void boundReshapeFromData(const shape::Shape &input, shape::Shape &result) {
       d = known == 0 ? 0 : total / known;
 }
 
+/// A convolution's output shrinks as its window grows, so at the symbols'
+/// maxima a kernel dim known only at run time reads as 1 (the largest
+/// output), not as its maximum (the smallest).
+void boundRunTimeWindow(Operation *op, std::vector<ValueInfo> &ins) {
+  if (!isa<ConvOp, ConvIntegerOp>(op) || ins.size() < 2 ||
+      op->hasAttr("kernel_shape"))
+    return;
+  shape::Shape declared = shapeOf(op->getOperand(1).getType());
+  for (size_t i = 2; i < declared.size() && i < ins[1].shape.size(); ++i)
+    if (declared[i] == shape::kDynamic)
+      ins[1].shape[i] = 1;
+}
+
 /// A bound no machine could reserve (several dims each bounded by a whole
 /// element count, multiplied) is no bound: the result's dynamic dims go
 /// back to -1 and it is sized at run time.
@@ -159,6 +172,7 @@ struct ComputeBoundsPass
         auto it = info.find(v);
         ins.push_back(it != info.end() ? it->second : valueInfoFromIR(v));
       }
+      boundRunTimeWindow(op, ins);
       std::string error;
       if (failed(inferValueInfo(op, ins, outs, error))) {
         // Models that only run at some sizes (an OCR net whose height must

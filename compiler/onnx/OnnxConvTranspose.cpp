@@ -12,9 +12,9 @@ using namespace mlir;
 
 namespace ingot::compiler::onnximport {
 
-/// ConvTranspose with explicit pads (auto_pad NOTSET or VALID); a SAME_*
-/// auto_pad or an output_shape, which derive the pads from the input's
-/// size, are refused.
+/// ConvTranspose. A SAME_* auto_pad or an output_shape derive the pads
+/// from the input's size; they travel as attributes so that the pads
+/// follow the run-time size of a dynamic input.
 LogicalResult convertConvTranspose(NodeContext &n) {
   Value x, w, bias;
   if (failed(n.input(0, x)) || failed(n.input(1, w)) ||
@@ -35,10 +35,16 @@ LogicalResult convertConvTranspose(NodeContext &n) {
   int64_t group = n.attrInt("group", 1);
   if (n.ctx.hasError())
     return failure();
-  if (autoPad != "NOTSET" && autoPad != "VALID")
-    return n.fail("auto_pad " + autoPad, "NOTSET or VALID (explicit pads)");
-  if (!outputShape.empty())
-    return n.fail("an output_shape", "explicit pads and output_padding");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return n.fail("auto_pad " + autoPad,
+                  "NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+  if (!outputShape.empty() && outputShape.size() != nd)
+    return n.fail("an output_shape of " + std::to_string(outputShape.size()) +
+                      " dims",
+                  std::to_string(nd) + " (one per spatial dim)");
+  if (llvm::any_of(outputShape, [](int64_t d) { return d < 1; }))
+    return n.fail("an output_shape dim below 1", "positive sizes");
   auto wt = cast<RankedTensorType>(w.getType());
   ArrayRef<int64_t> wk = wt.getShape().drop_front(2);
   if (!kernel.empty() && (kernel.size() != wk.size() ||
@@ -53,14 +59,18 @@ LogicalResult convertConvTranspose(NodeContext &n) {
     dilations.assign(nd, 1);
   if (extra.empty())
     extra.assign(nd, 0);
-  if (pads.empty() || autoPad == "VALID")
+  const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (pads.empty() || autoPad == "VALID" || same)
     pads.assign(2 * nd, 0);
   OpBuilder &b = n.builder();
   return n.setOutput(
       0, n.build<graph::ConvTransposeOp>(
              n.f32(), x, w, bias, b.getDenseI64ArrayAttr(strides),
              b.getDenseI64ArrayAttr(pads), b.getDenseI64ArrayAttr(dilations),
-             b.getDenseI64ArrayAttr(extra), b.getI64IntegerAttr(group)));
+             b.getDenseI64ArrayAttr(extra), b.getI64IntegerAttr(group),
+             outputShape.empty() ? DenseI64ArrayAttr()
+                                 : b.getDenseI64ArrayAttr(outputShape),
+             same ? b.getStringAttr(autoPad) : StringAttr()));
 }
 
 /// GlobalMaxPool: the maximum over every spatial dim, kept as 1s.

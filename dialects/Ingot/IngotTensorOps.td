@@ -137,10 +137,18 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
 def Ingot_ConvTransposeOp : Ingot_TensorOp<"conv_transpose"> {
   let summary = "1-D/2-D/3-D grouped transposed convolution (NC[D]HW)";
   let description = [{
-    ONNX `ConvTranspose` with explicit pads: x is [N, C, spatial…], w is
-    [C, M/group, k…]; each spatial output dim is
+    ONNX `ConvTranspose`: x is [N, C, spatial…], w is [C, M/group, k…];
+    with explicit pads each spatial output dim is
     stride·(in − 1) + output_padding + dilation·(k − 1) + 1 − pad_begin −
-    pad_end. `pads` holds begins then ends.
+    pad_end. `pads` holds begins then ends. An `output_shape` (spatial
+    dims) or `auto_pad` SAME_UPPER/SAME_LOWER (target in·stride unless
+    `output_shape` says otherwise) replace the pads: the padding that cuts
+    the pad-free output to the target, half at the begin and the odd one at
+    the end for SAME_UPPER, at the begin otherwise, as onnxruntime derives
+    them. A target larger than the pad-free output takes no padding: an
+    `output_shape` is then zero-filled at the end, a SAME_* output keeps the
+    pad-free size.
+    The pads so follow the run-time input size.
 
     ```mlir
     %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x8x5x5xf32>, tensor<8x4x2x2xf32>) -> tensor<1x4x10x10xf32>
@@ -149,7 +157,9 @@ def Ingot_ConvTransposeOp : Ingot_TensorOp<"conv_transpose"> {
   let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
                    Optional<Ingot_Tensor>:$bias, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
-                   DenseI64ArrayAttr:$output_padding, I64Attr:$group);
+                   DenseI64ArrayAttr:$output_padding, I64Attr:$group,
+                   OptionalAttr<DenseI64ArrayAttr>:$output_shape,
+                   OptionalAttr<StrAttr>:$auto_pad);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
 }

@@ -96,14 +96,21 @@ bool inferConv(ConvLike op, ArrayRef<ValueInfo> ins, shape::Shape &out,
     }
     if (kernel[i] == kDyn && declared)
       kernel[i] = (*declared)[i];
-    if (kernel[i] == kDyn) {
-      error = "kernel dims must be static (or given by kernel_shape)";
-      return false;
-    }
   }
-  if (!inferPool(op, kernel, op.getStrides(), op.getPads(), op.getDilations(),
-                 op.getAutoPad(), false, x, out, error))
+  // A weight fed as an input may leave kernel dims to run time: inferPool
+  // checks the attributes with a unit window, and the output dims of those
+  // axes are then dynamic (ComputeBounds bounds them with that unit
+  // window, the largest output any kernel gives).
+  shape::Shape unitKernel = kernel;
+  for (int64_t &k : unitKernel)
+    if (k == kDyn)
+      k = 1;
+  if (!inferPool(op, unitKernel, op.getStrides(), op.getPads(),
+                 op.getDilations(), op.getAutoPad(), false, x, out, error))
     return false;
+  for (size_t i = 0; i < kernel.size(); ++i)
+    if (kernel[i] == kDyn)
+      out[i + 2] = kDyn;
   out[1] = w[0];
   return true;
 }
@@ -123,9 +130,15 @@ bool inferConvTranspose(ConvTransposeOp op, ArrayRef<ValueInfo> ins,
     return false;
   }
   if (strides.size() != nd || dil.size() != nd || extra.size() != nd ||
-      pads.size() != 2 * nd) {
-    error = "strides/dilations/output_padding/pads do not match the spatial "
-            "rank";
+      pads.size() != 2 * nd ||
+      (op.getOutputShape() && op.getOutputShape()->size() != nd)) {
+    error = "strides/dilations/output_padding/pads/output_shape do not match "
+            "the spatial rank";
+    return false;
+  }
+  if (std::optional<StringRef> mode = op.getAutoPad();
+      mode && *mode != "SAME_UPPER" && *mode != "SAME_LOWER") {
+    error = "auto_pad must be SAME_UPPER or SAME_LOWER when given";
     return false;
   }
   int64_t group = op.getGroup();
@@ -144,12 +157,20 @@ bool inferConvTranspose(ConvTransposeOp op, ArrayRef<ValueInfo> ins,
               "positive, 0 <= output_padding < max(stride, dilation)";
       return false;
     }
+    // An output_shape or a SAME_* auto_pad fixes the size; the pads then
+    // follow from it at run time.
+    if (std::optional<ArrayRef<int64_t>> target = op.getOutputShape()) {
+      out.push_back((*target)[i]);
+      continue;
+    }
     if (in == kDyn || k == kDyn) {
       out.push_back(kDyn);
       continue;
     }
     int64_t size = strides[i] * (in - 1) + extra[i] + dil[i] * (k - 1) + 1 -
                    pads[i] - pads[i + nd];
+    if (op.getAutoPad()) // no pads (the importer zeroes them): at most in·s
+      size = std::min(size, in * strides[i]);
     if (in < 1 || size < 1) {
       error = "output dim " + std::to_string(i + 2) + " would be " +
               std::to_string(size);

@@ -30,12 +30,12 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
                     {in("y", DTypeSet{DType::I32})},
                     {"strides", "pads", "dilations", "auto_pad", "group",
                      "kernel_shape"}}});
-  table.push_back(
-      {"conv_transpose",
-       false,
-       {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
-        {in("y", kF32)},
-        {"strides", "pads", "dilations", "output_padding", "group"}}});
+  table.push_back({"conv_transpose",
+                   false,
+                   {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
+                    {in("y", kF32)},
+                    {"strides", "pads", "dilations", "output_padding", "group",
+                     "output_shape", "auto_pad"}}});
   // One of Y, Y_h, Y_c per step (`select`); runtime/src/cpu/Lstm.cpp.
   table.push_back(
       {"lstm",

@@ -110,7 +110,27 @@ for key, xs, ws, bias, attrs, sizes in [
          {"strides": [2, 1, 2], "pads": [0, 1, 0, 0, 1, 1]}, ({},)),
         ("valid_sym", [1, 6, "h", "w"], [6, 2, 2, 2], True,
          {"strides": [2, 2], "auto_pad": "VALID"},
-         ({"h": 3, "w": 7}, {"h": 9, "w": 2}))]:
+         ({"h": 3, "w": 7}, {"h": 9, "w": 2})),
+        # Derived pads: odd totals split both ways, a target larger than
+        # the pad-free output (zero-filled end), explicit pads that an
+        # output_shape overrides, and pads that follow a run-time size.
+        ("same_upper", [1, 2, 3, 4], [2, 3, 3, 3], True,
+         {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, ({},)),
+        ("same_upper_s1", [1, 2, 3, 4], [2, 3, 4, 2], False,
+         {"auto_pad": "SAME_UPPER"}, ({},)),
+        ("same_upper_k1", [1, 2, 4, 3], [2, 2, 1, 1], False,
+         {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, ({},)),
+        ("same_lower_sym", [1, 2, "h", "w"], [2, 3, 3, 3], False,
+         {"auto_pad": "SAME_LOWER", "strides": [2, 2]},
+         ({"h": 3, "w": 4}, {"h": 6, "w": 2})),
+        ("output_shape_grow", [1, 1, 3, 3], [1, 2, 3, 3], False,
+         {"output_shape": [10, 8], "strides": [3, 2]}, ({},)),
+        ("output_shape_cut", [1, 2, 3, 3], [2, 2, 3, 3], True,
+         {"output_shape": [6, 5], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+         ({},)),
+        ("output_shape_same_lower_sym", [1, 2, "h", 4], [2, 3, 4, 2], False,
+         {"auto_pad": "SAME_LOWER", "strides": [2, 3],
+          "output_shape": [7, 9]}, ({"h": 3}, {"h": 4}))]:
     args = [("x", F32, xs), ("w", w(*ws))]
     if bias:
         args.append(("b", w(ws[1] * attrs.get("group", 1))))
@@ -275,14 +295,16 @@ def test_op(model, results):
 
 
 @pytest.mark.parametrize("attrs,message", [
-    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]},
-     "auto_pad SAME_UPPER — supported: NOTSET or VALID"),
-    ({"output_shape": [10, 10], "strides": [2, 2]},
-     "an output_shape — supported: explicit pads"),
-], ids=["same_upper", "output_shape"])
-def test_conv_transpose_derived_pads_are_refused(attrs, message, tmp_path):
-    """auto_pad SAME_* and output_shape derive the pads from the input's
-    size, which ingot does not do yet: refused naming what to use."""
+    ({"auto_pad": "SAME_EVEN", "strides": [2, 2]},
+     "auto_pad SAME_EVEN — supported: NOTSET, VALID, SAME_UPPER or "
+     "SAME_LOWER"),
+    ({"output_shape": [10], "strides": [2, 2]},
+     "an output_shape of 1 dims — supported: 2 (one per spatial dim)"),
+], ids=["bad_auto_pad", "output_shape_rank"])
+def test_conv_transpose_bad_derived_pads_are_refused(attrs, message,
+                                                     tmp_path):
+    """An auto_pad onnx does not define, or an output_shape that is not one
+    size per spatial dim: refused naming what is supported."""
     from ingot_testlib import (assert_clean_failure, compile_model,
                                make_model, node, save_model)
     model = make_model([node("ConvTranspose", ["x", "w"], ["y"], **attrs)],

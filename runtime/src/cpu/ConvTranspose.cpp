@@ -48,14 +48,36 @@ Status planGeometry(const KernelContext &ctx, const shape::Shape &x,
       pads.size() != 2 * nd)
     return ctx.error("strides/dilations/output_padding/pads do not match the "
                      "spatial rank");
+  std::vector<int64_t> target;
+  std::string autoPad;
+  if (Status s = ctx.attrInts("output_shape", &target, std::vector<int64_t>{});
+      !s)
+    return s;
+  if (Status s = ctx.attrStr("auto_pad", &autoPad, "NOTSET"); !s)
+    return s;
+  const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (!target.empty() && target.size() != nd)
+    return ctx.error("output_shape needs one entry per spatial dim");
   for (size_t i = 0; i < nd; ++i) {
     const size_t j = i + 3 - nd;
     g->in[j] = x[i + 2], g->k[j] = w[i + 2];
     g->stride[j] = strides[i], g->dil[j] = dil[i], g->pad[j] = pads[i];
     if (g->k[j] < 1 || strides[i] < 1 || dil[i] < 1 || extra[i] < 0)
       return ctx.error("kernel, strides and dilations must be positive");
-    g->out[j] = strides[i] * (x[i + 2] - 1) + extra[i] +
-                dil[i] * (g->k[j] - 1) + 1 - pads[i] - pads[i + nd];
+    const int64_t natural =
+        strides[i] * (x[i + 2] - 1) + extra[i] + dil[i] * (g->k[j] - 1) + 1;
+    g->out[j] = natural - pads[i] - pads[i + nd];
+    if (same || !target.empty()) {
+      // The pads are derived, as onnxruntime does: the padding that cuts
+      // the natural output to the target, half at the begin, the odd one
+      // at the end for SAME_UPPER and at the begin otherwise. A target
+      // larger than the natural output takes no padding: an output_shape
+      // is then zero-filled at the end, a SAME_* output stays natural.
+      g->out[j] =
+          target.empty() ? std::min(natural, x[i + 2] * strides[i]) : target[i];
+      const int64_t total = std::max<int64_t>(0, natural - g->out[j]);
+      g->pad[j] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
     if (x[i + 2] < 1 || g->out[j] < 1)
       return ctx.error("output dim " + std::to_string(i + 2) + " would be " +
                        std::to_string(g->out[j]));

@@ -51,6 +51,22 @@ func.func @conv_transpose_channels(%x: tensor<1x3x4x4xf32>, %w: tensor<4x2x2x2xf
 
 // -----
 
+func.func @conv_transpose_auto_pad(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{auto_pad must be SAME_UPPER or SAME_LOWER when given}}
+  %y = ingot.conv_transpose %x, %w {auto_pad = "VALID", dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @conv_transpose_output_shape_rank(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{strides/dilations/output_padding/pads/output_shape do not match the spatial rank}}
+  %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, output_shape = array<i64: 8>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x8x8xf32>
+  return %y : tensor<1x2x8x8xf32>
+}
+
+// -----
+
 func.func @conv_transpose_output_padding(%x: tensor<1x4x4x4xf32>, %w: tensor<4x2x2x2xf32>) -> tensor<1x2x10x10xf32> {
   // expected-error @+1 {{0 <= output_padding < max(stride, dilation)}}
   %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>, tensor<4x2x2x2xf32>) -> tensor<1x2x10x10xf32>

@@ -232,6 +232,31 @@ func.func @conv_kernel_shape_for_dynamic_weight(%x: tensor<1x4x9x8xf32>, %w: ten
 
 // -----
 
+// Without kernel_shape, kernel dims only known at run time leave the
+// matching output dims to run time too; the others stay static.
+// CHECK-LABEL: func.func @conv_run_time_kernel_dims
+// CHECK: ingot.conv {{.*}} : (tensor<1x4x9x8xf32>, tensor<2x4x?x3xf32>) -> tensor<1x2x?x4xf32>
+func.func @conv_run_time_kernel_dims(%x: tensor<1x4x9x8xf32>, %w: tensor<2x4x?x3xf32>) -> tensor<1x2x?x4xf32> {
+  %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 2>} : (tensor<1x4x9x8xf32>, tensor<2x4x?x3xf32>) -> tensor<1x2x?x4xf32>
+  return %y : tensor<1x2x?x4xf32>
+}
+
+// -----
+
+// output_shape fixes the spatial dims whatever the pads; SAME_UPPER gives
+// in·stride (7·2 = 14 < the pad-free 15) and never more than pad-free
+// (a 1-wide kernel with stride 3: 3·(5−1)+1 = 13 < 15).
+// CHECK-LABEL: func.func @conv_transpose_derived_pads
+// CHECK: ingot.conv_transpose {{.*}}output_shape = array<i64: 9, 12>{{.*}} -> tensor<?x4x9x12xf32>
+// CHECK: ingot.conv_transpose {{.*}}auto_pad = "SAME_UPPER"{{.*}} -> tensor<1x2x14x13xf32>
+func.func @conv_transpose_derived_pads(%x: tensor<?x4x5x4xf32>, %w: tensor<4x2x3x2xf32>, %x1: tensor<1x2x7x5xf32>, %w1: tensor<2x2x3x1xf32>) -> (tensor<?x4x9x12xf32>, tensor<1x2x14x13xf32>) {
+  %y = ingot.conv_transpose %x, %w {dilations = array<i64: 1, 1>, group = 2 : i64, output_padding = array<i64: 0, 0>, output_shape = array<i64: 9, 12>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 3>} : (tensor<?x4x5x4xf32>, tensor<4x2x3x2xf32>) -> tensor<?x4x9x12xf32>
+  %z = ingot.conv_transpose %x1, %w1 {auto_pad = "SAME_UPPER", dilations = array<i64: 1, 1>, group = 1 : i64, output_padding = array<i64: 0, 0>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 3>} : (tensor<1x2x7x5xf32>, tensor<2x2x3x1xf32>) -> tensor<1x2x14x13xf32>
+  return %y, %z : tensor<?x4x9x12xf32>, tensor<1x2x14x13xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gru
 // CHECK: ingot.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %{{.*}} {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
 func.func @gru(%x: tensor<?x2x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<2x12x4xf32>, %b: tensor<2x24xf32>, %h: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {

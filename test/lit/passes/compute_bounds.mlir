@@ -183,3 +183,15 @@ func.func @reduce_runtime_axes(%x: tensor<?x0x6xf32> {ingot.dims = ["seq", "", "
   %d = ingot.reduce %x, %b {kind = "mean", axes = array<i64>, keepdims = 0 : i64, noop_with_empty_axes = 0 : i64} : (tensor<?x0x6xf32>, tensor<1xi64>) -> tensor<?x?xf32>
   return %k, %d : tensor<?x?x?xf32>, tensor<?x?xf32>
 }
+
+// -----
+
+// A kernel dim known only at run time bounds the output as a 1-wide window
+// would (the largest output any kernel gives): h ≤ 8 with pads 1+1 gives
+// 10, not the 3 an 8-wide kernel would.
+// CHECK-LABEL: func.func @conv_run_time_kernel
+// CHECK:         ingot.conv %{{.+}}, %{{.+}} {{{.*}}ingot.max_shape = array<i64: 1, 2, 10, 4>
+func.func @conv_run_time_kernel(%x: tensor<1x4x?x8xf32> {ingot.dims = ["", "", "h", ""]}, %w: tensor<2x4x?x3xf32> {ingot.dims = ["", "", "k", ""]}) -> tensor<1x2x?x4xf32> {
+  %y = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 0, 1, 2>, strides = array<i64: 1, 2>} : (tensor<1x4x?x8xf32>, tensor<2x4x?x3xf32>) -> tensor<1x2x?x4xf32>
+  return %y : tensor<1x2x?x4xf32>
+}
