@@ -54,6 +54,37 @@ Value avoidUnknownMarker(NodeContext &n, Value v) {
   return tensorI64Constant(n, *ints);
 }
 
+/// Starts of run-time length without axes or steps: axes [0, len) and
+/// steps of ones, computed from the length when the plan runs.
+LogicalResult defaultRunTimeAxesAndSteps(NodeContext &n, Value starts,
+                                         Value &axes, Value &steps) {
+  OpBuilder &b = n.builder();
+  FailureOr<Value> length = n.build<graph::ShapeOp>(
+      n.i64(), starts, b.getI64IntegerAttr(0), b.getI64IntegerAttr(1));
+  if (failed(length))
+    return failure();
+  if (!steps) {
+    FailureOr<Value> ones = n.build<graph::ConstantOfShapeOp>(
+        n.i64(), *length, b.getF64FloatAttr(1.0));
+    if (failed(ones))
+      return failure();
+    steps = *ones;
+  }
+  if (axes)
+    return success();
+  FailureOr<Value> scalarLength = n.build<graph::ReshapeOp>(
+      n.i64(), *length, tensorI64Constant(n, {}), b.getI64IntegerAttr(0));
+  if (failed(scalarLength))
+    return failure();
+  FailureOr<Value> all = n.build<graph::RangeOp>(
+      n.i64(), scalarConstant(n, n.i64(), 0.0), *scalarLength,
+      scalarConstant(n, n.i64(), 1.0), b.getI64IntegerAttr(-1));
+  if (failed(all))
+    return failure();
+  axes = *all;
+  return success();
+}
+
 LogicalResult convertSlice(NodeContext &n) {
   Value x, starts, ends, axes, steps;
   if (n.opset() < 10) // starts, ends and axes are attributes; no steps
@@ -67,9 +98,9 @@ LogicalResult convertSlice(NodeContext &n) {
         failed(n.requireType(v, "starts/ends/axes/steps", {n.i64(), n.i32()})))
       return failure();
   int64_t count = cast<RankedTensorType>(starts.getType()).getDimSize(0);
-  if ((!axes || !steps) && ShapedType::isDynamic(count))
-    return n.fail("starts of dynamic length without axes and steps",
-                  "starts of static length");
+  if ((!axes || !steps) && ShapedType::isDynamic(count) &&
+      failed(defaultRunTimeAxesAndSteps(n, starts, axes, steps)))
+    return failure();
   if (!axes) {
     std::vector<int64_t> all(count);
     for (int64_t i = 0; i < count; ++i)

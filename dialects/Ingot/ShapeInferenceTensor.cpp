@@ -175,13 +175,18 @@ bool inferTile(ArrayRef<ValueInfo> ins, shape::Shape &out,
                std::optional<std::vector<int64_t>> &values,
                std::string &error) {
   const shape::Shape &in = ins[0].shape;
-  if (ins[1].shape.size() != 1 || ins[1].shape[0] != int64_t(in.size())) {
+  // A repeats vector of run-time length must still hold one entry per dim
+  // (the spec fixes it): the kernel checks that when it runs.
+  if (ins[1].shape.size() != 1 ||
+      (ins[1].shape[0] != int64_t(in.size()) && ins[1].shape[0] != kDyn)) {
     error = "repeats must be 1-D with one entry per input dim";
     return false;
   }
   out = in;
   for (size_t i = 0; i < out.size(); ++i) {
-    int64_t r = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
+    int64_t r = ins[1].values && ins[1].values->size() == out.size()
+                    ? (*ins[1].values)[i]
+                    : kUnknownValue;
     if (r != kUnknownValue && r < 0) {
       error = "negative repeat " + std::to_string(r);
       return false;
@@ -271,7 +276,10 @@ bool inferRange(RangeOp r, ArrayRef<ValueInfo> ins, shape::Shape &out,
 bool inferPad(ArrayRef<ValueInfo> ins, shape::Shape &out, std::string &error) {
   const shape::Shape &in = ins[0].shape;
   size_t rank = in.size();
-  if (ins[1].shape.size() != 1 || ins[1].shape[0] != int64_t(2 * rank)) {
+  // Pads of run-time length: the spec fixes it at 2·rank (the importer
+  // folds an axes operand into full pads), which the kernel checks.
+  if (ins[1].shape.size() != 1 ||
+      (ins[1].shape[0] != int64_t(2 * rank) && ins[1].shape[0] != kDyn)) {
     error = "pads must hold 2 * rank = " + std::to_string(2 * rank) +
             " entries";
     return false;
@@ -282,8 +290,9 @@ bool inferPad(ArrayRef<ValueInfo> ins, shape::Shape &out, std::string &error) {
   }
   out = in;
   for (size_t i = 0; i < rank; ++i) {
-    int64_t b = ins[1].values ? (*ins[1].values)[i] : kUnknownValue;
-    int64_t e = ins[1].values ? (*ins[1].values)[i + rank] : kUnknownValue;
+    const bool known = ins[1].values && ins[1].values->size() == 2 * rank;
+    int64_t b = known ? (*ins[1].values)[i] : kUnknownValue;
+    int64_t e = known ? (*ins[1].values)[i + rank] : kUnknownValue;
     if (b == kUnknownValue || e == kUnknownValue || out[i] == kDyn)
       out[i] = kDyn;
     else
