@@ -117,9 +117,16 @@ def render(claims, suite_json, hf_architectures, gguf_architectures=()):
         "run` reads from and writes to .npy as raw 1-byte values), kept as "
         "they are by data movement and converted by Cast and CastLike bit "
         "for bit as onnx's reference (round to nearest even; `saturate`). "
-        "Initializers of these types (packed two or four to a byte) and "
-        "QuantizeLinear / DequantizeLinear to and from them are refused "
-        "with the dtype named; float8e8m0 is not supported.",
+        "Initializers of these types are unpacked at import (onnx packs "
+        "the 4-bit types two to a byte and the 2-bit ones four, in raw_data "
+        "or int32_data). QuantizeLinear quantises to them and "
+        "DequantizeLinear reads them, per tensor, per axis or blocked, as "
+        "onnx's reference: integers rounded half to even and clipped, "
+        "float8 cast from x / scale (saturating unless `saturate` is 0; a "
+        "constant zero point other than 0 is refused), float4 after adding "
+        "its zero point. The weights stay one element per byte in the "
+        "artifact; nothing computes on the packed form yet. float8e8m0 is "
+        "not supported.",
         "",
         "## ONNX ops",
         "",

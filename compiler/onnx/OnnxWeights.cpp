@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 
 namespace ingot::compiler::onnximport {
 namespace {
@@ -35,6 +36,45 @@ struct ExternalRange {
 
 std::string prefix(const std::string &file, const std::string &name) {
   return file + ": tensor '" + name + "': ";
+}
+
+/// ONNX dtypes newer than Debian's onnx-ml.pb.h (numbers fixed by the
+/// spec): float8 (17-20) is one byte per value; uint4, int4, float4e2m1
+/// (21-23) pack two values per byte and uint2, int2 (25, 26) four, the
+/// first value in the low bits.
+constexpr int32_t kFirstFloat8 = 17, kLastFloat8 = 20, kUInt4 = 21,
+                  kFloat4E2M1 = 23, kUInt2 = 25, kInt2 = 26;
+
+/// Values per stored byte in the model file (1 unless packed).
+int64_t valuesPerByte(int32_t dataType) {
+  if (dataType >= kUInt4 && dataType <= kFloat4E2M1)
+    return 2;
+  return dataType == kUInt2 || dataType == kInt2 ? 4 : 1;
+}
+
+/// Bytes the model file holds for `count` values of `dataType`.
+uint64_t sourceBytes(int32_t dataType, uint64_t count, int64_t elemSize) {
+  const int64_t per = valuesPerByte(dataType);
+  return per == 1 ? count * uint64_t(elemSize)
+                  : (count + uint64_t(per) - 1) / uint64_t(per);
+}
+
+/// A sink that takes packed bytes and passes on `count` values one per
+/// byte (ingot's storage of the narrow types), dropping the padding bits
+/// of the last byte.
+ByteSink unpackingSink(int64_t per, int64_t count, const ByteSink &sink) {
+  auto left = std::make_shared<int64_t>(count);
+  return [per, left, sink](const void *data, size_t size) {
+    const int bits = int(8 / per);
+    const auto *packed = static_cast<const uint8_t *>(data);
+    std::vector<uint8_t> out;
+    out.reserve(size * size_t(per));
+    for (size_t i = 0; i < size; ++i)
+      for (int64_t k = 0; k < per && *left > 0; ++k, --*left)
+        out.push_back(uint8_t((packed[i] >> (k * bits)) & ((1 << bits) - 1)));
+    if (!out.empty())
+      sink(out.data(), out.size());
+  };
 }
 
 bool parseUnsigned(const std::string &text, uint64_t &out) {
@@ -141,9 +181,16 @@ int64_t typedCount(const TensorProto &tensor) {
     return tensor.uint64_data_size();
   case TensorProto::DOUBLE:
     return tensor.double_data_size();
-  default: // the narrow integers, bool, float16 and bfloat16 bits
+  default: // the narrow integers, bool, float16 and bfloat16 bits, float8
+           // codes, and packed bytes of the 4- and 2-bit types
     return tensor.int32_data_size();
   }
+}
+
+/// Values the typed field must hold for `count` elements.
+int64_t typedCountFor(const TensorProto &tensor, int64_t count) {
+  const int64_t per = valuesPerByte(tensor.data_type());
+  return (count + per - 1) / per;
 }
 
 /// Size checks shared by streaming and validation: dtype and byte count.
@@ -157,7 +204,7 @@ Status expectedBytesOf(const TensorProto &tensor, const std::string &name,
   std::optional<int64_t> count = elementCount(tensor);
   if (!count || *count > std::numeric_limits<int64_t>::max() / *elemSize)
     return Status::error(prefix(file, name) + "invalid dims");
-  bytes = uint64_t(*count * *elemSize);
+  bytes = sourceBytes(tensor.data_type(), uint64_t(*count), *elemSize);
   return Status::ok();
 }
 
@@ -197,7 +244,10 @@ std::optional<int64_t> storedElementSize(int32_t dataType) {
   case TensorProto::INT8:
   case TensorProto::UINT8:
     return 1;
-  default:
+  default: // float8, float4e2m1 and the 4- and 2-bit integers: one per byte
+    if ((dataType >= kFirstFloat8 && dataType <= kFloat4E2M1) ||
+        dataType == kUInt2 || dataType == kInt2)
+      return 1;
     return std::nullopt;
   }
 }
@@ -228,7 +278,8 @@ Status checkTensorData(const TensorProto &tensor, const std::string &name,
                            " bytes, expected " + std::to_string(bytes));
     return Status::ok();
   }
-  int64_t have = typedCount(tensor), count = *elementCount(tensor);
+  int64_t have = typedCount(tensor),
+          count = typedCountFor(tensor, *elementCount(tensor));
   if (have != count)
     return Status::error(prefix(file, name) + "holds " + std::to_string(have) +
                          " values, expected " + std::to_string(count));
@@ -237,11 +288,15 @@ Status checkTensorData(const TensorProto &tensor, const std::string &name,
 
 Status streamTensor(const TensorProto &tensor, const std::string &name,
                     const std::string &modelDir, const std::string &file,
-                    const ByteSink &sink) {
+                    const ByteSink &valueSink) {
   uint64_t bytes;
   if (Status s = expectedBytesOf(tensor, name, file, bytes); !s)
     return s;
-  int64_t count = *elementCount(tensor);
+  const int64_t per = valuesPerByte(tensor.data_type());
+  const ByteSink sink =
+      per == 1 ? valueSink
+               : unpackingSink(per, *elementCount(tensor), valueSink);
+  const int64_t count = typedCountFor(tensor, *elementCount(tensor));
 
   if (tensor.data_location() == TensorProto::EXTERNAL) {
     ExternalRange range;
@@ -297,6 +352,17 @@ Status streamTensor(const TensorProto &tensor, const std::string &name,
     streamConverted<int8_t>(tensor.int32_data(), sink);
     break;
   case TensorProto::UINT8:
+    streamConverted<uint8_t>(tensor.int32_data(), sink);
+    break;
+  case kFirstFloat8:
+  case kFirstFloat8 + 1:
+  case kFirstFloat8 + 2:
+  case kLastFloat8:
+  case kUInt4: // packed bytes
+  case kUInt4 + 1:
+  case kFloat4E2M1:
+  case kUInt2:
+  case kInt2:
     streamConverted<uint8_t>(tensor.int32_data(), sink);
     break;
   case TensorProto::UINT16:

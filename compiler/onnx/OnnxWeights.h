@@ -28,7 +28,8 @@ std::optional<int64_t> storedElementSize(int32_t dataType);
 /// The dtypes ingot supports, for error messages.
 inline const char *kSupportedDtypes =
     "float32, float16, bfloat16, float64, int64, int32, int16, int8, uint64, "
-    "uint32, uint16, uint8, bool";
+    "uint32, uint16, uint8, bool, float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), "
+    "float4e2m1, int4, uint4, int2, uint2";
 
 /// Element count of a tensor from its dims; nullopt on negative dims or
 /// overflow.

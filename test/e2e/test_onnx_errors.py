@@ -142,7 +142,7 @@ def test_schema_attributes_a_converter_ignores_are_accepted(tmp_path):
 
 def test_cast_saturate_off_is_refused(tmp_path):
     """saturate concerns float8 targets only; onnxruntime refuses it on any
-    other cast, and ingot has no float8 types."""
+    other cast, and so does ingot."""
     m = model([helper.make_node("Cast", ["x"], ["y"], name="cast",
                                 to=TensorProto.INT64, saturate=0)],
               [vi("x", F, [2, 3])], [vi("y", I64, [2, 3])], opset=19, ir=9)
