@@ -118,6 +118,10 @@ TEST(Gemm, AllIsasAllShapes) {
       {100, 300, 257, false, false, 1, 1},
       {145, 70, 513, false, true, -1, 0},
       {13, 2100, 40, false, false, 1, 0.5},
+      // Last row tiles of 4 and 8 rows (AVX-512 computes only those).
+      {16, 45, 70, false, false, 1, 0},
+      {20, 33, 129, true, false, 1, 0.5},
+      {8, 64, 31, false, true, 2, 0},
       // m <= 4 runs the unpacked small-M path.
       {1, 1000, 300, false, false, 1, 0},
       {3, 77, 129, true, false, 2, 1},

@@ -26,24 +26,25 @@ INGOT_AVX512 inline __m512 blend(__m512 acc, const float *c, __m512 alpha,
   return readC ? _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mask, c), v) : v;
 }
 
-/// The 12 x 32 tile. A is packed (kRowMajorA false: MR values per k step)
-/// or read in place from row-major rows lda apart (rows past mr repeat the
-/// last one; their sums are never stored), which saves packing A at all:
-/// each broadcast reads one float either way.
-template <bool kRowMajorA>
+/// The R x 32 tile (R <= 12 rows computed; a packed A panel still holds
+/// kMr values per k step). A is packed (kRowMajorA false) or read in place
+/// from row-major rows lda apart (rows past mr repeat the last one; their
+/// sums are never stored), which saves packing A at all: each broadcast
+/// reads one float either way.
+template <int R, bool kRowMajorA>
 INGOT_AVX512 inline void
-tile12x32(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
-          int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
-  __m512 acc[kMr][2];
-  const float *rows[kMr];
-  for (int r = 0; r < kMr; ++r) {
+tileRx32(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
+         int64_t ldc, int64_t mr, int64_t nr, float alpha, float beta) {
+  __m512 acc[R][2];
+  const float *rows[R];
+  for (int r = 0; r < R; ++r) {
     acc[r][0] = acc[r][1] = _mm512_setzero_ps();
     rows[r] = a + (r < mr ? r : mr - 1) * lda;
   }
   for (int64_t kk = 0; kk < kc; ++kk) {
     const __m512 b0 = _mm512_load_ps(bp);
     const __m512 b1 = _mm512_load_ps(bp + 16);
-    for (int r = 0; r < kMr; ++r) {
+    for (int r = 0; r < R; ++r) {
       const __m512 av =
           _mm512_set1_ps(kRowMajorA ? rows[r][kk] : a[kk * kMr + r]);
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
@@ -57,7 +58,7 @@ tile12x32(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
   const __mmask16 m1 = __mmask16((1u << n1) - 1);
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
   const bool readC = beta != 0.0f;
-  for (int r = 0; r < kMr; ++r) {
+  for (int r = 0; r < R; ++r) {
     if (r >= mr)
       break;
     float *row = c + r * ldc;
@@ -68,17 +69,32 @@ tile12x32(int64_t kc, const float *a, int64_t lda, const float *bp, float *c,
   }
 }
 
+/// A last tile of a few rows (M = 16 is 12 + 4) computes only those: a
+/// full 12-row tile there would spend half of a 16-row GEMM on padding.
+template <bool kRowMajorA>
+INGOT_AVX512 inline void tileUpTo12x32(int64_t kc, const float *a, int64_t lda,
+                                       const float *bp, float *c, int64_t ldc,
+                                       int64_t mr, int64_t nr, float alpha,
+                                       float beta) {
+  if (mr <= 4)
+    tileRx32<4, kRowMajorA>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
+  else if (mr <= 8)
+    tileRx32<8, kRowMajorA>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
+  else
+    tileRx32<kMr, kRowMajorA>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
+}
+
 INGOT_AVX512 void micro12x32(int64_t kc, const float *ap, const float *bp,
                              float *c, int64_t ldc, int64_t mr, int64_t nr,
                              float alpha, float beta) {
-  tile12x32<false>(kc, ap, 0, bp, c, ldc, mr, nr, alpha, beta);
+  tileUpTo12x32<false>(kc, ap, 0, bp, c, ldc, mr, nr, alpha, beta);
 }
 
 INGOT_AVX512 void micro12x32RowA(int64_t kc, const float *a, int64_t lda,
                                  const float *bp, float *c, int64_t ldc,
                                  int64_t mr, int64_t nr, float alpha,
                                  float beta) {
-  tile12x32<true>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
+  tileUpTo12x32<true>(kc, a, lda, bp, c, ldc, mr, nr, alpha, beta);
 }
 
 /// M rows of C over nn <= kSmallMWidth columns in one pass over k: each step
