@@ -103,34 +103,43 @@ struct ColLayout {
   int64_t ld, width, panelStride;
 };
 
-/// Output columns [o2, to) of one output line for row r: the tap's input
-/// row `src` (null when it lies in the padding) between zeros, split where
-/// the layout's panels split.
-void im2colLine(const float *src, int64_t v0, int64_t v1, int64_t s,
-                int64_t shift, int64_t o2, int64_t to, int64_t j, int64_t r,
-                const ColLayout &l, float *col) {
-  for (int64_t a = o2; a < to;) {
-    const int64_t inPanel = (j + a - o2) % l.width;
-    const int64_t b = std::min(to, a + (l.width - inPanel));
-    float *dst = col + (j + a - o2) / l.width * l.panelStride + r * l.ld +
-                 inPanel - a; // dst[o] is output column o
-    const int64_t c0 = src ? std::clamp(v0, a, b) : b;
-    const int64_t c1 = src ? std::clamp(v1, c0, b) : b;
-    std::fill(dst + a, dst + c0, 0.0f);
-    for (int64_t o = c0; o < c1; ++o)
-      dst[o] = src[o * s + shift];
-    std::fill(dst + c1, dst + b, 0.0f);
-    a = b;
+/// A run of output positions inside one output line and one panel of the
+/// column layout: where im2col writes it does not depend on the row, so
+/// the runs of a range are found once (no division per row).
+struct ColRun {
+  int64_t o0, o1; // the line's output coordinates along dims 0 and 1
+  int64_t a, b;   // output columns [a, b) along the last dim
+  int64_t dst;    // where output column `a` of row 0 goes
+};
+
+std::vector<ColRun> colRuns(const Window &w, int64_t p0, int64_t p1,
+                            const ColLayout &l) {
+  std::vector<ColRun> runs;
+  const int64_t ow = w.out[2];
+  for (int64_t p = p0; p < p1;) {
+    const int64_t line = p / ow, o2 = p % ow;
+    const int64_t end = std::min(p1, p + (ow - o2));
+    for (int64_t q = p; q < end;) {
+      const int64_t j = q - p0, inPanel = j % l.width;
+      const int64_t qe = std::min(end, q + (l.width - inPanel));
+      runs.push_back({line / w.out[1], line % w.out[1], q - p + o2, qe - p + o2,
+                      j / l.width * l.panelStride + inPanel});
+      q = qe;
+    }
+    p = end;
   }
+  return runs;
 }
 
 /// Columns [p0, p1) of im2col's matrix (output positions, row-major over
-/// the output dims) into `col` laid out as `l` says. Each output row's run
-/// is copied between the padding zeros with one strided loop (contiguous
-/// at stride 1): per-element tap arithmetic cost more than the GEMM.
-void im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
-                 int64_t p1, float *col, const ColLayout &l) {
-  const int64_t ow = w.out[2], s = w.stride[2];
+/// the output dims) into `col` laid out as `l` says: each row's runs copied
+/// between the padding zeros (a plain copy at stride 1; per-element tap
+/// arithmetic cost more than the GEMM).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
+            int64_t p1, float *col, const ColLayout &l) {
+  const std::vector<ColRun> runs = colRuns(w, p0, p1, l);
+  const int64_t s = w.stride[2];
   int64_t r = 0;
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t a = 0; a < w.k[0]; ++a)
@@ -140,17 +149,25 @@ void im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
           int64_t lo, hi; // output columns whose tap e reads inside
           validRange(w, 2, e, &lo, &hi);
           const int64_t shift = e * w.dil[2] - w.pad[2];
-          for (int64_t p = p0; p < p1;) {
-            const int64_t line = p / ow, o2 = p % ow;
-            const int64_t end = std::min(p1, p + (ow - o2));
-            const int64_t o1 = line % w.out[1], o0 = line / w.out[1];
-            const int64_t i0 = tapSource(w, 0, o0, a),
-                          i1 = tapSource(w, 1, o1, b);
+          for (const ColRun &run : runs) {
+            const int64_t i0 = tapSource(w, 0, run.o0, a),
+                          i1 = tapSource(w, 1, run.o1, b);
+            float *dst = col + run.dst + r * l.ld - run.a; // dst[o]: column o
+            const bool inside = i0 >= 0 && i1 >= 0;
+            const int64_t c0 = inside ? std::clamp(lo, run.a, run.b) : run.b;
+            const int64_t c1 = inside ? std::clamp(hi, c0, run.b) : run.b;
+            for (int64_t o = run.a; o < c0; ++o)
+              dst[o] = 0.0f;
             const float *src =
-                i0 < 0 || i1 < 0 ? nullptr : xc + (i0 * w.in[1] + i1) * w.in[2];
-            im2colLine(src, lo, hi, s, shift, o2, o2 + (end - p), p - p0, r, l,
-                       col);
-            p = end;
+                inside ? xc + (i0 * w.in[1] + i1) * w.in[2] + shift : xc;
+            if (s == 1) // contiguous: vectorises
+              for (int64_t o = c0; o < c1; ++o)
+                dst[o] = src[o];
+            else
+              for (int64_t o = c0; o < c1; ++o)
+                dst[o] = src[o * s];
+            for (int64_t o = c1; o < run.b; ++o)
+              dst[o] = 0.0f;
           }
         }
 }
