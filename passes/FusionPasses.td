@@ -128,6 +128,34 @@ def FuseLinearEpilogue : Pass<"ingot-fuse-linear-epilogue", "mlir::func::FuncOp"
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 
+def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"> {
+  let summary = "Fuse relu and silu into the producing conv";
+  let description = [{
+    A `relu` of a conv used once, or `mul(y, sigmoid(y))` with y a conv
+    read only by those two (SiLU, as YOLO exports write it), becomes the
+    conv's `activation`. The conv kernel adds its bias and applies the
+    activation to each block of output positions right after computing it,
+    instead of one more pass over memory per op.
+
+    Before:
+    ```mlir
+    %y = ingot.conv %x, %w, %b {...} : (...) -> tensor<1x16x80x80xf32>
+    %s = ingot.sigmoid %y : tensor<1x16x80x80xf32>
+    %a = ingot.mul %y, %s : (...) -> tensor<1x16x80x80xf32>
+    ```
+    After:
+    ```mlir
+    %a = ingot.conv %x, %w, %b {activation = "silu", ...} : (...) -> tensor<1x16x80x80xf32>
+    ```
+  }];
+  let options = [
+    Option<"relu", "relu", "bool", /*default=*/"true", "Fuse relu">,
+    Option<"silu", "silu", "bool", /*default=*/"true",
+           "Fuse mul(y, sigmoid(y))">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
   let summary = "Pack linear weights into the layout the CPU kernel streams";
   let description = [{

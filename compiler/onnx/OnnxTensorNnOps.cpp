@@ -160,7 +160,8 @@ LogicalResult convertConv(NodeContext &n) {
              b.getDenseI64ArrayAttr(pads), b.getDenseI64ArrayAttr(dilations),
              b.getI64IntegerAttr(group), b.getStringAttr(autoPad),
              kernelDynamic && !kernel.empty() ? b.getDenseI64ArrayAttr(kernel)
-                                              : DenseI64ArrayAttr()));
+                                              : DenseI64ArrayAttr(),
+             /*activation=*/StringAttr()));
 }
 
 /// TopK: one op per used output (values, then i64 indices).

@@ -32,6 +32,8 @@ LogicalResult checkStr(Operation *op, StringRef what, StringRef value,
 }
 
 const StringRef kAutoPads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+/// Activations the conv kernel applies after its bias.
+const StringRef kConvActivations[] = {"relu", "silu"};
 
 } // namespace
 
@@ -145,6 +147,8 @@ LogicalResult ConvOp::verify() {
   if (failed(verifySameElementType(*this, all)) ||
       failed(requireF32(*this, getInput())) ||
       failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)) ||
+      (getActivation() && failed(checkStr(*this, "activation", *getActivation(),
+                                          kConvActivations))) ||
       failed(verifyConvChannels(*this, getInput(), getWeight(), getGroup())))
     return failure();
   return verifyShapeRule(*this);

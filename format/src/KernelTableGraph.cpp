@@ -21,7 +21,7 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
                    {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
                     {in("y", kF32)},
                     {"strides", "pads", "dilations", "auto_pad", "group",
-                     "kernel_shape"}}});
+                     "kernel_shape", "activation"}}});
   const DTypeSet q8{DType::U8, DType::I8};
   table.push_back({"conv_integer",
                    false,

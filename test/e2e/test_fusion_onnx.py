@@ -121,3 +121,64 @@ def test_transformer_block_has_fewer_steps(tmp_path, request):
         for name, value in want.items():
             assert_close(got[name], value, what=f"{artifact.stem} {name}")
     assert len(kernels_of(fused)) <= len(kernels_of(unfused))
+
+
+def conv_act_model(act, channels, size, kernel, group=1):
+    """Conv (+ bias) then SiLU (Sigmoid, Mul, as YOLO exports write it) or
+    Relu, twice: a stride-1 conv and a stride-2 one."""
+    rng = np.random.default_rng(11 + kernel + group)
+    c, m = channels
+    inits = {}
+    nodes, x = [], "x"
+    for i, stride in enumerate((1, 2)):
+        cin = c if i == 0 else m
+        inits[f"w{i}"] = (rng.standard_normal((m, cin // group, kernel,
+                                               kernel)) /
+                          np.sqrt(cin * kernel * kernel)).astype(F32)
+        inits[f"b{i}"] = (0.5 * rng.standard_normal(m)).astype(F32)
+        nodes.append(node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"],
+                          pads=[kernel // 2] * 4, strides=[stride] * 2,
+                          group=group))
+        if act == "silu":
+            nodes += [node("Sigmoid", [f"c{i}"], [f"s{i}"]),
+                      node("Mul", [f"c{i}", f"s{i}"], [f"a{i}"])]
+        else:
+            nodes.append(node("Relu", [f"c{i}"], [f"a{i}"]))
+        x = f"a{i}"
+    nodes.append(node("Identity", [x], ["y"]))
+    return make_model(nodes, [("x", F32, ["batch", c, size, size])], ["y"],
+                      inits)
+
+
+# (activation, (C, M), spatial size, kernel, group): a 3x3 conv large
+# enough for the blocked path (positions in blocks, each block's
+# epilogue right after its GEMM), a 1x1 one read in place, a grouped
+# one and a depthwise one.
+CONV_CASES = {"silu_3x3_blocked": ("silu", (16, 32), 96, 3, 1),
+              "relu_1x1": ("relu", (24, 40), 20, 1, 1),
+              "silu_grouped": ("silu", (8, 16), 24, 3, 2),
+              "relu_depthwise": ("relu", (16, 16), 33, 3, 16)}
+
+
+@pytest.mark.parametrize("name", CONV_CASES)
+def test_conv_activation_fused(name, tmp_path, request):
+    """The activation runs inside the conv kernel: no sigmoid, mul, relu
+    or elementwise step is left, and the result is bit for bit the
+    unfused one (the same per-element functions), and onnxruntime's within
+    F32_RTOL."""
+    model = conv_act_model(*CONV_CASES[name])
+    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
+                                  tmp_path, "--max-dim", "batch=2")
+    kernels = kernels_of(fused)
+    assert kernels.count("conv") == 2 and not {
+        "sigmoid", "mul", "relu", "fused_elementwise"} & set(kernels), kernels
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    c, size = CONV_CASES[name][1][0], CONV_CASES[name][2]
+    for batch in (1, 2):
+        feed = {"x": rng.standard_normal((batch, c, size, size)).astype(F32)}
+        want = ort_run(model, feed)["y"]
+        got = run_model(fused, feed, tmp_path)["y"]
+        plain = run_model(unfused, feed, tmp_path)["y"]
+        assert_close(got, want, what=f"fused y, batch {batch}")
+        assert np.array_equal(got.view(np.uint32), plain.view(np.uint32)), (
+            f"fused and unfused differ at batch {batch}")

@@ -5,11 +5,14 @@
 // over the padding) and multiplied by the group's [M/g, C/g · kd · kh · kw]
 // weights with the shared sgemm; a 1x1, stride-1, unpadded convolution
 // multiplies the input directly, and a depthwise one (C/g = 1) runs direct
-// per-channel loops. Pooling is in PoolKernels.cpp.
+// per-channel loops. The bias and a fused activation (`activation`, as
+// linear's) are applied to each block of output positions right after its
+// GEMM, while it is in cache. Pooling is in PoolKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/ConvWindow.h"
 #include "cpu/Gemm.h"
+#include "cpu/LinearBlocks.h"
 #include "cpu/StepCache.h"
 
 #include <algorithm>
@@ -35,6 +38,27 @@ inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
   *hi = last < 0 ? 0 : std::min(w.out[d], last / s + 1);
   *lo = std::min(*lo, *hi);
 }
+
+/// What follows the GEMM on each output value: + bias[channel], then the
+/// activation (linear's functions, so a fused conv computes the bits the
+/// separate kernels would).
+struct ConvEpilogue {
+  const float *bias = nullptr; // this group's mg values, or null
+  linear::Act act = linear::Act::None;
+  bool any() const { return bias || act != linear::Act::None; }
+
+  /// Channels [o0, o1) of `yg`, positions [p0, p1) of each.
+  void apply(float *yg, int64_t outSize, int64_t o0, int64_t o1, int64_t p0,
+             int64_t p1) const {
+    for (int64_t o = o0; o < o1; ++o) {
+      float *row = yg + o * outSize + p0;
+      if (bias)
+        for (int64_t p = 0; p < p1 - p0; ++p)
+          row[p] += bias[o];
+      linear::activate(act, row, p1 - p0);
+    }
+  }
+};
 
 /// One output channel of a depthwise conv (one input channel per group):
 /// each output row sums its taps in (d, h, w) order, then adds the bias.
@@ -79,7 +103,7 @@ depthwiseChannel(const float *x, const float *k, float bias, const Window &w,
 /// of one row per channel would run 1-row GEMMs serially; instead each
 /// (image, output channel) is one task of direct convolution.
 void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
-                   int64_t m, float *y) {
+                   int64_t m, linear::Act act, float *y) {
   const float *x = ctx.input(0).as<float>(), *wt = ctx.input(1).as<float>();
   const float *bias = ctx.hasInput(2) ? ctx.input(2).as<float>() : nullptr;
   const int64_t mg = m / c, taps = w.k[0] * w.k[1] * w.k[2];
@@ -91,6 +115,7 @@ void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
       const int64_t b = t / m, o = t % m;
       depthwiseChannel(x + (b * c + o / mg) * inSize, wt + o * taps,
                        bias ? bias[o] : 0.0f, w, y + t * outSize);
+      linear::activate(act, y + t * outSize, outSize);
     }
   });
 }
@@ -198,7 +223,7 @@ void im2colPanels(const float *x, int64_t channels, const Window &w, int64_t p0,
 /// written serially) and multiplies it by every output channel's weights.
 void blockedConv(KernelContext &ctx, const Window &w, const float *xg,
                  const float *wg, int64_t cg, int64_t mg, int64_t block,
-                 float *yg) {
+                 const ConvEpilogue &ep, float *yg) {
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
   const int64_t blocks = (outSize + block - 1) / block;
   ctx.parallelFor(blocks, 1, [&](int64_t bb, int64_t be) {
@@ -221,11 +246,12 @@ void blockedConv(KernelContext &ctx, const Window &w, const float *xg,
                      panelCount(p1 - p0, packed.nr()));
         args.b = packed.panel(0), args.ldb = p1 - p0;
         sgemm(args, nullptr, packed);
-        continue;
+      } else {
+        im2colRange(xg, cg, w, p0, p1, col.data(), plainLayout(p0, p1));
+        args.b = col.data(), args.ldb = p1 - p0;
+        sgemm(args, nullptr);
       }
-      im2colRange(xg, cg, w, p0, p1, col.data(), plainLayout(p0, p1));
-      args.b = col.data(), args.ldb = p1 - p0;
-      sgemm(args, nullptr);
+      ep.apply(yg, outSize, 0, mg, p0, p1);
     }
   });
 }
@@ -262,15 +288,25 @@ void narrowConv(KernelContext &ctx, const float *wg, const float *cols,
 
 /// One image's group: in blocks when large, else its whole im2col matrix
 /// (or, for a 1x1 stride-1 conv, the input itself) times the weights.
-void groupConv(KernelContext &ctx, const Window &w, const float *xg,
+/// The epilogue over a whole group's output, channels split across the
+/// pool.
+void groupEpilogue(KernelContext &ctx, const ConvEpilogue &ep, int64_t mg,
+                   int64_t outSize, float *yg) {
+  if (!ep.any())
+    return;
+  ctx.parallelFor(mg, std::max<int64_t>(1, 16384 / outSize),
+                  [&](int64_t o0, int64_t o1) {
+                    ep.apply(yg, outSize, o0, o1, 0, outSize);
+                  });
+}
+
+/// The GEMM of one image's group without its epilogue: its whole im2col
+/// matrix (or, for a 1x1 stride-1 conv, the input itself) times the
+/// weights.
+void groupGemm(KernelContext &ctx, const Window &w, const float *xg,
                const float *wg, int64_t cg, int64_t mg, bool direct,
                bool cacheW, std::vector<float> &col, float *yg) {
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
-  // ~1 MiB of columns per block (256 KiB to 2 MiB measured alike within
-  // noise on a 96 -> 24 channel 3x3 conv), and at least 4 blocks.
-  const int64_t block = std::max<int64_t>(256, 262144 / kdim / 16 * 16);
-  if (!direct && outSize >= 4 * block)
-    return blockedConv(ctx, w, xg, wg, cg, mg, block, yg);
   GemmArgs args;
   args.m = mg, args.n = outSize, args.k = kdim;
   args.a = wg, args.lda = kdim;
@@ -295,6 +331,22 @@ void groupConv(KernelContext &ctx, const Window &w, const float *xg,
   sgemm(args, ctx.pool());
 }
 
+/// One image's group: in blocks when large (each block's epilogue right
+/// after its GEMM), else the whole GEMM, then the epilogue.
+void groupConv(KernelContext &ctx, const Window &w, const float *xg,
+               const float *wg, int64_t cg, int64_t mg, bool direct,
+               bool cacheW, const ConvEpilogue &ep, std::vector<float> &col,
+               float *yg) {
+  const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
+  // ~1 MiB of columns per block (256 KiB to 2 MiB measured alike within
+  // noise on a 96 -> 24 channel 3x3 conv), and at least 4 blocks.
+  const int64_t block = std::max<int64_t>(256, 262144 / kdim / 16 * 16);
+  if (!direct && outSize >= 4 * block)
+    return blockedConv(ctx, w, xg, wg, cg, mg, block, ep, yg);
+  groupGemm(ctx, w, xg, wg, cg, mg, direct, cacheW, col, yg);
+  groupEpilogue(ctx, ep, mg, outSize, yg);
+}
+
 Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 3, 1); !s)
     return s;
@@ -316,10 +368,13 @@ Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.setOutputShape(0, outputShape(n, m, geo.spatialRank, w));
       !s)
     return s;
+  linear::Act act = linear::Act::None;
+  if (Status s = linear::parseActivation(ctx, &act); !s)
+    return s;
   hoistUnitInnerDims(w);
   const int64_t cg = c / group, mg = m / group;
   if (cg == 1 && group > 1) {
-    depthwiseConv(ctx, w, n, c, m, ctx.output(0).as<float>());
+    depthwiseConv(ctx, w, n, c, m, act, ctx.output(0).as<float>());
     return Status::ok();
   }
   const int64_t kdim = cg * w.k[0] * w.k[1] * w.k[2];
@@ -332,21 +387,15 @@ Status convKernel(KernelContext &ctx) {
   const int64_t outSize = w.outSize();
   if (outSize == 0 || mg == 0)
     return Status::ok();
-  // One (image, group) of the output: its GEMM, then its bias.
+  // One (image, group) of the output: its GEMM, bias and activation.
   auto imageGroup = [&](int64_t t, std::vector<float> &col) {
     const int64_t b = t / group, g = t % group;
     float *yg = y + (b * m + g * mg) * outSize;
+    ConvEpilogue ep;
+    ep.bias = bias ? bias + g * mg : nullptr;
+    ep.act = act;
     groupConv(ctx, w, x0 + (b * c + g * cg) * w.inSize(), w0 + g * mg * kdim,
-              cg, mg, direct, wt.constant && group == 1, col, yg);
-    if (bias)
-      ctx.parallelFor(mg, std::max<int64_t>(1, 16384 / outSize),
-                      [&](int64_t o0, int64_t o1) {
-                        for (int64_t o = o0; o < o1; ++o) {
-                          const float v = bias[g * mg + o];
-                          for (int64_t p = 0; p < outSize; ++p)
-                            yg[o * outSize + p] += v;
-                        }
-                      });
+              cg, mg, direct, wt.constant && group == 1, ep, col, yg);
   };
   // Small GEMMs (a VAD's 4-frame convs over a batch of 10) spend more on
   // waking the pool than on arithmetic: then (image, group) pairs run in

@@ -110,26 +110,6 @@ void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
   });
 }
 
-Status parseActivation(KernelContext &ctx, Act *act) {
-  std::string s;
-  if (Status st = ctx.attrStr("activation", &s, std::string("none")); !st)
-    return st;
-  static const std::pair<const char *, Act> kNames[] = {
-      {"none", Act::None},
-      {"relu", Act::Relu},
-      {"silu", Act::Silu},
-      {"gelu", Act::Gelu},
-      {"gelu_tanh", Act::GeluTanh}};
-  for (auto [name, a] : kNames)
-    if (s == name) {
-      *act = a;
-      return Status::ok();
-    }
-  return ctx.error("activation must be none, relu, silu, gelu or gelu_tanh, "
-                   "got \"" +
-                   s + "\"");
-}
-
 /// The weight's stored layout is the one w_layout reads: "nk16" and "q16"
 /// name their own, "nk" and "kn" read row-major bytes.
 Status checkLayoutMatches(KernelContext &ctx, const KernelInput &w,

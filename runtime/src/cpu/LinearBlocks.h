@@ -47,6 +47,9 @@ struct Epilogue {
 
 /// y = act(y) in place over `len` values (LinearEpilogue.cpp).
 void activate(Act act, float *y, int64_t len);
+/// The kernel's `activation` attribute (absent: none); linear and conv
+/// share the names.
+Status parseActivation(KernelContext &ctx, Act *act);
 
 /// Runs `dots` (which writes y[r0:r1, c0:c1) of `a`) then the epilogue on
 /// that chunk.

@@ -10,6 +10,9 @@
 #include "cpu/LinearBlocks.h"
 #include "cpu/MathF32.h"
 
+#include <string>
+#include <utility>
+
 namespace ingot::cpu::linear {
 
 void activate(Act act, float *y, int64_t len) {
@@ -38,6 +41,26 @@ void activate(Act act, float *y, int64_t len) {
     geluF32(y, y, len, act == Act::GeluTanh);
     return;
   }
+}
+
+Status parseActivation(KernelContext &ctx, Act *act) {
+  std::string s;
+  if (Status st = ctx.attrStr("activation", &s, std::string("none")); !st)
+    return st;
+  static const std::pair<const char *, Act> kNames[] = {
+      {"none", Act::None},
+      {"relu", Act::Relu},
+      {"silu", Act::Silu},
+      {"gelu", Act::Gelu},
+      {"gelu_tanh", Act::GeluTanh}};
+  for (auto [name, a] : kNames)
+    if (s == name) {
+      *act = a;
+      return Status::ok();
+    }
+  return ctx.error("activation must be none, relu, silu, gelu or gelu_tanh, "
+                   "got \"" +
+                   s + "\"");
 }
 
 } // namespace ingot::cpu::linear
