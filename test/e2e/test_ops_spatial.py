@@ -65,6 +65,15 @@ for key, xs, ws, bias, attrs, sizes in [
          {"group": 5, "pads": [3, 3]}, ({},)),
         ("dw_3d", [1, 3, 4, 5, 6], [3, 1, 3, 3, 3], True,
          {"group": 3, "pads": [1, 1, 1, 1, 1, 1]}, ({},)),
+        # Rows wide enough for the register chunks of 16 outputs (stride
+        # 1, 2 and other strides have loops of their own) with ragged ends.
+        ("dw_wide_s1", [1, 6, 5, 70], [6, 1, 3, 3], True,
+         {"group": 6, "pads": [1, 1, 1, 1]}, ({},)),
+        ("dw_wide_s2_5x5", [2, 3, 9, 83], [3, 1, 5, 5], True,
+         {"group": 3, "pads": [2, 2, 2, 2], "strides": [2, 2]}, ({},)),
+        ("dw_wide_s3_dil", [1, 4, 4, 150], [8, 1, 2, 3], False,
+         {"group": 4, "pads": [0, 3, 1, 2], "strides": [1, 3],
+          "dilations": [1, 2]}, ({},)),
         ("dw_sym", [1, 8, "h", "w"], [8, 1, 3, 3], True,
          {"group": 8, "auto_pad": "SAME_UPPER"},
          ({"h": 5, "w": 9}, {"h": 12, "w": 3})),

@@ -1,13 +1,13 @@
-//===- ConvKernels.cpp - conv (im2col + sgemm, direct depthwise) ----------===//
+//===- ConvKernels.cpp - conv (im2col + sgemm) ----------------------------===//
 //
 // For each image and group the receptive fields are unrolled into a
 // [C/g · kd · kh · kw, od · oh · ow] matrix (zeros where the window hangs
 // over the padding) and multiplied by the group's [M/g, C/g · kd · kh · kw]
 // weights with the shared sgemm; a 1x1, stride-1, unpadded convolution
 // multiplies the input directly, and a depthwise one (C/g = 1) runs direct
-// per-channel loops. The bias and a fused activation (`activation`, as
-// linear's) are applied to each block of output positions right after its
-// GEMM, while it is in cache. Pooling is in PoolKernels.cpp.
+// per-channel loops (ConvDepthwise.cpp). The bias and a fused activation
+// (`activation`, as linear's) are applied to each block of output positions
+// right after its GEMM, while it is in cache. Pooling is in PoolKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/ConvWindow.h"
@@ -26,18 +26,6 @@ namespace {
 constexpr int64_t kSmallConvWork = int64_t(1) << 21;
 /// Output positions below which a conv's GEMM runs transposed.
 constexpr int64_t kNarrowOutput = 16;
-
-/// Output positions [lo, hi) along spatial dim d whose tap t reads inside
-/// the input (the others read padding).
-inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
-                       int64_t *hi) {
-  const int64_t s = w.stride[d], shift = t * w.dil[d] - w.pad[d];
-  // i = o * s + shift must lie in [0, in).
-  *lo = shift >= 0 ? 0 : (-shift + s - 1) / s;
-  const int64_t last = w.in[d] - 1 - shift;
-  *hi = last < 0 ? 0 : std::min(w.out[d], last / s + 1);
-  *lo = std::min(*lo, *hi);
-}
 
 /// What follows the GEMM on each output value: + bias[channel], then the
 /// activation (linear's functions, so a fused conv computes the bits the
@@ -59,66 +47,6 @@ struct ConvEpilogue {
     }
   }
 };
-
-/// One output channel of a depthwise conv (one input channel per group):
-/// each output row sums its taps in (d, h, w) order, then adds the bias.
-/// Along the last dim the taps are whole contiguous runs (stride 1), which
-/// the compiler vectorises, cloned for AVX2 and AVX-512 (picked at load by
-/// the CPU's features) since the baseline build is 4 floats wide.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
-depthwiseChannel(const float *x, const float *k, float bias, const Window &w,
-                 float *y) {
-  const int64_t rowLen = w.out[2];
-  for (int64_t o0 = 0; o0 < w.out[0]; ++o0)
-    for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
-      float *row = y + (o0 * w.out[1] + o1) * rowLen;
-      std::fill(row, row + rowLen, 0.0f);
-      for (int64_t a = 0; a < w.k[0]; ++a) {
-        const int64_t i0 = tapSource(w, 0, o0, a);
-        for (int64_t b = 0; b < w.k[1] && i0 >= 0; ++b) {
-          const int64_t i1 = tapSource(w, 1, o1, b);
-          if (i1 < 0)
-            continue;
-          const float *in = x + (i0 * w.in[1] + i1) * w.in[2];
-          for (int64_t e = 0; e < w.k[2]; ++e) {
-            const float wv = k[(a * w.k[1] + b) * w.k[2] + e];
-            int64_t lo, hi;
-            validRange(w, 2, e, &lo, &hi);
-            const int64_t shift = e * w.dil[2] - w.pad[2], s = w.stride[2];
-            if (s == 1)
-              for (int64_t o = lo; o < hi; ++o)
-                row[o] += wv * in[o + shift];
-            else
-              for (int64_t o = lo; o < hi; ++o)
-                row[o] += wv * in[o * s + shift];
-          }
-        }
-      }
-      for (int64_t o = 0; o < rowLen; ++o)
-        row[o] += bias;
-    }
-}
-
-/// C/g = 1 (depthwise, with any channel multiplier M/g): im2col + a GEMM
-/// of one row per channel would run 1-row GEMMs serially; instead each
-/// (image, output channel) is one task of direct convolution.
-void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
-                   int64_t m, linear::Act act, float *y) {
-  const float *x = ctx.input(0).as<float>(), *wt = ctx.input(1).as<float>();
-  const float *bias = ctx.hasInput(2) ? ctx.input(2).as<float>() : nullptr;
-  const int64_t mg = m / c, taps = w.k[0] * w.k[1] * w.k[2];
-  const int64_t inSize = w.inSize(), outSize = w.outSize();
-  const int64_t grain =
-      std::max<int64_t>(1, 32768 / std::max<int64_t>(1, outSize * taps));
-  ctx.parallelFor(n * m, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t b = t / m, o = t % m;
-      depthwiseChannel(x + (b * c + o / mg) * inSize, wt + o * taps,
-                       bias ? bias[o] : 0.0f, w, y + t * outSize);
-      linear::activate(act, y + t * outSize, outSize);
-    }
-  });
-}
 
 /// Where im2col writes column j (counted from the range's first) of row r:
 /// rows `ld` floats apart inside panels of `width` columns, the panels

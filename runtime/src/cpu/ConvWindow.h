@@ -1,13 +1,16 @@
 //===- ConvWindow.h - Window geometry of conv and pooling -------*- C++ -*-===//
 //
-// Private to ConvKernels.cpp and PoolKernels.cpp: the spatial window both
+// Private to the conv and pooling kernels: the spatial window they all
 // walk (strides, dilations, pads, output dims), with 1-D and 2-D windows as
 // 3-D ones with unit leading dims, so one loop nest serves every rank.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "cpu/LinearBlocks.h"
 #include "cpu/TensorKernels.h"
+
+#include <algorithm>
 
 namespace ingot::cpu {
 
@@ -134,5 +137,22 @@ inline int64_t tapSource(const Window &w, int d, int64_t o, int64_t t) {
   int64_t i = o * w.stride[d] - w.pad[d] + t * w.dil[d];
   return i >= 0 && i < w.in[d] ? i : -1;
 }
+
+/// Output positions [lo, hi) along spatial dim d whose tap t reads inside
+/// the input (the others read padding).
+inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
+                       int64_t *hi) {
+  const int64_t s = w.stride[d], shift = t * w.dil[d] - w.pad[d];
+  // i = o * s + shift must lie in [0, in).
+  *lo = shift >= 0 ? 0 : (-shift + s - 1) / s;
+  const int64_t last = w.in[d] - 1 - shift;
+  *hi = last < 0 ? 0 : std::min(w.out[d], last / s + 1);
+  *lo = std::min(*lo, *hi);
+}
+
+/// A depthwise conv (C/g = 1, any channel multiplier) of n images into y,
+/// its bias added and `act` applied (ConvDepthwise.cpp).
+void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
+                   int64_t m, linear::Act act, float *y);
 
 } // namespace ingot::cpu
