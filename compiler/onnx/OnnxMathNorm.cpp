@@ -214,6 +214,42 @@ LogicalResult convertInstanceNormalization(NodeContext &n) {
   return n.setOutput(0, y);
 }
 
+/// GroupNormalization with C only known at run time: x viewed as
+/// [N, G, C / G, spatial...], whose reshape fails the run when G does not
+/// divide C (a flat [N, G, -1] view would silently mix channels of two
+/// groups whenever G divides C * spatial instead).
+LogicalResult groupNormRunTimeChannels(NodeContext &n, Value x, Value scale,
+                                       Value bias, int64_t groups,
+                                       float epsilon) {
+  const int64_t rank = rankOf(x);
+  if (groups <= 0)
+    return n.fail("num_groups " + std::to_string(groups), "num_groups >= 1");
+  for (auto [v, role] : {std::pair{scale, "scale"}, {bias, "bias"}})
+    if (rankOf(v) != 1)
+      return n.fail(std::string(role) + " of rank " + std::to_string(rankOf(v)),
+                    "[C] (one per channel)");
+  OpBuilder &b = n.builder();
+  FailureOr<Value> spatial = n.build<graph::ShapeOp>(
+      n.i64(), x, b.getI64IntegerAttr(2), b.getI64IntegerAttr(INT64_MAX));
+  FailureOr<Value> view = spatial;
+  if (succeeded(view))
+    view = n.build<graph::ConcatOp>(
+        n.i64(), ValueRange{tensorI64Constant(n, {0, groups, -1}), *spatial},
+        b.getI64IntegerAttr(0));
+  if (failed(view))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 2; i <= rank; ++i)
+    axes.push_back(i);
+  Chain c{n};
+  Value y =
+      c.reshape(c.normalize(c.reshape(x, *view), axes, epsilon), c.shapeOf(x));
+  y = c.add(c.mul(y, c.perChannel(scale, rank)), c.perChannel(bias, rank));
+  if (!c.ok)
+    return failure();
+  return n.setOutput(0, y);
+}
+
 /// GroupNormalization (21): x [N, C, ...] viewed as [N, G, rest] (C a
 /// multiple of G), each (n, g) normalised over `rest`, then scale and bias
 /// per channel. Opsets 18-20 are not claimed: their per-group scale was a
@@ -229,9 +265,10 @@ LogicalResult convertGroupNormalization(NodeContext &n) {
   if (n.ctx.hasError())
     return failure();
   auto type = cast<RankedTensorType>(x.getType());
-  if (type.getRank() < 2 || type.isDynamicDim(1))
-    return n.fail("input " + describeType(type),
-                  "rank >= 2 (N, C, ...) with C known at compile time");
+  if (type.getRank() < 2)
+    return n.fail("input " + describeType(type), "rank >= 2 (N, C, ...)");
+  if (type.isDynamicDim(1))
+    return groupNormRunTimeChannels(n, x, scale, bias, groups, epsilon);
   const int64_t channels = type.getDimSize(1), rank = type.getRank();
   if (groups <= 0 || channels % groups)
     return n.fail("num_groups " + std::to_string(groups) + " for " +

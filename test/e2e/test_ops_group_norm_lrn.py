@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ingot_testlib import (Model, assert_close, compile_model, make_model,
-                           node, run_model, save_model)
+                           node, ort_run, run_model, save_model)
 from ops_case_lib import F32, compile_error, one, results_fixture, sym2, uniform
 
 CASES = []
@@ -86,3 +86,36 @@ def test_groupnorm_groups_not_dividing_channels_rejected(tmp_path):
     for part in ("node 'gn'", "GroupNormalization", "opset 21",
                  "num_groups 4 for 6 channels", "positive divisor"):
         assert part in err, err
+
+
+def groupnorm_run_time_channels_model():
+    """C a symbol, scale and bias fed as inputs: the importer cannot check
+    that num_groups divides C, the run does."""
+    return make_model([node("GroupNormalization", ["x", "s", "b"], ["y"],
+                            num_groups=2, epsilon=1e-4)],
+                      [("x", F32, ["n", "c", 5, 3]), ("s", F32, ["c"]),
+                       ("b", F32, ["c"])],
+                      [("y", F32, ["n", "c", 5, 3])], opset=21, check=False)
+
+
+@pytest.mark.parametrize("n,c", [(1, 6), (2, 4)])
+def test_groupnorm_run_time_channels(tmp_path, n, c):
+    model = groupnorm_run_time_channels_model()
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model, tmp_path / "m.onnx"), artifact,
+                  "--max-dim", "n=2", "--max-dim", "c=8")
+    rng = np.random.default_rng(100 * n + c)
+    feed = {"x": rng.uniform(-2, 2, (n, c, 5, 3)).astype(F32),
+            "s": chan(c, 0.5, 1.5), "b": chan(c, seed=1)}
+    got = run_model(artifact, feed, tmp_path)["y"]
+    assert_close(got, ort_run(model, feed)["y"], what=f"y [{n},{c}]")
+
+
+def test_groupnorm_run_time_channels_not_divisible_fails_the_run(tmp_path):
+    model = groupnorm_run_time_channels_model()
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model, tmp_path / "m.onnx"), artifact,
+                  "--max-dim", "n=2", "--max-dim", "c=8")
+    feed = {"x": np.ones((1, 3, 5, 3), F32), "s": chan(3), "b": chan(3)}
+    proc = run_model(artifact, feed, tmp_path, check=False)
+    assert proc.returncode == 1 and "reshape" in proc.stderr, proc.stderr
