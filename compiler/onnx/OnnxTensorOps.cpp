@@ -300,17 +300,22 @@ LogicalResult convertSpaceToDepth(NodeContext &n) {
   return convertBlockShuffle(n, true);
 }
 
-/// OneHot: depth must be a compile-time constant (it sizes the result).
+/// OneHot: a depth known at compile time sizes the result; one fed at run
+/// time is read when the plan runs, which sizes the new dim then.
 LogicalResult convertOneHot(NodeContext &n) {
   Value indices, depth, values;
   if (failed(n.input(0, indices)) || failed(n.input(1, depth)) ||
       failed(n.input(2, values)) ||
-      failed(n.requireType(indices, "indices", {n.i64(), n.i32(), n.f32()})))
+      failed(n.requireType(indices, "indices", {n.i64(), n.i32(), n.f32()})) ||
+      failed(n.requireType(depth, "depth", {n.i64(), n.i32(), n.f32()})))
     return failure();
+  auto depthType = cast<RankedTensorType>(depth.getType());
+  if (depthType.getRank() > 1 ||
+      (depthType.hasStaticShape() && depthType.getNumElements() != 1))
+    return n.fail("depth of shape " +
+                      shape::toString(graph::shapeOf(depthType)),
+                  "one value (a scalar or a 1-element vector)");
   std::optional<double> d = constantScalar(n, depth);
-  if (!d)
-    return n.fail("depth must be known at compile time",
-                  "an initializer or Constant depth");
   int64_t rank = rankOf(indices), axis = n.attrInt("axis", -1);
   if (n.ctx.hasError())
     return failure();
@@ -319,10 +324,13 @@ LogicalResult convertOneHot(NodeContext &n) {
   if (axis < 0)
     axis += rank + 1;
   OpBuilder &b = n.builder();
+  if (d && *d < 1)
+    return n.fail("depth " + std::to_string(*d), "depth >= 1");
   return n.setOutput(
-      0, n.build<graph::OneHotOp>(elementTypeOf(values), indices, values,
-                                  b.getI64IntegerAttr(int64_t(*d)),
-                                  b.getI64IntegerAttr(axis)));
+      0, n.build<graph::OneHotOp>(
+             elementTypeOf(values), indices, values, d ? Value() : depth,
+             d ? b.getI64IntegerAttr(int64_t(*d)) : IntegerAttr(),
+             b.getI64IntegerAttr(axis)));
 }
 
 LogicalResult convertNonZero(NodeContext &n) {

@@ -92,21 +92,26 @@ def Ingot_TopKOp : Ingot_TensorOp<"topk"> {
 }
 
 def Ingot_OneHotOp : Ingot_TensorOp<"one_hot"> {
-  let summary = "one-hot encoding with a compile-time depth";
+  let summary = "one-hot encoding";
   let description = [{
     ONNX `OneHot`: a new dim of size `depth` is inserted at `axis`
     (normalised to [0, rank]); `values` is [off, on]. Indices in
     [−depth, depth) select (negative ones count from the end), others
-    give all-off rows.
+    give all-off rows. The depth is the `depth` attribute when known at
+    compile time, else the one-element `depth_value` operand (truncated
+    to an integer, as ONNX casts it), read when the plan runs; the new
+    dim is then sized at run time.
 
     ```mlir
     %y = ingot.one_hot %i, %v {axis = 1 : i64, depth = 5 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x5xf32>
+    %z = ingot.one_hot %i, %v, %d {axis = 1 : i64} : (tensor<3xi64>, tensor<2xf32>, tensor<1xf32>) -> tensor<3x?xf32>
     ```
   }];
   let arguments = (ins Ingot_Tensor:$indices, Ingot_Tensor:$values,
-                   I64Attr:$depth, I64Attr:$axis);
-  let assemblyFormat = "$indices `,` $values attr-dict `:` "
-                       "functional-type(operands, results)";
+                   Optional<Ingot_Tensor>:$depth_value,
+                   OptionalAttr<I64Attr>:$depth, I64Attr:$axis);
+  let assemblyFormat = "$indices `,` $values (`,` $depth_value^)? attr-dict "
+                       "`:` functional-type(operands, results)";
 }
 
 def Ingot_NonZeroOp : Ingot_TensorOp<"non_zero"> {

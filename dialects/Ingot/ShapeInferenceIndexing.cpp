@@ -69,12 +69,26 @@ bool inferTopK(TopKOp t, ArrayRef<ValueInfo> ins, shape::Shape &out,
 
 bool inferOneHot(OneHotOp o, ArrayRef<ValueInfo> ins, shape::Shape &out,
                  std::string &error) {
-  int64_t rank = ins[0].shape.size(), axis = o.getAxis(),
-          depth = o.getDepth();
+  int64_t rank = ins[0].shape.size(), axis = o.getAxis();
+  if (o.getDepth().has_value() == bool(o.getDepthValue())) {
+    error = "one_hot needs exactly one of the depth attribute and operand";
+    return false;
+  }
+  // A run-time depth known by value tracking sizes the dim all the same.
+  int64_t depth = o.getDepth().value_or(kDyn);
+  if (ins.size() > 2 && !ins[2].shape.empty() &&
+      shape::numElements(ins[2].shape) != kDyn &&
+      shape::numElements(ins[2].shape) != 1) {
+    error = "one_hot's depth operand must hold one value";
+    return false;
+  }
+  if (ins.size() > 2 && allValuesKnown(ins[2].values))
+    depth = (*ins[2].values)[0];
   if (axis < 0)
     axis += rank + 1;
-  if (axis < 0 || axis > rank || depth < 1 ||
-      shape::numElements(ins[1].shape) != 2) {
+  const int64_t values = shape::numElements(ins[1].shape);
+  if (axis < 0 || axis > rank || (depth != kDyn && depth < 1) ||
+      (values != kDyn && values != 2)) {
     error = "one_hot needs axis in [-rank-1, rank], depth >= 1 and "
             "two values";
     return false;

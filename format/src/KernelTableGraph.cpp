@@ -245,7 +245,8 @@ void addTensorCoverageSpecs(std::vector<KernelSpec> &table) {
                    {{in("x", kDense)}, {like("y", 0)}, {"blocksize", "mode"}}});
   table.push_back({"one_hot",
                    false,
-                   {{in("indices", kNumeric), in("values", kDense)},
+                   {{in("indices", kNumeric), in("values", kDense),
+                     opt("depth_value", kNumeric)},
                     {like("y", 1)},
                     {"depth", "axis"}}});
   table.push_back(

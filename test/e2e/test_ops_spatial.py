@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from ingot_testlib import Model, assert_close, node
+from ingot_testlib import (Model, assert_close, compile_model, make_model,
+                           node, run_model, save_model)
 from ops_case_lib import (BOOL, F32, I32, I64, f32, i64, idx_gen, one,
                           results_fixture, signed, sym2)
 
@@ -282,6 +283,19 @@ for key, ishape, dt, axis, depth, lo, hi, vals in [
     case(one(f"one_hot_{key}", "OneHot",
              [("i", dt, ishape), ("d", np.array(depth, dt)), ("v", vals)],
              opset=13, gen={"i": idx_gen(lo, hi, dt)}, axis=axis))
+# A depth fed at run time sizes the new dim when the plan runs: one
+# artifact at two index counts, each run drawing a depth (a float one is
+# truncated, as ONNX casts it); indices past it give all-off rows.
+case(one("one_hot_run_time_depth_f32", "OneHot",
+         [("i", I64, ["n", 3]), ("d", F32, [1]), ("v", f32(0, 1))],
+         opset=13, sizes=sym2(2, 4), axis=1,
+         gen={"i": idx_gen(-6, 8),
+              "d": lambda r, s: (r.integers(3, 7, s) + 0.6).astype(F32)}))
+case(one("one_hot_run_time_depth_i64_scalar", "OneHot",
+         [("i", I64, ["n"]), ("d", I64, []), ("v", i64(-2, 5))],
+         opset=13, sizes=sym2(3, 7), axis=-1,
+         gen={"i": idx_gen(-4, 4),
+              "d": lambda r, s: r.integers(1, 5, s).astype(I64)}))
 for key, dt, shape in [("f32", F32, [3, 4]), ("int64_3d", I64, [2, 3, 2]),
                        ("bool", BOOL, [5])]:
     case(one(f"non_zero_{key}", "NonZero", [("x", dt, shape)], opset=13,
@@ -323,3 +337,16 @@ def test_conv_transpose_bad_derived_pads_are_refused(attrs, message,
                          tmp_path / "m.ingot", check=False)
     assert_clean_failure(proc)
     assert message in proc.stderr, proc.stderr
+
+
+def test_one_hot_run_time_depth_below_1_fails_the_run(tmp_path):
+    model = make_model([node("OneHot", ["i", "d", "v"], ["y"], axis=-1)],
+                       [("i", I64, [3]), ("d", I64, [])],
+                       [("y", F32, [3, "depth"])],
+                       {"v": np.array([0, 1], F32)}, opset=13, check=False)
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model, tmp_path / "m.onnx"), artifact)
+    feed = {"i": np.array([0, 1, 2], I64), "d": np.array(0, I64)}
+    proc = run_model(artifact, feed, tmp_path, check=False)
+    assert proc.returncode == 1 and "depth 0 is not positive" in proc.stderr, \
+        proc.stderr

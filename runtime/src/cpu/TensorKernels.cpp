@@ -206,7 +206,7 @@ Status spaceToDepthKernel(KernelContext &ctx) {
 }
 
 Status oneHotKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(2, 2, 1); !s)
+  if (Status s = ctx.expectArity(2, 3, 1); !s)
     return s;
   const KernelInput &idx = ctx.input(0), &vals = ctx.input(1);
   if (Status s = ctx.expectInputDType(0, {DType::I64, DType::I32, DType::F32});
@@ -215,8 +215,21 @@ Status oneHotKernel(KernelContext &ctx) {
   if (Status s = ctx.expectOutputDType(0, {vals.dtype}); !s)
     return s;
   int64_t depth, axis;
-  if (Status s = ctx.attrInt("depth", &depth); !s)
+  if (ctx.hasInput(2)) { // a run-time depth, truncated as ONNX casts it
+    const KernelInput &d = ctx.input(2);
+    if (Status s =
+            ctx.expectInputDType(2, {DType::I64, DType::I32, DType::F32});
+        !s)
+      return s;
+    if (d.numElements() != 1)
+      return ctx.error("depth must hold one value, got " +
+                       std::to_string(d.numElements()));
+    depth = readInt(d, 0);
+    if (depth < 1)
+      return ctx.error("depth " + std::to_string(depth) + " is not positive");
+  } else if (Status s = ctx.attrInt("depth", &depth); !s) {
     return s;
+  }
   if (Status s = ctx.attrInt("axis", &axis, -1); !s)
     return s;
   int64_t rank = idx.shape.size();

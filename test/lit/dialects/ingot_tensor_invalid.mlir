@@ -241,3 +241,19 @@ func.func @conv_activation(%x: tensor<1x4x4x4xf32>, %w: tensor<2x4x1x1xf32>) -> 
   %y = ingot.conv %x, %w {activation = "gelu", auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+func.func @one_hot_depth_twice(%i: tensor<3xi64>, %v: tensor<2xf32>, %d: tensor<1xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{one_hot needs exactly one of the depth attribute and operand}}
+  %o = ingot.one_hot %i, %v, %d {axis = 1 : i64, depth = 4 : i64} : (tensor<3xi64>, tensor<2xf32>, tensor<1xf32>) -> tensor<3x4xf32>
+  return %o : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @one_hot_no_depth(%i: tensor<3xi64>, %v: tensor<2xf32>) -> tensor<3x?xf32> {
+  // expected-error @+1 {{one_hot needs exactly one of the depth attribute and operand}}
+  %o = ingot.one_hot %i, %v {axis = 1 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x?xf32>
+  return %o : tensor<3x?xf32>
+}

@@ -257,6 +257,16 @@ func.func @conv_transpose_derived_pads(%x: tensor<?x4x5x4xf32>, %w: tensor<4x2x3
 
 // -----
 
+// A depth fed at run time: the new dim is sized when the plan runs.
+// CHECK-LABEL: func.func @one_hot_run_time_depth
+// CHECK: ingot.one_hot %{{.*}}, %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<3xi64>, tensor<2xf32>, tensor<1xf32>) -> tensor<?x3xf32>
+func.func @one_hot_run_time_depth(%i: tensor<3xi64>, %v: tensor<2xf32>, %d: tensor<1xf32>) -> tensor<?x3xf32> {
+  %o = ingot.one_hot %i, %v, %d {axis = 0 : i64} : (tensor<3xi64>, tensor<2xf32>, tensor<1xf32>) -> tensor<?x3xf32>
+  return %o : tensor<?x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gru
 // CHECK: ingot.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %{{.*}} {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
 func.func @gru(%x: tensor<?x2x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<2x12x4xf32>, %b: tensor<2x24xf32>, %h: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
