@@ -29,18 +29,36 @@ namespace {
 
 /// A Reshape whose target is run-time data keeps the input's element count
 /// N, so no dim exceeds N over the product S of the known dims. With several
-/// such dims the product of their bounds overestimates, which only costs
-/// arena space; the runtime still checks every real size.
-void boundReshapeFromData(const shape::Shape &input, shape::Shape &result) {
-  int64_t total = shape::numElements(input), known = 1;
+/// such dims the product of their bounds overestimates by (N / S)^(k - 1)
+/// for k of them, which only costs arena space while it stays small; past
+/// kMaxReshapeOverestimate the dims stay unbounded and the result is sized
+/// at run time (an Unsqueeze with run-time axes of a 60-element tensor into
+/// 6 dims would otherwise reserve 60^6 elements), where the target sizes
+/// results at run time. The runtime still checks every real size.
+void boundReshapeFromData(const shape::Shape &input,
+                          const shape::Shape &declared, bool runTimeSizes,
+                          shape::Shape &result) {
+  constexpr int64_t kMaxReshapeOverestimate = 1024;
+  int64_t total = shape::numElements(input), known = 1, unknown = 0;
   if (total == shape::kDynamic)
     return;
+  for (size_t i = 0; i < result.size() && i < declared.size(); ++i)
+    if (result[i] == shape::kDynamic)
+      result[i] = declared[i];
   for (int64_t d : result)
     if (d != shape::kDynamic)
       known *= d;
+    else
+      ++unknown;
+  const int64_t each = known == 0 ? 0 : total / known;
+  int64_t over = 1;
+  for (int64_t i = 1; i < unknown && runTimeSizes; ++i)
+    if (__builtin_mul_overflow(over, std::max<int64_t>(each, 1), &over) ||
+        over > kMaxReshapeOverestimate)
+      return;
   for (int64_t &d : result)
     if (d == shape::kDynamic)
-      d = known == 0 ? 0 : total / known;
+      d = each;
 }
 
 /// A convolution's output shrinks as its window grows, so at the symbols'
@@ -200,7 +218,8 @@ struct ComputeBoundsPass
       }
       shape::Shape &bound = outs[0].shape;
       if (isa<ReshapeOp>(op))
-        boundReshapeFromData(ins[0].shape, bound);
+        boundReshapeFromData(ins[0].shape, shapeOf(op->getResult(0).getType()),
+                             runTimeSizes, bound);
       if (shape::numElements(bound) == shape::kDynamic) {
         if (std::optional<shape::Shape> b = boundTensorResult(op, ins, bound))
           bound = *b;

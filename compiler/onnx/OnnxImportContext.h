@@ -341,6 +341,12 @@ mlir::LogicalResult convertTranspose(NodeContext &n);
 mlir::LogicalResult convertReshape(NodeContext &n);
 mlir::LogicalResult convertSqueeze(NodeContext &n);
 mlir::LogicalResult convertUnsqueeze(NodeContext &n);
+/// Squeeze / Unsqueeze whose axes input is only known at run time (a
+/// length known at compile time fixes the rank; OnnxRunTimeAxes.cpp).
+mlir::LogicalResult squeezeRunTimeAxes(NodeContext &n, mlir::Value x,
+                                       mlir::Value axes);
+mlir::LogicalResult unsqueezeRunTimeAxes(NodeContext &n, mlir::Value x,
+                                         mlir::Value axes);
 mlir::LogicalResult convertConcat(NodeContext &n);
 mlir::LogicalResult convertGather(NodeContext &n);
 mlir::LogicalResult convertGatherND(NodeContext &n);

@@ -1,8 +1,9 @@
 //===- OnnxShapeOps.cpp - Data movement and shape ONNX ops ----------------===//
 //
 // Transpose, Reshape, Squeeze, Unsqueeze, Concat, Gather, Shape and Trilu.
-// Axes inputs must be compile-time constants (they become attributes);
-// Reshape's shape and Trilu's k stay run-time operands.
+// Axes inputs known at compile time become attributes (Squeeze/Unsqueeze
+// axes only known at run time: OnnxRunTimeAxes.cpp); Reshape's shape and
+// Trilu's k stay run-time operands.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxImportContext.h"
@@ -77,14 +78,27 @@ LogicalResult convertReshape(NodeContext &n) {
                             n.builder().getI64IntegerAttr(allowZero != 0)));
 }
 
+/// An axes input (opset 13+) whose values only the run knows, or null.
+Value runTimeAxes(NodeContext &n) {
+  Value axes;
+  if (n.opset() < 13 || !n.hasInput(1) || failed(n.input(1, axes)) ||
+      n.ctx.constantInts(axes))
+    return nullptr;
+  return axes;
+}
+
 /// Squeeze: the optional axes (a constant input from opset 13, an attribute
 /// before); without them every static 1 is removed.
+
 LogicalResult convertSqueeze(NodeContext &n) {
   Value x;
   std::vector<int64_t> axes;
   bool given;
-  if (failed(n.input(0, x)) ||
-      failed(intsOperand(n, 1, "axes", 13, false, axes, given)))
+  if (failed(n.input(0, x)))
+    return failure();
+  if (Value runTime = runTimeAxes(n))
+    return squeezeRunTimeAxes(n, x, runTime);
+  if (failed(intsOperand(n, 1, "axes", 13, false, axes, given)))
     return failure();
   return n.setOutput(
       0, n.build<graph::SqueezeOp>(elementTypeOf(x), x,
@@ -97,8 +111,11 @@ LogicalResult convertUnsqueeze(NodeContext &n) {
   Value x;
   std::vector<int64_t> axes;
   bool given;
-  if (failed(n.input(0, x)) ||
-      failed(intsOperand(n, 1, "axes", 13, true, axes, given)))
+  if (failed(n.input(0, x)))
+    return failure();
+  if (Value runTime = runTimeAxes(n))
+    return unsqueezeRunTimeAxes(n, x, runTime);
+  if (failed(intsOperand(n, 1, "axes", 13, true, axes, given)))
     return failure();
   return n.setOutput(
       0, n.build<graph::UnsqueezeOp>(elementTypeOf(x), x,

@@ -180,3 +180,51 @@ def test_conv_weights_fed_as_inputs_with_symbolic_dims(tmp_path, request):
             for m, k in ((1, 3), (3, 2))]
     (tmp_path / "tconv").mkdir()
     check_against_ort(tconv, sets, tmp_path / "tconv")
+
+
+def test_unsqueeze_and_squeeze_axes_are_run_time_data(tmp_path, request):
+    """Unsqueeze then Squeeze with axes fed as inputs (lengths known, values
+    not): one artifact at several axis sets, negative and unsorted ones
+    included, against onnxruntime; the result's dims are computed by the
+    plan."""
+    model = make_model([node("Unsqueeze", ["x", "ua"], ["u"]),
+                        node("Relu", ["u"], ["y"]),
+                        node("Squeeze", ["u", "sa"], ["z"])],
+                       [("x", F32, [3, 4, 5]), ("ua", I64, [2]),
+                        ("sa", I64, [1])],
+                       [("y", F32, [None] * 5), ("z", F32, [None] * 4)],
+                       opset=13, check=False)
+    rng = rng_for(request)
+    feeds = []
+    for ua, sa in (([0, 4], [0]), ([-1, 1], [1]), ([3, -5], [-2]),
+                   ([2, 1], [2])):
+        feeds.append({"x": rng.standard_normal((3, 4, 5)).astype(F32),
+                      "ua": np.array(ua, I64), "sa": np.array(sa, I64)})
+    check_against_ort(model, feeds, tmp_path)
+
+
+def test_run_time_axes_naming_no_unit_dim_fail_the_run(tmp_path):
+    """Squeezing a dim that is not 1, or a repeated Unsqueeze axis, fails
+    the run by name instead of giving a wrong shape."""
+    model = make_model([node("Squeeze", ["x", "a"], ["y"])],
+                       [("x", F32, [3, 1, 5]), ("a", I64, [1])],
+                       [("y", F32, [None, None])], opset=13, check=False)
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model, tmp_path / "m.onnx"), artifact)
+    ok = run_model(artifact, {"x": np.ones((3, 1, 5), F32),
+                              "a": np.array([1], I64)}, tmp_path)
+    assert ok["y"].shape == (3, 5)
+    proc = run_model(artifact, {"x": np.ones((3, 1, 5), F32),
+                                "a": np.array([0], I64)}, tmp_path,
+                     check=False)
+    assert_clean_failure(proc)
+    assert "node 'squeeze_y'" in proc.stderr, proc.stderr
+    model = make_model([node("Unsqueeze", ["x", "a"], ["y"])],
+                       [("x", F32, [3, 5]), ("a", I64, [2])],
+                       [("y", F32, [None] * 4)], opset=13, check=False)
+    compile_model(save_model(model, tmp_path / "u.onnx"), artifact)
+    proc = run_model(artifact, {"x": np.ones((3, 5), F32),
+                                "a": np.array([1, 1], I64)}, tmp_path,
+                     check=False)
+    assert_clean_failure(proc)
+    assert "node 'unsqueeze_y'" in proc.stderr, proc.stderr

@@ -100,10 +100,22 @@ func.func @dynamic_dim_with_empty_symbol(%x: tensor<?xf32> {ingot.dims = ["seq"]
 // -----
 
 // The Reshape target is a run-time input: the element count still bounds
-// each dim, 128 * 64 = 8192.
+// each dim (64 / 2 = 32 here), as long as the product of those bounds
+// overestimates the count by at most 1024x (32x here).
 // CHECK-LABEL: func.func @reshape_from_runtime_data
-// CHECK:         ingot.reshape {{.*}} {allowzero = 0 : i64, ingot.max_shape = array<i64: 8192, 8192>}
-func.func @reshape_from_runtime_data(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}, %s: tensor<2xi64>) -> tensor<?x?xf32> {
+// CHECK:         ingot.reshape {{.*}} {allowzero = 0 : i64, ingot.max_shape = array<i64: 32, 32, 2>}
+func.func @reshape_from_runtime_data(%x: tensor<4x16xf32>, %s: tensor<3xi64>) -> tensor<?x?x2xf32> {
+  %r = ingot.reshape %x, %s {allowzero = 0 : i64} : (tensor<4x16xf32>, tensor<3xi64>) -> tensor<?x?x2xf32>
+  return %r : tensor<?x?x2xf32>
+}
+
+// -----
+
+// 128 * 64 = 8192 elements into two run-time dims: bounds of 8192 each
+// would reserve 8192x the tensor, so the dims stay -1 (sized at run time).
+// CHECK-LABEL: func.func @reshape_from_runtime_data_unbounded
+// CHECK:         ingot.reshape {{.*}} {allowzero = 0 : i64, ingot.max_shape = array<i64: -1, -1>}
+func.func @reshape_from_runtime_data_unbounded(%x: tensor<?x64xf32> {ingot.dims = ["seq", ""]}, %s: tensor<2xi64>) -> tensor<?x?xf32> {
   %r = ingot.reshape %x, %s {allowzero = 0 : i64} : (tensor<?x64xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
