@@ -180,9 +180,50 @@ LogicalResult convertRange(NodeContext &n) {
 
 /// Pad's `pads` given for `axes` only (18+) spread over every dim: by
 /// value when known, else by a Gather from the given pads with a zero
-/// appended, so run-time pads stay run-time.
+/// appended, so run-time pads stay run-time; run-time axes scatter them.
+/// Axes only known at run time: full = ScatterElements(zeros[2·rank],
+/// concat(axes', axes' + rank), pads) with axes' the normalised axes, so a
+/// bad axis or a pads length other than 2·len(axes) fails the run.
+LogicalResult padsOverRunTimeAxes(NodeContext &n, int64_t rank, Value axes,
+                                  Value &pads) {
+  if (failed(n.requireType(axes, "axes", {n.i64(), n.i32()})))
+    return failure();
+  OpBuilder &b = n.builder();
+  if (elementTypeOf(axes).isInteger(32)) {
+    FailureOr<Value> wide = n.build<graph::CastOp>(n.i64(), axes);
+    if (failed(wide))
+      return failure();
+    axes = *wide;
+  }
+  Value r = scalarConstant(n, n.i64(), double(rank));
+  FailureOr<Value> neg = n.build<graph::CompareOp>(
+      n.i1(), axes, scalarConstant(n, n.i64(), 0.0), b.getStringAttr("less"));
+  FailureOr<Value> shifted = n.build<graph::AddOp>(n.i64(), axes, r);
+  if (failed(neg) || failed(shifted))
+    return failure();
+  FailureOr<Value> norm =
+      n.build<graph::WhereOp>(n.i64(), *neg, *shifted, axes);
+  FailureOr<Value> ends =
+      failed(norm) ? norm : n.build<graph::AddOp>(n.i64(), *norm, r);
+  if (failed(ends))
+    return failure();
+  FailureOr<Value> index = n.build<graph::ConcatOp>(
+      n.i64(), ValueRange{*norm, *ends}, b.getI64IntegerAttr(0));
+  if (failed(index))
+    return failure();
+  FailureOr<Value> full = n.build<graph::ScatterElementsOp>(
+      n.i64(), tensorI64Constant(n, std::vector<int64_t>(size_t(2 * rank), 0)),
+      *index, pads, b.getI64IntegerAttr(0), b.getStringAttr("none"));
+  if (failed(full))
+    return failure();
+  pads = *full;
+  return success();
+}
+
 LogicalResult padsOverAllDims(NodeContext &n, int64_t rank, Value &pads) {
   std::vector<int64_t> axes, normalized;
+  if (Value given; succeeded(n.input(3, given)) && !n.ctx.constantInts(given))
+    return padsOverRunTimeAxes(n, rank, given, pads);
   if (failed(n.constantInts(3, "axes", axes)))
     return failure();
   for (int64_t axis : axes) {

@@ -121,6 +121,25 @@ def test_pad_axes_with_run_time_pads(tmp_path, request):
                                         [4, 1, 0, 5])], tmp_path)
 
 
+def test_pad_axes_are_run_time_data(tmp_path, request):
+    """Axes fed as an input too (int32, negative ones): the pads are
+    scattered over every dim when the plan runs; edge mode."""
+    rng = rng_for(request)
+    model = make_model([node("Pad", ["x", "pads", "", "axes"], ["y"],
+                             mode="edge")],
+                       [("x", F32, [3, 4, 5]), ("pads", I64, [4]),
+                        ("axes", np.int32, [2])], [("y", F32, [None] * 3)],
+                       opset=18, check=False)
+    check_against_ort(model, [{"x": rng.standard_normal((3, 4, 5))
+                               .astype(F32),
+                               "pads": np.array(p, I64),
+                               "axes": np.array(a, np.int32)}
+                              for p, a in (([1, 2, 3, 0], [2, 0]),
+                                           ([0, 1, 2, 2], [-1, 1]),
+                                           ([2, 0, 0, 1], [0, -2]))],
+                      tmp_path)
+
+
 def test_symbols_that_only_agree_at_run_time(tmp_path, request):
     """Each input dim its own symbol: at their maxima the broadcast is
     impossible, so the compile warns (naming the symbols and --max-dim) and
