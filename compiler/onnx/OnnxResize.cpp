@@ -137,10 +137,11 @@ LogicalResult readResizeAttrs(NodeContext &n, int64_t rank, ResizeAttrs &r) {
   const std::string &ctm = r.ctm;
   if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" &&
       ctm != "align_corners" && ctm != "asymmetric" &&
+      ctm != "tf_crop_and_resize" &&
       !(ctm == "half_pixel_symmetric" && n.opset() >= 19))
     return n.fail("coordinate_transformation_mode '" + ctm + "'",
                   "half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
-                  "half_pixel_symmetric (19+)");
+                  "tf_crop_and_resize, half_pixel_symmetric (19+)");
   if (r.nearest != "round_prefer_floor" && r.nearest != "round_prefer_ceil" &&
       r.nearest != "floor" && r.nearest != "ceil")
     return n.fail("nearest_mode '" + r.nearest + "'",
@@ -180,6 +181,43 @@ LogicalResult staticSizes(NodeContext &n, Value x, const ResizeAttrs &r,
       s = -1;
   if (r.policy != "stretch")
     return keepAspectRatio(n, x, r.axes, r.policy, sizes, scales);
+  return success();
+}
+
+/// tf_crop_and_resize's roi (input 1) as starts of every dim then ends:
+/// with `axes`, the given entries are placed at their dims and the others
+/// keep the whole range [0, 1] (a Gather from roi with 0 and 1 appended).
+LogicalResult fullRoi(NodeContext &n, int64_t rank, const ResizeAttrs &r,
+                      Value &roi) {
+  if (!n.hasInput(1) || failed(n.input(1, roi)) || isEmptyTensor(roi))
+    return n.fail("tf_crop_and_resize without a roi", "a roi input");
+  if (failed(n.requireType(roi, "roi", {n.f32()})))
+    return failure();
+  const int64_t k = int64_t(r.axes.size());
+  auto type = cast<RankedTensorType>(roi.getType());
+  if (type.getRank() != 1 ||
+      (type.hasStaticShape() && type.getDimSize(0) != 2 * k))
+    return n.fail("roi of shape " + shape::toString(graph::shapeOf(type)),
+                  "2 entries per resized axis (" + std::to_string(2 * k) + ")");
+  if (k == rank && llvm::is_sorted(r.axes))
+    return success();
+  std::vector<int64_t> pick(size_t(2 * rank));
+  for (int64_t d = 0; d < rank; ++d)
+    pick[d] = 2 * k, pick[d + rank] = 2 * k + 1; // the appended 0 and 1
+  for (int64_t i = 0; i < k; ++i)
+    pick[r.axes[i]] = i, pick[r.axes[i] + rank] = i + k;
+  OpBuilder &b = n.builder();
+  auto unit = RankedTensorType::get({2}, n.f32());
+  Value zeroOne = graph::ConstantOp::create(
+      b, n.loc(), unit, DenseElementsAttr::get(unit, ArrayRef<float>{0, 1}));
+  FailureOr<Value> padded = n.build<graph::ConcatOp>(
+      n.f32(), ValueRange{roi, zeroOne}, b.getI64IntegerAttr(0));
+  if (succeeded(padded))
+    padded = n.build<graph::GatherOp>(
+        n.f32(), *padded, tensorI64Constant(n, pick), b.getI64IntegerAttr(0));
+  if (failed(padded))
+    return failure();
+  roi = *padded;
   return success();
 }
 
@@ -245,17 +283,27 @@ LogicalResult convertResize(NodeContext &n) {
     scalesOperand = target;
   }
   bool runTime = scalesOperand || sizesOperand;
+  Value roi;
+  const bool crop = r.ctm == "tf_crop_and_resize";
+  if (crop && failed(fullRoi(n, rank, r, roi)))
+    return failure();
+  const float extrapolation = n.attrFloat("extrapolation_value", 0.0f);
+  if (n.ctx.hasError())
+    return failure();
   OpBuilder &b = n.builder();
   FailureOr<Value> y = n.build<graph::ResizeOp>(
-      n.f32(), x, scalesOperand, sizesOperand, b.getDenseF64ArrayAttr(scales),
-      b.getDenseI64ArrayAttr(sizes), b.getStringAttr(r.mode),
-      b.getStringAttr(r.ctm), b.getStringAttr(r.nearest),
+      n.f32(), x, scalesOperand, sizesOperand, roi,
+      b.getDenseF64ArrayAttr(scales), b.getDenseI64ArrayAttr(sizes),
+      b.getStringAttr(r.mode), b.getStringAttr(r.ctm),
+      b.getStringAttr(r.nearest),
       r.mode == "cubic" ? b.getF64FloatAttr(r.cubicA) : FloatAttr(),
       r.mode == "cubic" && r.excludeOutside ? b.getI64IntegerAttr(1)
                                             : IntegerAttr(),
       runTime ? b.getDenseI64ArrayAttr(r.axes) : DenseI64ArrayAttr(),
       sizesOperand && r.policy != "stretch" ? b.getStringAttr(r.policy)
-                                            : StringAttr());
+                                            : StringAttr(),
+      crop && extrapolation != 0.0f ? b.getF64FloatAttr(extrapolation)
+                                    : FloatAttr());
   if (succeeded(y) && eightBit)
     y = n.build<graph::CastOp>(n.i32(), *y);
   return n.setOutput(0, y);
@@ -294,10 +342,11 @@ LogicalResult convertUpsample(NodeContext &n) {
   OpBuilder &b = n.builder();
   return n.setOutput(
       0, n.build<graph::ResizeOp>(
-             n.f32(), x, Value(), Value(), b.getDenseF64ArrayAttr(*scales),
-             b.getDenseI64ArrayAttr({}), b.getStringAttr(mode),
-             b.getStringAttr("asymmetric"), b.getStringAttr("floor"),
-             FloatAttr(), IntegerAttr(), DenseI64ArrayAttr(), StringAttr()));
+             n.f32(), x, Value(), Value(), Value(),
+             b.getDenseF64ArrayAttr(*scales), b.getDenseI64ArrayAttr({}),
+             b.getStringAttr(mode), b.getStringAttr("asymmetric"),
+             b.getStringAttr("floor"), FloatAttr(), IntegerAttr(),
+             DenseI64ArrayAttr(), StringAttr(), FloatAttr()));
 }
 
 } // namespace ingot::compiler::onnximport

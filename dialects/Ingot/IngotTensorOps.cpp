@@ -257,7 +257,8 @@ LogicalResult ResizeOp::verify() {
       failed(checkStr(*this, "coordinate_transformation_mode",
                       getCoordinateTransformationMode(),
                       {"half_pixel", "pytorch_half_pixel", "align_corners",
-                       "asymmetric", "half_pixel_symmetric"})) ||
+                       "asymmetric", "half_pixel_symmetric",
+                       "tf_crop_and_resize"})) ||
       failed(checkStr(
           *this, "nearest_mode", getNearestMode(),
           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})))
@@ -279,6 +280,16 @@ LogicalResult ResizeOp::verify() {
     for (int64_t a : axes)
       if (a < 0 || a >= rank)
         return emitOpError("axis ") << a << " is outside rank " << rank;
+  }
+  const bool crop = getCoordinateTransformationMode() == "tf_crop_and_resize";
+  if (crop != bool(getRoiInput()))
+    return emitOpError("takes a roi exactly with tf_crop_and_resize");
+  if (Value roi = getRoiInput()) {
+    auto t = cast<RankedTensorType>(roi.getType());
+    int64_t rank = cast<RankedTensorType>(getInput().getType()).getRank();
+    if (!t.getElementType().isF32() || t.getRank() != 1 ||
+        (t.hasStaticShape() && t.getDimSize(0) != 2 * rank))
+      return emitOpError("roi must be f32 with 2 entries per dim");
   }
   if (getKeepAspectRatioPolicy() &&
       failed(checkStr(*this, "keep_aspect_ratio_policy",

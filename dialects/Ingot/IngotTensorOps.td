@@ -273,6 +273,12 @@ def Ingot_ResizeOp : Ingot_TensorOp<"resize", [AttrSizedOperandSegments]> {
     `axes`; the attributes `scales` and `sizes` are then empty and the
     kernel applies `keep_aspect_ratio_policy` to run-time sizes.
 
+    `tf_crop_and_resize` maps output index o of a dim of length L from
+    L_in to start·(L_in − 1) + o·(end − start)·(L_in − 1)/(L − 1), start
+    and end from `roi_input` (f32, starts of every dim then ends); an
+    output whose coordinate falls outside [0, L_in − 1] along any dim is
+    `extrapolation_value` (default 0).
+
     ```mlir
     %y = ingot.resize %x {coordinate_transformation_mode = "asymmetric", mode = "nearest", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
     %z = ingot.resize %x scales %s : tensor<2xf32> {axes = array<i64: 2, 3>, coordinate_transformation_mode = "half_pixel", mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x?x?xf32>
@@ -281,16 +287,19 @@ def Ingot_ResizeOp : Ingot_TensorOp<"resize", [AttrSizedOperandSegments]> {
   let arguments = (ins Ingot_Tensor:$input,
                    Optional<Ingot_Tensor>:$scales_input,
                    Optional<Ingot_I64Tensor>:$sizes_input,
+                   Optional<Ingot_Tensor>:$roi_input,
                    DenseF64ArrayAttr:$scales,
                    DenseI64ArrayAttr:$sizes, StrAttr:$mode,
                    StrAttr:$coordinate_transformation_mode,
                    StrAttr:$nearest_mode, OptionalAttr<F64Attr>:$cubic_coeff_a,
                    OptionalAttr<I64Attr>:$exclude_outside,
                    OptionalAttr<DenseI64ArrayAttr>:$axes,
-                   OptionalAttr<StrAttr>:$keep_aspect_ratio_policy);
+                   OptionalAttr<StrAttr>:$keep_aspect_ratio_policy,
+                   OptionalAttr<F64Attr>:$extrapolation_value);
   let assemblyFormat = [{
     $input (`scales` $scales_input^ `:` type($scales_input))?
-    (`sizes` $sizes_input^ `:` type($sizes_input))? attr-dict `:`
+    (`sizes` $sizes_input^ `:` type($sizes_input))?
+    (`roi` $roi_input^ `:` type($roi_input))? attr-dict `:`
     type($input) `->` type($result)
   }];
 }

@@ -266,11 +266,12 @@ void addResizeSpecs(std::vector<KernelSpec> &table) {
   table.push_back(
       {"resize",
        false,
-       {{in("x", kF32), opt("scales", kF32), opt("sizes", kIndex)},
+       {{in("x", kF32), opt("scales", kF32), opt("sizes", kIndex),
+         opt("roi", kF32)},
         {in("y", kF32)},
         {"scales", "sizes", "mode", "coordinate_transformation_mode",
          "nearest_mode", "cubic_coeff_a", "exclude_outside", "axes",
-         "keep_aspect_ratio_policy"}}});
+         "keep_aspect_ratio_policy", "extrapolation_value"}}});
 }
 
 /// TensorSliceKernels (runtime/src/cpu/TensorSliceKernels.cpp).

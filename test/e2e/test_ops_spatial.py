@@ -258,6 +258,35 @@ for policy in ("not_larger", "not_smaller"):
     case(one(f"resize_keep_aspect_{policy}", "Resize",
              [("x", F32, [1, 2, 4, 6]), "", "", ("z", i64(7, 5))], opset=18,
              axes=[2, 3], keep_aspect_ratio_policy=policy))
+# tf_crop_and_resize: the roi (starts then ends, fractions of the input)
+# crops before resizing; outputs mapped outside the input take
+# extrapolation_value. Linear, nearest and cubic; a roi reaching past the
+# input; one fed at run time; one for some axes only (opset 18).
+for key, mode, xs, sizes_in, roi, extra in [
+        ("linear", "linear", [1, 2, 6, 5], [1, 2, 4, 7],
+         [0, 0, 0.2, 0.1, 1, 1, 0.8, 0.9], {}),
+        ("nearest_past_edge", "nearest", [1, 1, 5, 6], [1, 1, 6, 4],
+         [0, 0, -0.2, 0.3, 1, 1, 1.25, 0.7], {"extrapolation_value": 2.5}),
+        ("cubic", "cubic", [1, 1, 7, 6], [1, 1, 5, 5],
+         [0, 0, 0.1, -0.1, 1, 1, 0.9, 1.2], {"extrapolation_value": -1.0})]:
+    case(one(f"resize_crop_{key}", "Resize",
+             [("x", F32, xs), ("r", np.array(roi, F32)), "",
+              ("z", i64(*sizes_in))], opset=13, mode=mode,
+             coordinate_transformation_mode="tf_crop_and_resize",
+             gen={"x": signed}, **extra))
+case(one("resize_crop_run_time_roi", "Resize",
+         [("x", F32, [1, 2, 5, 5]), ("r", F32, [8]), "",
+          ("z", i64(1, 2, 3, 6))], opset=13, mode="linear",
+         coordinate_transformation_mode="tf_crop_and_resize",
+         extrapolation_value=0.5,
+         gen={"x": signed,
+              "r": lambda r, s: np.concatenate(
+                  [[0, 0], r.uniform(-0.2, 0.4, 2), [1, 1],
+                   r.uniform(0.6, 1.2, 2)]).astype(F32)}))
+case(one("resize_crop_axes", "Resize",
+         [("x", F32, [2, 3, 6, 4]), ("r", f32(0.25, 0.1, 0.75, 1.1)), "",
+          ("z", i64(5, 3))], opset=18, mode="linear", axes=[3, 2],
+         coordinate_transformation_mode="tf_crop_and_resize"))
 # Scales from a Constant node.
 case(Model("resize_constant_scales", [
     node("Constant", [], ["s"], value=helper.make_tensor(

@@ -4,10 +4,10 @@
 // weight of the next), computed in f32 as onnxruntime does. Nearest uses
 // the first index only; linear blends the two along every dim whose
 // weights are not all zero (dims left alone cost nothing). Cubic has its
-// own four-tap tables (Keys' kernel, as the ONNX reference weighs them).
+// own four-tap tables (TensorResizeCubic.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "cpu/TensorKernels.h"
+#include "cpu/TensorResize.h"
 
 #include <cmath>
 
@@ -17,27 +17,9 @@ namespace {
 struct AxisMap {
   std::vector<int64_t> i0, i1;
   std::vector<float> w1;
+  std::vector<uint8_t> outside; // tf_crop_and_resize: past the input
   bool blends = false;
 };
-
-/// Source coordinate of output index `o`. `outLen` is the real output
-/// length in (in · scale when scales were given, unfloored, as the ONNX
-/// reference uses it), `outInt` the integer one.
-float sourceCoord(int64_t o, float scale, int64_t inLen, float outLen,
-                  int64_t outInt, const std::string &ctm) {
-  if (ctm == "half_pixel")
-    return (float(o) + 0.5f) / scale - 0.5f;
-  if (ctm == "pytorch_half_pixel")
-    return outInt > 1 ? (float(o) + 0.5f) / scale - 0.5f : 0.0f;
-  if (ctm == "align_corners")
-    return outLen == 1.0f ? 0.0f : float(o) * float(inLen - 1) / (outLen - 1);
-  if (ctm == "half_pixel_symmetric") {
-    // Centres the output canvas on the input when floor() shortened it.
-    float offset = float(inLen) / 2 * (1 - float(outInt) / outLen);
-    return offset + (float(o) + 0.5f) / scale - 0.5f;
-  }
-  return float(o) / scale; // asymmetric
-}
 
 int64_t nearestIndex(float x, const std::string &mode) {
   if (mode == "floor")
@@ -56,7 +38,8 @@ int64_t nearestIndex(float x, const std::string &mode) {
 /// definition (bit b of a corner picks dim blend[b]'s second index, the
 /// last dim being the highest bit), so weights multiply in the same order.
 void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
-                const shape::Shape &in, const shape::Shape &out) {
+                const shape::Shape &in, const shape::Shape &out,
+                const Crop &crop) {
   const size_t rank = in.size(), last = rank - 1;
   std::vector<size_t> outerBlend;
   for (size_t d = 0; d < last; ++d)
@@ -75,9 +58,16 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
         std::vector<float> wgt(combos);
         for (int64_t r = r0; r < r1; ++r) {
           int64_t base = 0, rem = r;
+          bool outside = false;
           for (size_t d = last; d-- > 0;) {
             idx[d] = rem % out[d], rem /= out[d];
             base += maps[d].i0[idx[d]] * st[d];
+            outside |= crop.any(maps[d].outside, idx[d]);
+          }
+          float *row = dst + r * len;
+          if (outside) {
+            std::fill(row, row + len, crop.extrapolation);
+            continue;
           }
           for (size_t c = 0; c < combos; ++c) {
             off[c] = base, wgt[c] = 1.0f;
@@ -92,11 +82,12 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
               }
             }
           }
-          float *row = dst + r * len;
           if (combos == 1 && !lastBlends) { // nearest, or no blend at all
             const float *from = src + off[0];
             for (int64_t o = 0; o < len; ++o)
               row[o] = wgt[0] * from[lm.i0[o] * st[last]];
+            for (int64_t o = 0; o < len && !lm.outside.empty(); ++o)
+              row[o] = lm.outside[size_t(o)] ? crop.extrapolation : row[o];
             continue;
           }
           for (int64_t o = 0; o < len; ++o) {
@@ -107,130 +98,10 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
             if (lastBlends)
               for (size_t c = 0; c < combos; ++c)
                 acc += wgt[c] * lm.w1[o] * src[off[c] + lm.i1[o] * st[last]];
-            row[o] = acc;
+            row[o] = crop.any(lm.outside, o) ? crop.extrapolation : acc;
           }
         }
       });
-}
-
-/// Cubic taps of one output index along one dim: source indices (edge
-/// clamped) and weights of floor(c) - 1 .. floor(c) + 2.
-struct CubicMap {
-  std::vector<int64_t> idx; // 4 per output index
-  std::vector<float> wt;
-  bool blends = false; // some weight vector is not (0, 1, 0, 0)
-};
-
-/// Keys' cubic convolution weights with coefficient `a`, in the ONNX
-/// reference's expressions (|x| <= 1 near, 1 < |x| < 2 far). With
-/// exclude_outside, taps past the input get 0 and the rest renormalise.
-void cubicTaps(float c, int64_t len, float a, bool excludeOutside, int64_t *idx,
-               float *wt) {
-  const float f = std::floor(c), t = c - f;
-  auto nearW = [a](float x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto farW = [a](float x) {
-    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-  };
-  float w[4] = {farW(t + 1), nearW(t), nearW(1 - t), farW(2 - t)};
-  float sum = 0;
-  for (int k = 0; k < 4; ++k) {
-    const int64_t j = int64_t(f) - 1 + k;
-    if (excludeOutside && (j < 0 || j >= len))
-      w[k] = 0;
-    sum += w[k];
-    idx[k] = std::clamp<int64_t>(j, 0, len - 1);
-  }
-  for (int k = 0; k < 4; ++k)
-    wt[k] = excludeOutside && sum != 0 ? w[k] / sum : w[k];
-}
-
-/// Cubic resize rows: like resizeRows with 4 taps per blended dim (4^n
-/// corner combinations of the blended outer dims per row); dims whose
-/// weights are all (0, 1, 0, 0) read their second tap only.
-void resizeCubicRows(KernelContext &ctx, const std::vector<CubicMap> &maps,
-                     const shape::Shape &in, const shape::Shape &out) {
-  const size_t rank = in.size(), last = rank - 1;
-  std::vector<size_t> blended;
-  for (size_t d = 0; d < last; ++d)
-    if (maps[d].blends)
-      blended.push_back(d);
-  const std::vector<int64_t> st = stridesOf(in);
-  const float *src = ctx.input(0).as<float>();
-  float *dst = ctx.output(0).as<float>();
-  const int64_t len = out[last], rows = shape::numElements(out) / len;
-  const CubicMap &lm = maps[last];
-  const size_t combos = size_t(1) << (2 * blended.size());
-  ctx.parallelFor(
-      rows, std::max<int64_t>(1, 4096 / len), [&](int64_t r0, int64_t r1) {
-        std::vector<int64_t> off(combos), idx(rank, 0);
-        std::vector<float> wgt(combos);
-        for (int64_t r = r0; r < r1; ++r) {
-          int64_t base = 0, rem = r;
-          for (size_t d = last; d-- > 0;) {
-            idx[d] = rem % out[d], rem /= out[d];
-            if (!maps[d].blends)
-              base += maps[d].idx[idx[d] * 4 + 1] * st[d];
-          }
-          for (size_t c = 0; c < combos; ++c) {
-            off[c] = base, wgt[c] = 1.0f;
-            for (size_t b = 0; b < blended.size(); ++b) {
-              const CubicMap &m = maps[blended[b]];
-              const int64_t at =
-                  idx[blended[b]] * 4 + int64_t(c >> (2 * b) & 3);
-              off[c] += m.idx[at] * st[blended[b]];
-              wgt[c] *= m.wt[at];
-            }
-          }
-          float *row = dst + r * len;
-          for (int64_t o = 0; o < len; ++o) {
-            float acc = 0.0f;
-            for (size_t c = 0; c < combos; ++c) {
-              const float *p = src + off[c];
-              float v = p[lm.idx[o * 4 + 1] * st[last]];
-              if (lm.blends) {
-                v = 0.0f;
-                for (int k = 0; k < 4; ++k)
-                  v += lm.wt[o * 4 + k] * p[lm.idx[o * 4 + k] * st[last]];
-              }
-              acc += wgt[c] * v;
-            }
-            row[o] = acc;
-          }
-        }
-      });
-}
-
-/// Builds the cubic tap maps of every dim and runs the rows.
-Status resizeCubic(KernelContext &ctx, const std::vector<double> &scales,
-                   const std::vector<float> &scale, const shape::Shape &out,
-                   const std::string &ctm) {
-  const KernelInput &x = ctx.input(0);
-  double a;
-  int64_t exclude;
-  if (Status s = ctx.attrFloat("cubic_coeff_a", &a, -0.75); !s)
-    return s;
-  if (Status s = ctx.attrInt("exclude_outside", &exclude, 0); !s)
-    return s;
-  const size_t rank = x.shape.size();
-  std::vector<CubicMap> maps(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    CubicMap &m = maps[d];
-    const int64_t len = x.shape[d];
-    m.idx.resize(size_t(out[d] * 4));
-    m.wt.resize(m.idx.size());
-    for (int64_t o = 0; o < out[d]; ++o) {
-      float outLen = !scales.empty() ? float(len) * scale[d] : float(out[d]);
-      float c = sourceCoord(o, scale[d], len, outLen, out[d], ctm);
-      cubicTaps(c, len, float(a), exclude != 0, &m.idx[o * 4], &m.wt[o * 4]);
-      const float *w = &m.wt[o * 4];
-      m.blends |= w[0] != 0 || w[1] != 1 || w[2] != 0 || w[3] != 0;
-    }
-  }
-  if (rank == 0)
-    ctx.output(0).as<float>()[0] = x.as<float>()[0];
-  else
-    resizeCubicRows(ctx, maps, x.shape, out);
-  return Status::ok();
 }
 
 /// Scales (input 1) or sizes (input 2) read at run time, one entry per dim
@@ -293,8 +164,31 @@ Status runTimeTarget(KernelContext &ctx, std::vector<double> *scales,
   return Status::ok();
 }
 
+/// tf_crop_and_resize's roi (input 3: starts then ends, 2 per dim) and
+/// extrapolation value; nothing for the other modes.
+Status readCrop(KernelContext &ctx, const std::string &ctm, size_t rank,
+                Crop *crop) {
+  if (ctm != "tf_crop_and_resize")
+    return Status::ok();
+  if (!ctx.hasInput(3))
+    return ctx.error("tf_crop_and_resize needs a roi");
+  const KernelInput &roi = ctx.input(3);
+  if (Status s = ctx.expectInputDType(3, {DType::F32}); !s)
+    return s;
+  if (size_t(roi.numElements()) != 2 * rank)
+    return ctx.error("roi '" + roi.name + "' has " +
+                     std::to_string(roi.numElements()) + " entries; expected " +
+                     std::to_string(2 * rank) + " (start and end per dim)");
+  crop->roi.assign(roi.as<float>(), roi.as<float>() + 2 * rank);
+  double extrapolation;
+  if (Status s = ctx.attrFloat("extrapolation_value", &extrapolation, 0.0); !s)
+    return s;
+  crop->extrapolation = float(extrapolation);
+  return Status::ok();
+}
+
 Status resizeKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(1, 3, 1); !s)
+  if (Status s = ctx.expectArity(1, 4, 1); !s)
     return s;
   if (Status s = ctx.expectInputDType(0, {DType::F32}); !s)
     return s;
@@ -347,8 +241,11 @@ Status resizeKernel(KernelContext &ctx) {
     return Status::ok();
   if (shape::numElements(x.shape) == 0)
     return ctx.error("cannot resize an empty input to a non-empty output");
+  Crop crop;
+  if (Status s = readCrop(ctx, ctm, rank, &crop); !s)
+    return s;
   if (mode == "cubic")
-    return resizeCubic(ctx, scales, scale, out, ctm);
+    return resizeCubic(ctx, scales, scale, out, ctm, crop);
   const bool linear = mode == "linear";
   std::vector<AxisMap> maps(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -356,7 +253,10 @@ Status resizeKernel(KernelContext &ctx) {
     const int64_t len = x.shape[d];
     for (int64_t o = 0; o < out[d]; ++o) {
       float outLen = !scales.empty() ? float(len) * scale[d] : float(out[d]);
-      float c = sourceCoord(o, scale[d], len, outLen, out[d], ctm);
+      float c = sourceCoord(o, scale[d], len, outLen, out[d], ctm,
+                            roiStart(crop, d), roiEnd(crop, d, rank));
+      if (!crop.roi.empty())
+        m.outside.push_back(c < 0 || c > float(len - 1));
       if (!linear) {
         int64_t i = std::clamp<int64_t>(nearestIndex(c, nearest), 0, len - 1);
         m.i0.push_back(i), m.i1.push_back(i), m.w1.push_back(0.0f);
@@ -374,7 +274,7 @@ Status resizeKernel(KernelContext &ctx) {
   if (rank == 0)
     ctx.output(0).as<float>()[0] = x.as<float>()[0];
   else
-    resizeRows(ctx, maps, x.shape, out);
+    resizeRows(ctx, maps, x.shape, out, crop);
   return Status::ok();
 }
 

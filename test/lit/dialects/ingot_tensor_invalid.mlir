@@ -257,3 +257,19 @@ func.func @one_hot_no_depth(%i: tensor<3xi64>, %v: tensor<2xf32>) -> tensor<3x?x
   %o = ingot.one_hot %i, %v {axis = 1 : i64} : (tensor<3xi64>, tensor<2xf32>) -> tensor<3x?xf32>
   return %o : tensor<3x?xf32>
 }
+
+// -----
+
+func.func @resize_crop_without_roi(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x3x3xf32> {
+  // expected-error @+1 {{takes a roi exactly with tf_crop_and_resize}}
+  %y = ingot.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64: 1, 1, 3, 3>} : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x3x3xf32>
+}
+
+// -----
+
+func.func @resize_roi_length(%x: tensor<1x1x4x4xf32>, %r: tensor<4xf32>) -> tensor<1x1x3x3xf32> {
+  // expected-error @+1 {{roi must be f32 with 2 entries per dim}}
+  %y = ingot.resize %x roi %r : tensor<4xf32> {coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64: 1, 1, 3, 3>} : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x3x3xf32>
+}

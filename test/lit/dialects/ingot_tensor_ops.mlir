@@ -267,6 +267,16 @@ func.func @one_hot_run_time_depth(%i: tensor<3xi64>, %v: tensor<2xf32>, %d: tens
 
 // -----
 
+// tf_crop_and_resize reads its roi (starts then ends per dim) at run time.
+// CHECK-LABEL: func.func @resize_crop
+// CHECK: ingot.resize %{{.*}} roi %{{.*}} : tensor<8xf32> {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 2.500000e+00 : f64
+func.func @resize_crop(%x: tensor<1x1x4x4xf32>, %r: tensor<8xf32>) -> tensor<1x1x3x3xf32> {
+  %y = ingot.resize %x roi %r : tensor<8xf32> {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 2.5 : f64, mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64: 1, 1, 3, 3>} : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>
+  return %y : tensor<1x1x3x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gru
 // CHECK: ingot.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %{{.*}} {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
 func.func @gru(%x: tensor<?x2x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<2x12x4xf32>, %b: tensor<2x24xf32>, %h: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
