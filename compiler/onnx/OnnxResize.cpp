@@ -118,6 +118,7 @@ struct ResizeAttrs {
   std::string mode, ctm, nearest, policy;
   float cubicA = -0.75f;
   int64_t excludeOutside = 0;
+  bool antialias = false;
   std::vector<int64_t> axes; // normalised; every dim when not given
 };
 
@@ -146,8 +147,12 @@ LogicalResult readResizeAttrs(NodeContext &n, int64_t rank, ResizeAttrs &r) {
       r.nearest != "floor" && r.nearest != "ceil")
     return n.fail("nearest_mode '" + r.nearest + "'",
                   "round_prefer_floor, round_prefer_ceil, floor, ceil");
-  if (antialias != 0)
-    return n.fail("antialias " + std::to_string(antialias), "antialias 0");
+  if (antialias != 0 && antialias != 1)
+    return n.fail("antialias " + std::to_string(antialias), "antialias 0 or 1");
+  if (antialias && (r.mode == "nearest" || ctm == "tf_crop_and_resize"))
+    return n.fail("antialias with mode '" + r.mode + "' and " + ctm,
+                  "antialias with linear or cubic, not tf_crop_and_resize");
+  r.antialias = antialias != 0;
   if (r.policy != "stretch" && r.policy != "not_larger" &&
       r.policy != "not_smaller")
     return n.fail("keep_aspect_ratio_policy '" + r.policy + "'",
@@ -303,7 +308,8 @@ LogicalResult convertResize(NodeContext &n) {
       sizesOperand && r.policy != "stretch" ? b.getStringAttr(r.policy)
                                             : StringAttr(),
       crop && extrapolation != 0.0f ? b.getF64FloatAttr(extrapolation)
-                                    : FloatAttr());
+                                    : FloatAttr(),
+      r.antialias ? b.getI64IntegerAttr(1) : IntegerAttr());
   if (succeeded(y) && eightBit)
     y = n.build<graph::CastOp>(n.i32(), *y);
   return n.setOutput(0, y);
@@ -346,7 +352,7 @@ LogicalResult convertUpsample(NodeContext &n) {
              b.getDenseF64ArrayAttr(*scales), b.getDenseI64ArrayAttr({}),
              b.getStringAttr(mode), b.getStringAttr("asymmetric"),
              b.getStringAttr("floor"), FloatAttr(), IntegerAttr(),
-             DenseI64ArrayAttr(), StringAttr(), FloatAttr()));
+             DenseI64ArrayAttr(), StringAttr(), FloatAttr(), IntegerAttr()));
 }
 
 } // namespace ingot::compiler::onnximport

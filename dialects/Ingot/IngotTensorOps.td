@@ -277,7 +277,9 @@ def Ingot_ResizeOp : Ingot_TensorOp<"resize", [AttrSizedOperandSegments]> {
     L_in to start·(L_in − 1) + o·(end − start)·(L_in − 1)/(L − 1), start
     and end from `roi_input` (f32, starts of every dim then ends); an
     output whose coordinate falls outside [0, L_in − 1] along any dim is
-    `extrapolation_value` (default 0).
+    `extrapolation_value` (default 0). `antialias = 1` (linear or cubic)
+    widens the filter by 1 / scale when downsampling, weights normalised,
+    one 1-D pass per resized dim.
 
     ```mlir
     %y = ingot.resize %x {coordinate_transformation_mode = "asymmetric", mode = "nearest", nearest_mode = "floor", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
@@ -295,7 +297,8 @@ def Ingot_ResizeOp : Ingot_TensorOp<"resize", [AttrSizedOperandSegments]> {
                    OptionalAttr<I64Attr>:$exclude_outside,
                    OptionalAttr<DenseI64ArrayAttr>:$axes,
                    OptionalAttr<StrAttr>:$keep_aspect_ratio_policy,
-                   OptionalAttr<F64Attr>:$extrapolation_value);
+                   OptionalAttr<F64Attr>:$extrapolation_value,
+                   OptionalAttr<I64Attr>:$antialias);
   let assemblyFormat = [{
     $input (`scales` $scales_input^ `:` type($scales_input))?
     (`sizes` $sizes_input^ `:` type($sizes_input))?

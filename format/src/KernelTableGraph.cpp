@@ -271,7 +271,7 @@ void addResizeSpecs(std::vector<KernelSpec> &table) {
         {in("y", kF32)},
         {"scales", "sizes", "mode", "coordinate_transformation_mode",
          "nearest_mode", "cubic_coeff_a", "exclude_outside", "axes",
-         "keep_aspect_ratio_policy", "extrapolation_value"}}});
+         "keep_aspect_ratio_policy", "extrapolation_value", "antialias"}}});
 }
 
 /// TensorSliceKernels (runtime/src/cpu/TensorSliceKernels.cpp).

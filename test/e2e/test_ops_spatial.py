@@ -14,8 +14,8 @@ from onnx import helper
 
 from ingot_testlib import (Model, assert_close, compile_model, make_model,
                            node, run_model, save_model)
-from ops_case_lib import (BOOL, F32, I32, I64, f32, i64, idx_gen, one,
-                          results_fixture, signed, sym2)
+from ops_case_lib import (BOOL, F32, I32, I64, compile_error, f32, i64,
+                          idx_gen, one, results_fixture, signed, sym2)
 
 CASES, KEYS = [], {}
 # Data-dependent sizes (NonZero's count, a Slice or TopK whose parameters are
@@ -287,6 +287,26 @@ case(one("resize_crop_axes", "Resize",
          [("x", F32, [2, 3, 6, 4]), ("r", f32(0.25, 0.1, 0.75, 1.1)), "",
           ("z", i64(5, 3))], opset=18, mode="linear", axes=[3, 2],
          coordinate_transformation_mode="tf_crop_and_resize"))
+# antialias (18+): downsampling widens the filter by 1 / scale, weights
+# normalised; upsampling keeps the plain filter. Linear and cubic, by
+# scales and by sizes, exclude_outside, a 3-D input.
+for key, mode, xs, scales, sizes_in, extra in [
+        ("linear_scales", "linear", [1, 2, 9, 11], [1, 1, 0.45, 0.6], None,
+         {}),
+        ("linear_sizes_up_down", "linear", [1, 1, 7, 5], None, [1, 1, 3, 8],
+         {"coordinate_transformation_mode": "align_corners"}),
+        ("cubic_scales", "cubic", [1, 2, 12, 10], [1, 1, 0.25, 0.75], None,
+         {}),
+        ("cubic_sizes_exclude", "cubic", [1, 1, 10, 9], None, [1, 1, 4, 3],
+         {"exclude_outside": 1, "cubic_coeff_a": -0.5}),
+        ("linear_3d", "linear", [2, 13, 6], [1, 0.35, 1], None, {})]:
+    args = [("x", F32, xs), ""]
+    if scales is not None:
+        args.append(("s", np.array(scales, F32)))
+    else:
+        args += ["", ("z", i64(*sizes_in))]
+    case(one(f"resize_antialias_{key}", "Resize", args, opset=18, mode=mode,
+             antialias=1, gen={"x": signed}, **extra))
 # Scales from a Constant node.
 case(Model("resize_constant_scales", [
     node("Constant", [], ["s"], value=helper.make_tensor(
@@ -379,3 +399,17 @@ def test_one_hot_run_time_depth_below_1_fails_the_run(tmp_path):
     proc = run_model(artifact, feed, tmp_path, check=False)
     assert proc.returncode == 1 and "depth 0 is not positive" in proc.stderr, \
         proc.stderr
+
+
+def test_resize_antialias_with_nearest_is_refused(tmp_path):
+    """onnx's reference refuses antialias on nearest; so does ingot, naming
+    the node and what it supports."""
+    model = one("bad", "Resize", [("x", F32, [1, 1, 4, 4]), "",
+                                  ("s", f32(1, 1, 0.5, 0.5))],
+                opset=18, mode="nearest", antialias=1)
+    err = compile_error(tmp_path, make_model(model.nodes, model.inputs,
+                                             [("y", F32, [1, 1, 2, 2])],
+                                             model.inits, opset=18,
+                                             check=False))
+    assert "antialias with mode 'nearest'" in err and "linear or cubic" in err, \
+        err

@@ -244,6 +244,15 @@ Status resizeKernel(KernelContext &ctx) {
   Crop crop;
   if (Status s = readCrop(ctx, ctm, rank, &crop); !s)
     return s;
+  int64_t antialias;
+  if (Status s = ctx.attrInt("antialias", &antialias, 0); !s)
+    return s;
+  if (antialias != 0) {
+    if (mode == "nearest" || !crop.roi.empty())
+      return ctx.error("antialias with mode '" + mode + "' and " + ctm +
+                       " is not supported");
+    return resizeAntialias(ctx, scales, scale, out, ctm, mode == "cubic");
+  }
   if (mode == "cubic")
     return resizeCubic(ctx, scales, scale, out, ctm, crop);
   const bool linear = mode == "linear";

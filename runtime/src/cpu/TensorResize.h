@@ -60,4 +60,10 @@ Status resizeCubic(KernelContext &ctx, const std::vector<double> &scales,
                    const std::vector<float> &scale, const shape::Shape &out,
                    const std::string &ctm, const Crop &crop);
 
+/// Linear or cubic resize with antialias = 1, one 1-D pass per resized dim
+/// (TensorResizeAntialias.cpp).
+Status resizeAntialias(KernelContext &ctx, const std::vector<double> &scales,
+                       const std::vector<float> &scale, const shape::Shape &out,
+                       const std::string &ctm, bool cubic);
+
 } // namespace ingot::cpu
