@@ -55,6 +55,19 @@ inline float roiEnd(const Crop &crop, size_t d, size_t rank) {
   return crop.roi.empty() ? 1.0f : crop.roi[d + rank];
 }
 
+/// Keys' coefficient (cubic_coeff_a, default -0.75) and exclude_outside.
+inline Status cubicAttrs(const KernelContext &ctx, float *a,
+                         bool *excludeOutside) {
+  double coeff;
+  int64_t exclude;
+  if (Status s = ctx.attrFloat("cubic_coeff_a", &coeff, -0.75); !s)
+    return s;
+  if (Status s = ctx.attrInt("exclude_outside", &exclude, 0); !s)
+    return s;
+  *a = float(coeff), *excludeOutside = exclude != 0;
+  return Status::ok();
+}
+
 /// Cubic resize of input 0 into `out` (TensorResizeCubic.cpp).
 Status resizeCubic(KernelContext &ctx, const std::vector<double> &scales,
                    const std::vector<float> &scale, const shape::Shape &out,

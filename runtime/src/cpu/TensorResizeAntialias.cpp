@@ -90,11 +90,9 @@ Status resizeAntialias(KernelContext &ctx, const std::vector<double> &scales,
                        const std::vector<float> &scale, const shape::Shape &out,
                        const std::string &ctm, bool cubic) {
   const KernelInput &x = ctx.input(0);
-  double a;
-  int64_t exclude;
-  if (Status s = ctx.attrFloat("cubic_coeff_a", &a, -0.75); !s)
-    return s;
-  if (Status s = ctx.attrInt("exclude_outside", &exclude, 0); !s)
+  float a;
+  bool exclude;
+  if (Status s = cubicAttrs(ctx, &a, &exclude); !s)
     return s;
   shape::Shape cur = x.shape;
   std::vector<float> data(x.as<float>(), x.as<float>() + x.numElements()), next;
@@ -107,7 +105,7 @@ Status resizeAntialias(KernelContext &ctx, const std::vector<double> &scales,
       const float outLen =
           !scales.empty() ? float(len) * scale[d] : float(out[d]);
       taps.push_back(tapsOf(sourceCoord(o, scale[d], len, outLen, out[d], ctm),
-                            len, scale[d], cubic, float(a), exclude != 0));
+                            len, scale[d], cubic, a, exclude));
     }
     resizeAlong(ctx, data, cur, d, taps, next);
     data.swap(next);

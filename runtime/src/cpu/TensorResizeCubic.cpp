@@ -115,11 +115,9 @@ Status resizeCubic(KernelContext &ctx, const std::vector<double> &scales,
                    const std::vector<float> &scale, const shape::Shape &out,
                    const std::string &ctm, const Crop &crop) {
   const KernelInput &x = ctx.input(0);
-  double a;
-  int64_t exclude;
-  if (Status s = ctx.attrFloat("cubic_coeff_a", &a, -0.75); !s)
-    return s;
-  if (Status s = ctx.attrInt("exclude_outside", &exclude, 0); !s)
+  float a;
+  bool exclude;
+  if (Status s = cubicAttrs(ctx, &a, &exclude); !s)
     return s;
   const size_t rank = x.shape.size();
   std::vector<CubicMap> maps(rank);
@@ -134,7 +132,7 @@ Status resizeCubic(KernelContext &ctx, const std::vector<double> &scales,
                             roiStart(crop, d), roiEnd(crop, d, rank));
       if (!crop.roi.empty())
         m.outside.push_back(c < 0 || c > float(len - 1));
-      cubicTaps(c, len, float(a), exclude != 0, &m.idx[o * 4], &m.wt[o * 4]);
+      cubicTaps(c, len, a, exclude, &m.idx[o * 4], &m.wt[o * 4]);
       const float *w = &m.wt[o * 4];
       m.blends |= w[0] != 0 || w[1] != 1 || w[2] != 0 || w[3] != 0;
     }
