@@ -1,11 +1,12 @@
 //===- OnnxRecurrent.cpp - LSTM and GRU -----------------------------------===//
 //
-// LSTM and GRU with layout 0 and the default activations (sigmoid, tanh,
-// tanh for LSTM; sigmoid, tanh for GRU), forward, reverse or bidirectional,
-// with optional bias and initial state (GRU: either linear_before_reset).
+// LSTM and GRU with the default activations (sigmoid, tanh, tanh for
+// LSTM; sigmoid, tanh for GRU), forward, reverse or bidirectional, with
+// optional bias and initial state (GRU: either linear_before_reset).
 // Each used output (Y, Y_h, Y_c) becomes one ingot.lstm / ingot.gru
-// selecting it. Refused, naming what is supported: sequence_lens,
-// peepholes, clip, input_forget, other activations and layout 1.
+// selecting it; layout 1 (batch first) transposes X and the initial
+// states in and the outputs out. Refused, naming what is supported:
+// sequence_lens, peepholes, clip, input_forget and other activations.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxTensorOps.h"
@@ -27,8 +28,9 @@ LogicalResult refuseUnsupported(NodeContext &n,
     return n.fail("clip", "no cell clipping");
   if (n.opType() == "LSTM" && n.attrInt("input_forget", 0) != 0)
     return n.fail("input_forget = 1", "input_forget = 0");
-  if (n.opset() >= 14 && n.attrInt("layout", 0) != 0)
-    return n.fail("layout = 1 (batch first)", "layout = 0");
+  if (int64_t layout = n.opset() >= 14 ? n.attrInt("layout", 0) : 0;
+      layout != 0 && layout != 1)
+    return n.fail("layout = " + std::to_string(layout), "layout 0 or 1");
   if (const auto *a = n.attr("activations", onnx::AttributeProto::STRINGS)) {
     for (int i = 0; i < a->strings_size(); ++i) {
       const char *want = activations[size_t(i) % activations.size()];
@@ -60,6 +62,43 @@ LogicalResult recurrentAttrs(NodeContext &n, Value r, std::string &direction,
   return success();
 }
 
+/// Layout 1 (opset 14+): X [batch, seq, input] and the initial states
+/// [batch, dirs, hidden]; the ops take them sequence (or direction) first.
+bool batchFirst(NodeContext &n) {
+  return n.opset() >= 14 && n.attrInt("layout", 0) == 1;
+}
+
+/// `v` transposed by `perm` (null stays null).
+FailureOr<Value> transposed(NodeContext &n, Value v, ArrayRef<int64_t> perm) {
+  if (!v)
+    return v;
+  return n.build<graph::TransposeOp>(elementTypeOf(v), v,
+                                     n.builder().getDenseI64ArrayAttr(perm));
+}
+
+/// Swaps dims 0 and 1 of X and of the initial states for layout 1.
+LogicalResult toSequenceFirst(NodeContext &n, ArrayRef<Value *> values) {
+  if (!batchFirst(n))
+    return success();
+  for (Value *v : values) {
+    FailureOr<Value> t = transposed(n, *v, {1, 0, 2});
+    if (failed(t))
+      return failure();
+    *v = *t;
+  }
+  return success();
+}
+
+/// Output `select` of the op in the node's layout: Y [seq, dirs, batch,
+/// hidden] becomes [batch, seq, dirs, hidden] and Y_h / Y_c [dirs, batch,
+/// hidden] become [batch, dirs, hidden] for layout 1.
+FailureOr<Value> inLayout(NodeContext &n, FailureOr<Value> y, int select) {
+  if (failed(y) || !batchFirst(n))
+    return y;
+  return select == 0 ? transposed(n, *y, {2, 0, 1, 3})
+                     : transposed(n, *y, {1, 0, 2});
+}
+
 } // namespace
 
 LogicalResult convertLstm(NodeContext &n) {
@@ -71,17 +110,21 @@ LogicalResult convertLstm(NodeContext &n) {
       failed(n.optionalInput(6, c0)) ||
       failed(n.requireType(x, "X", {n.f32()})) ||
       failed(refuseUnsupported(n, {"Sigmoid", "Tanh", "Tanh"})) ||
-      failed(recurrentAttrs(n, r, direction, hidden)))
+      failed(recurrentAttrs(n, r, direction, hidden)) ||
+      failed(toSequenceFirst(n, {&x, &h0, &c0})))
     return failure();
   OpBuilder &builder = n.builder();
   for (int select = 0; select < 3; ++select) {
     if (select >= n.node.output_size() || n.node.output(select).empty())
       continue;
     if (failed(n.setOutput(
-            select, n.build<graph::LstmOp>(n.f32(), x, w, r, b, h0, c0,
-                                           builder.getI64IntegerAttr(hidden),
-                                           builder.getStringAttr(direction),
-                                           builder.getI64IntegerAttr(select)))))
+            select,
+            inLayout(n,
+                     n.build<graph::LstmOp>(n.f32(), x, w, r, b, h0, c0,
+                                            builder.getI64IntegerAttr(hidden),
+                                            builder.getStringAttr(direction),
+                                            builder.getI64IntegerAttr(select)),
+                     select))))
       return failure();
   }
   return success();
@@ -95,7 +138,8 @@ LogicalResult convertGru(NodeContext &n) {
       failed(n.optionalInput(3, b)) || failed(n.optionalInput(5, h0)) ||
       failed(n.requireType(x, "X", {n.f32()})) ||
       failed(refuseUnsupported(n, {"Sigmoid", "Tanh"})) ||
-      failed(recurrentAttrs(n, r, direction, hidden)))
+      failed(recurrentAttrs(n, r, direction, hidden)) ||
+      failed(toSequenceFirst(n, {&x, &h0})))
     return failure();
   int64_t linearBeforeReset = n.attrInt("linear_before_reset", 0);
   if (n.ctx.hasError())
@@ -106,11 +150,14 @@ LogicalResult convertGru(NodeContext &n) {
       continue;
     if (failed(n.setOutput(
             select,
-            n.build<graph::GruOp>(
-                n.f32(), x, w, r, b, h0, builder.getI64IntegerAttr(hidden),
-                builder.getStringAttr(direction),
-                builder.getI64IntegerAttr(linearBeforeReset != 0),
-                builder.getI64IntegerAttr(select)))))
+            inLayout(n,
+                     n.build<graph::GruOp>(
+                         n.f32(), x, w, r, b, h0,
+                         builder.getI64IntegerAttr(hidden),
+                         builder.getStringAttr(direction),
+                         builder.getI64IntegerAttr(linearBeforeReset != 0),
+                         builder.getI64IntegerAttr(select)),
+                     select))))
       return failure();
   }
   return success();

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from ingot_testlib import (Model, assert_clean_failure, assert_close,
-                           compile_model, make_model, node, save_model)
+                           compile_model, make_model, node, ort_run,
+                           run_model, save_model)
 from ops_case_lib import F32, results_fixture, sym2
 
 _rng = np.random.default_rng(2024)
@@ -98,7 +99,7 @@ def test_recurrent(model, results):
 @pytest.mark.parametrize("inputs,attrs,message", [
     (["x", "w", "r", "", "lens"], {}, "sequence_lens"),
     (["x", "w", "r"], {"clip": 1.0}, "clip"),
-    (["x", "w", "r"], {"layout": 1}, "layout = 1"),
+    (["x", "w", "r"], {"layout": 2}, "layout = 2"),
     (["x", "w", "r"], {"activations": ["Sigmoid", "Relu", "Tanh"]},
      "activation 'Relu'"),
 ], ids=["sequence_lens", "clip", "layout", "activations"])
@@ -116,7 +117,7 @@ def test_unsupported_lstm_is_refused(inputs, attrs, message, tmp_path):
 
 
 @pytest.mark.parametrize("attrs,message", [
-    ({"layout": 1}, "layout = 1"),
+    ({"layout": 2}, "layout = 2"),
     ({"activations": ["Sigmoid", "Relu"]}, "activation 'Relu'"),
     ({"clip": 2.0}, "clip"),
 ], ids=["layout", "activations", "clip"])
@@ -129,3 +130,37 @@ def test_unsupported_gru_is_refused(attrs, message, tmp_path):
                          tmp_path / "m.ingot", check=False)
     assert_clean_failure(proc)
     assert message in proc.stderr and "GRU" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("op", ["LSTM", "GRU"])
+def test_batch_first_layout(op, tmp_path):
+    """layout = 1 (opset 14): X [batch, seq, input], states [batch, dirs,
+    hidden], Y [batch, seq, dirs, hidden], Y_h / Y_c [batch, dirs, hidden].
+    onnxruntime refuses layout 1, so the reference is onnxruntime on the
+    same weights in layout 0, with the inputs and outputs transposed in
+    numpy."""
+    gates, outputs = (4, ["y", "yh", "yc"]) if op == "LSTM" else \
+        (3, ["y", "yh"])
+    states = ["h0", "c0"] if op == "LSTM" else ["h0"]
+    inits = {"w": w(2, gates * H, I), "r": w(2, gates * H, H),
+             "b": w(2, 2 * gates * H)}
+
+    def model(layout, x_shape, s_shape):
+        return make_model(
+            [node(op, ["x", "w", "r", "b", ""] + states, outputs,
+                  hidden_size=H, direction="bidirectional", layout=layout)],
+            [("x", F32, x_shape)] + [(n_, F32, s_shape) for n_ in states],
+            outputs, inits, 14)
+
+    rng = np.random.default_rng(77)
+    feed = {"x": signed(rng, (2, 5, I))}
+    feed.update({n_: signed(rng, (2, 2, H)) for n_ in states})
+    artifact = tmp_path / "m.ingot"
+    compile_model(save_model(model(1, [2, 5, I], [2, 2, H]),
+                             tmp_path / "m.onnx"), artifact)
+    got = run_model(artifact, feed, tmp_path)
+    seq_first = {k: v.transpose(1, 0, 2) for k, v in feed.items()}
+    want = ort_run(model(0, [5, 2, I], [2, 2, H]), seq_first)
+    assert_close(got["y"], want["y"].transpose(2, 0, 1, 3), what="Y")
+    for name in outputs[1:]:
+        assert_close(got[name], want[name].transpose(1, 0, 2), what=name)
