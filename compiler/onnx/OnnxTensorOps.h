@@ -11,6 +11,8 @@
 namespace ingot::compiler::onnximport {
 
 int64_t rankOf(mlir::Value v);
+/// Pad (OnnxPad.cpp).
+mlir::LogicalResult convertPad(NodeContext &n);
 /// String attribute `name`, or `dflt` when absent.
 std::string attrStr(NodeContext &n, const char *name, const char *dflt);
 /// Fails unless x is an f32 [N, C, d1 (, d2 (, d3))] tensor.

@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/onnx/OnnxWeights.h"
+#include "compiler/onnx/OnnxExternalData.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -20,23 +20,10 @@
 namespace ingot::compiler::onnximport {
 namespace {
 
-namespace fs = std::filesystem;
 using onnx::TensorProto;
 
 /// Chunk size for streaming external files and converting typed fields.
 constexpr size_t kChunkBytes = size_t(4) << 20;
-
-/// Where an external tensor lives, from its external_data entries.
-struct ExternalRange {
-  std::string location;
-  fs::path path;
-  uint64_t offset = 0;
-  uint64_t length = 0;
-};
-
-std::string prefix(const std::string &file, const std::string &name) {
-  return file + ": tensor '" + name + "': ";
-}
 
 /// ONNX dtypes newer than Debian's onnx-ml.pb.h (numbers fixed by the
 /// spec): float8 (17-20) is one byte per value; uint4, int4, float4e2m1
@@ -75,81 +62,6 @@ ByteSink unpackingSink(int64_t per, int64_t count, const ByteSink &sink) {
     if (!out.empty())
       sink(out.data(), out.size());
   };
-}
-
-bool parseUnsigned(const std::string &text, uint64_t &out) {
-  if (text.empty() || text.size() > 20)
-    return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    uint64_t next = v * 10 + uint64_t(c - '0');
-    if (next / 10 != v)
-      return false;
-    v = next;
-  }
-  out = v;
-  return true;
-}
-
-/// Resolves and validates the external data range of `tensor`: the file
-/// must exist under the model's directory and hold [offset, offset+length).
-Status resolveExternal(const TensorProto &tensor, const std::string &name,
-                       const std::string &modelDir, const std::string &file,
-                       uint64_t expectedBytes, ExternalRange &range) {
-  bool hasLength = false;
-  for (const auto &entry : tensor.external_data()) {
-    const std::string &key = entry.key();
-    if (key == "location") {
-      range.location = entry.value();
-    } else if (key == "offset" || key == "length") {
-      uint64_t v;
-      if (!parseUnsigned(entry.value(), v))
-        return Status::error(prefix(file, name) + "invalid external data " +
-                             key + " '" + entry.value() + "'");
-      (key == "offset" ? range.offset : range.length) = v;
-      hasLength |= key == "length";
-    }
-    // "checksum" and unknown keys carry nothing we need.
-  }
-  if (range.location.empty())
-    return Status::error(prefix(file, name) +
-                         "external data has no 'location' entry");
-  fs::path rel(range.location);
-  // Like the ONNX checker, keep external files inside the model directory.
-  if (rel.is_absolute() ||
-      std::any_of(rel.begin(), rel.end(),
-                  [](const fs::path &part) { return part == ".."; }))
-    return Status::error(prefix(file, name) + "external data location '" +
-                         range.location +
-                         "' must be a relative path inside the model's "
-                         "directory");
-  range.path = fs::path(modelDir) / rel;
-  if (!hasLength)
-    range.length = expectedBytes;
-  if (range.length != expectedBytes)
-    return Status::error(prefix(file, name) + "external data length " +
-                         std::to_string(range.length) + " in '" +
-                         range.location + "' does not match the " +
-                         std::to_string(expectedBytes) +
-                         " bytes its dtype and shape need");
-  std::error_code ec;
-  if (!fs::is_regular_file(range.path, ec))
-    return Status::error(prefix(file, name) + "external data file '" +
-                         range.location + "' not found (looked for " +
-                         range.path.string() + ")");
-  uint64_t size = fs::file_size(range.path, ec);
-  if (ec)
-    return Status::error(prefix(file, name) + "cannot stat external data " +
-                         "file '" + range.path.string() + "': " + ec.message());
-  if (range.offset > size || range.length > size - range.offset)
-    return Status::error(prefix(file, name) + "external data range [" +
-                         std::to_string(range.offset) + ", " +
-                         std::to_string(range.offset + range.length) +
-                         ") exceeds the " + std::to_string(size) +
-                         " bytes of '" + range.path.string() + "'");
-  return Status::ok();
 }
 
 /// Emits a typed repeated field converted to `Out` elements, in chunks.
@@ -198,12 +110,12 @@ Status expectedBytesOf(const TensorProto &tensor, const std::string &name,
                        const std::string &file, uint64_t &bytes) {
   std::optional<int64_t> elemSize = storedElementSize(tensor.data_type());
   if (!elemSize)
-    return Status::error(prefix(file, name) + "dtype " +
+    return Status::error(tensorPrefix(file, name) + "dtype " +
                          dtypeName(tensor.data_type()) +
                          " is not supported — supported: " + kSupportedDtypes);
   std::optional<int64_t> count = elementCount(tensor);
   if (!count || *count > std::numeric_limits<int64_t>::max() / *elemSize)
-    return Status::error(prefix(file, name) + "invalid dims");
+    return Status::error(tensorPrefix(file, name) + "invalid dims");
   bytes = sourceBytes(tensor.data_type(), uint64_t(*count), *elemSize);
   return Status::ok();
 }
@@ -273,7 +185,7 @@ Status checkTensorData(const TensorProto &tensor, const std::string &name,
   }
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != bytes)
-      return Status::error(prefix(file, name) + "raw_data holds " +
+      return Status::error(tensorPrefix(file, name) + "raw_data holds " +
                            std::to_string(tensor.raw_data().size()) +
                            " bytes, expected " + std::to_string(bytes));
     return Status::ok();
@@ -281,8 +193,9 @@ Status checkTensorData(const TensorProto &tensor, const std::string &name,
   int64_t have = typedCount(tensor),
           count = typedCountFor(tensor, *elementCount(tensor));
   if (have != count)
-    return Status::error(prefix(file, name) + "holds " + std::to_string(have) +
-                         " values, expected " + std::to_string(count));
+    return Status::error(tensorPrefix(file, name) + "holds " +
+                         std::to_string(have) + " values, expected " +
+                         std::to_string(count));
   return Status::ok();
 }
 
@@ -305,14 +218,14 @@ Status streamTensor(const TensorProto &tensor, const std::string &name,
       return s;
     std::ifstream in(range.path, std::ios::binary);
     if (!in || !in.seekg(std::streamoff(range.offset)))
-      return Status::error(prefix(file, name) + "cannot read external data " +
-                           "file '" + range.path.string() +
-                           "': " + std::strerror(errno));
+      return Status::error(tensorPrefix(file, name) +
+                           "cannot read external data " + "file '" +
+                           range.path.string() + "': " + std::strerror(errno));
     std::vector<char> chunk(std::min<uint64_t>(range.length, kChunkBytes));
     for (uint64_t left = range.length; left > 0;) {
       size_t n = size_t(std::min<uint64_t>(left, chunk.size()));
       if (!in.read(chunk.data(), std::streamsize(n)))
-        return Status::error(prefix(file, name) + "short read from '" +
+        return Status::error(tensorPrefix(file, name) + "short read from '" +
                              range.path.string() + "'");
       sink(chunk.data(), n);
       left -= n;
@@ -323,7 +236,7 @@ Status streamTensor(const TensorProto &tensor, const std::string &name,
   if (tensor.has_raw_data()) {
     const std::string &raw = tensor.raw_data();
     if (raw.size() != bytes)
-      return Status::error(prefix(file, name) + "raw_data holds " +
+      return Status::error(tensorPrefix(file, name) + "raw_data holds " +
                            std::to_string(raw.size()) + " bytes, expected " +
                            std::to_string(bytes));
     for (size_t at = 0; at < raw.size(); at += kChunkBytes)
@@ -333,8 +246,9 @@ Status streamTensor(const TensorProto &tensor, const std::string &name,
 
   int64_t have = typedCount(tensor);
   if (have != count)
-    return Status::error(prefix(file, name) + "holds " + std::to_string(have) +
-                         " values, expected " + std::to_string(count));
+    return Status::error(tensorPrefix(file, name) + "holds " +
+                         std::to_string(have) + " values, expected " +
+                         std::to_string(count));
   switch (tensor.data_type()) {
   case TensorProto::FLOAT:
     streamConverted<float>(tensor.float_data(), sink);
