@@ -347,6 +347,11 @@ mlir::LogicalResult squeezeRunTimeAxes(NodeContext &n, mlir::Value x,
                                        mlir::Value axes);
 mlir::LogicalResult unsqueezeRunTimeAxes(NodeContext &n, mlir::Value x,
                                          mlir::Value axes);
+/// i64 axes only known at run time with negative entries counted from the
+/// end of `rank` dims (out-of-range ones stay out of range for the reader
+/// to refuse).
+mlir::FailureOr<mlir::Value>
+normalizeRunTimeAxes(NodeContext &n, mlir::Value axes, int64_t rank);
 mlir::LogicalResult convertConcat(NodeContext &n);
 mlir::LogicalResult convertGather(NodeContext &n);
 mlir::LogicalResult convertGatherND(NodeContext &n);

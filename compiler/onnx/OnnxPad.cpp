@@ -27,16 +27,12 @@ LogicalResult padsOverRunTimeAxes(NodeContext &n, int64_t rank, Value axes,
       return failure();
     axes = *wide;
   }
-  Value r = scalarConstant(n, n.i64(), double(rank));
-  FailureOr<Value> neg = n.build<graph::CompareOp>(
-      n.i1(), axes, scalarConstant(n, n.i64(), 0.0), b.getStringAttr("less"));
-  FailureOr<Value> shifted = n.build<graph::AddOp>(n.i64(), axes, r);
-  if (failed(neg) || failed(shifted))
-    return failure();
-  FailureOr<Value> norm =
-      n.build<graph::WhereOp>(n.i64(), *neg, *shifted, axes);
+  FailureOr<Value> norm = normalizeRunTimeAxes(n, axes, rank);
   FailureOr<Value> ends =
-      failed(norm) ? norm : n.build<graph::AddOp>(n.i64(), *norm, r);
+      failed(norm)
+          ? norm
+          : n.build<graph::AddOp>(n.i64(), *norm,
+                                  scalarConstant(n, n.i64(), double(rank)));
   if (failed(ends))
     return failure();
   FailureOr<Value> index = n.build<graph::ConcatOp>(

@@ -69,8 +69,7 @@ struct ShapeVectors {
   /// How many of `axes` (normalised against `rank`) name each position
   /// 0 .. rank - 1: [rank] i64.
   Value axisHits(Value axes, int64_t rank) {
-    Value norm =
-        where(compare(axes, i64(0), "less"), add(axes, i64(rank)), axes);
+    Value norm = ok ? keep(normalizeRunTimeAxes(n, axes, rank)) : nullptr;
     Value grid = tensorI64Constant(n, iota(rank));
     Value hits = cast(compare(unsqueeze(norm, 1), unsqueeze(grid, 0), "equal"));
     OpBuilder &b = n.builder();
@@ -102,6 +101,16 @@ LogicalResult reshapeTo(NodeContext &n, Value x, Value shape) {
 }
 
 } // namespace
+
+FailureOr<Value> normalizeRunTimeAxes(NodeContext &n, Value axes,
+                                      int64_t rank) {
+  ShapeVectors s{n};
+  Value norm = s.where(s.compare(axes, s.i64(0), "less"),
+                       s.add(axes, s.i64(rank)), axes);
+  if (!s.ok)
+    return failure();
+  return norm;
+}
 
 /// Unsqueeze: position j of the result is a new 1 where an axis names it,
 /// else the next dim of x (a cumulative count of the old positions picks
