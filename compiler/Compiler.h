@@ -32,6 +32,10 @@ struct CompileOptions {
   // measured on, SmolLM2 bf16 decoded no faster packed and prefilled 17%
   // slower (see the ingot-pack-weights description).
   bool packWeights = false;
+  // --weights=external: the artifact holds no weight bytes, only where each
+  // weight comes from in the model's safetensors and how it is transformed;
+  // the runtime makes the bytes at load (--weights DIR).
+  bool externalWeights = false;
   // --quant none|int8|int4|fp8, --group-size (-1: the mode's default,
   // 0: per channel), --quant-scheme sym|asym, --quant-exclude GLOB,...
   std::string quant = "none";

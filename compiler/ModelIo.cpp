@@ -25,6 +25,13 @@ Status importModel(const CompileOptions &options, ModuleOp module,
   const bool isGguf = isGgufFile(options.modelPath) ||
                       llvm::sys::path::extension(options.modelPath) == ".gguf";
   model.isLlm = isGguf || llvm::sys::fs::is_directory(options.modelPath);
+  if (options.externalWeights &&
+      !llvm::sys::fs::is_directory(options.modelPath))
+    return Status::error(
+        options.modelPath + ": --weights=external keeps the weights of a " +
+        "Hugging Face directory's safetensors files outside the artifact; " +
+        "this " + (isGguf ? "GGUF" : "ONNX") + " file's weights must be " +
+        "embedded (drop --weights=external)");
   if (!model.isLlm) {
     OnnxImportOptions importOptions;
     importOptions.inputShapes = options.inputShapes;
@@ -76,6 +83,8 @@ Status writeModelArtifact(const CompileOptions &options, ModuleOp module,
     info.tokenizer = &model.hfInfo.tokenizer;
     info.generation = &model.hfInfo.generation;
   }
+  info.externalWeights = options.externalWeights;
+  info.modelPath = options.modelPath;
   return writeArtifact(module, *model.weights, info, options.outputPath);
 }
 

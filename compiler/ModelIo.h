@@ -10,8 +10,8 @@
 
 #include "compiler/Compiler.h"
 #include "compiler/Targets.h"
-#include "compiler/WeightSource.h"
 #include "compiler/hf/HfImporter.h"
+#include "ingot/WeightSource.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/PlanToManifest.h"
-#include "compiler/ParamProducer.h"
+#include "compiler/ExternalWeights.h"
 #include "dialects/Plan/PlanDialect.h"
 #include "ingot/KvLayout.h"
+#include "ingot/ParamProducer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -148,6 +149,7 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
   llvm::DenseMap<Value, uint32_t> bufferOf;
   llvm::StringMap<uint32_t> paramBuffer;
   std::vector<std::function<Status(const ByteSink &)>> producers;
+  ExternalWeightsBuilder external(weights, info.modelPath);
 
   auto addBuffer = [&](Value v, BufferKind kind) -> Buffer & {
     auto type = cast<MemRefType>(v.getType());
@@ -241,6 +243,12 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
         m.tensors[b.tensorIndex].dtype = *qd;
         m.tensors[b.tensorIndex].groupSize = spec.group;
       }
+      if (info.externalWeights) {
+        if (Status s = external.keepOutside(spec, m.tensors[b.tensorIndex]); !s)
+          return s;
+        producers.emplace_back(); // made at load, not written
+        continue;
+      }
       producers.push_back([&weights, spec](const ByteSink &sink) {
         return produceParam(weights, spec, sink);
       });
@@ -325,6 +333,7 @@ Status writeArtifact(ModuleOp module, WeightSource &weights,
                             kvRowBytes(m.llm.kvDtype, m.llm.headDim);
   }
   m.gpuTargets = info.gpuTargets;
+  m.externalWeights = external.finish();
   m.memory.overheadBytes = encodeManifest(m).size();
 
   ArtifactWriter writer(std::move(m));

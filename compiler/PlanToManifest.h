@@ -1,8 +1,8 @@
 //===- PlanToManifest.h - Serialise a planned module ------------*- C++ -*-===//
 #pragma once
 
-#include "compiler/WeightSource.h"
 #include "ingot/ArtifactWriter.h"
+#include "ingot/WeightSource.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -21,6 +21,10 @@ struct ArtifactInfo {
   const LlmConfig *llm = nullptr;
   const TokenizerData *tokenizer = nullptr;
   const GenerationDefaults *generation = nullptr;
+  /// --weights=external: record each weight's sources and transform
+  /// instead of writing its bytes (the weight source must locate() them).
+  bool externalWeights = false;
+  std::string modelPath; // for messages
 };
 
 /// Writes the artifact for a module holding one planned `func.func @main`

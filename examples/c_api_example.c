@@ -60,19 +60,24 @@ static void *submit_all(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s MODEL.ingot [MAX_NEW_TOKENS [KV_DTYPE]]\n",
+    fprintf(stderr,
+            "usage: %s MODEL.ingot [MAX_NEW_TOKENS [KV_DTYPE [WEIGHTS_DIR]]]\n",
             argv[0]);
     return 2;
   }
   int64_t max_new = argc > 2 ? atoll(argv[2]) : 8;
   ingot_artifact *artifact = NULL;
-  if (ingot_artifact_open(argv[1], &artifact) != INGOT_OK) {
+  /* WEIGHTS_DIR: the model directory of an artifact compiled with
+     --weights=external. */
+  const char *weights = argc > 4 ? argv[4] : NULL;
+  if (ingot_artifact_open_with_weights(argv[1], weights, &artifact) !=
+      INGOT_OK) {
     fprintf(stderr, "error: %s\n", ingot_last_error());
     return 1;
   }
   ingot_engine_options options;
   ingot_engine_options_init(&options);
-  if (argc > 3)
+  if (argc > 3 && argv[3][0])
     options.kv_cache_dtype = argv[3]; /* e.g. "int8" */
   ingot_engine *engine = NULL;
   if (ingot_engine_create(artifact, &options, &engine) != INGOT_OK) {

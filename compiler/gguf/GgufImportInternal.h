@@ -9,11 +9,11 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/WeightSource.h"
 #include "compiler/gguf/GgufFile.h"
 #include "compiler/gguf/GgufRepack.h"
 #include "compiler/hf/Safetensors.h"
 #include "ingot/Manifest.h"
+#include "ingot/WeightSource.h"
 
 #include "llvm/Support/JSON.h"
 

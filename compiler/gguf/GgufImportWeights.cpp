@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/gguf/GgufDequant.h"
 #include "compiler/gguf/GgufImportInternal.h"
-#include "compiler/hf/NonFiniteScan.h"
+#include "ingot/NonFiniteScan.h"
 #include "ingot/Quant.h"
 
 #include <algorithm>
@@ -148,7 +148,7 @@ public:
         !r.plusOne && (type == GgmlType::F32 || type == GgmlType::F16 ||
                        type == GgmlType::BF16);
     // Every value is scanned for NaN and infinity on its way to the sink.
-    hf::NonFiniteScan scan(stored ? *r.t->view.dtype : DType::F32);
+    NonFiniteScan scan(stored ? *r.t->view.dtype : DType::F32);
     Status s;
     if (stored) {
       s = rows(r, [&](const void *p, size_t n) {
@@ -165,9 +165,8 @@ public:
       });
     }
     if (s && scan.found())
-      return hf::nonFiniteError(file_->path(), r.t->info->name,
-                                elementOf(r, scan.firstIndex()),
-                                scan.firstIsNaN());
+      return nonFiniteError(file_->path(), r.t->info->name,
+                            elementOf(r, scan.firstIndex()), scan.firstIsNaN());
     return s;
   }
 
@@ -208,8 +207,8 @@ public:
       sink(kept, bytes);
     });
     if (s && bad)
-      return hf::nonFiniteError(file_->path(), r.t->info->name,
-                                elementOf(r, bad->value), bad->isNaN);
+      return nonFiniteError(file_->path(), r.t->info->name,
+                            elementOf(r, bad->value), bad->isNaN);
     return s;
   }
 

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/hf/Fp8Checkpoint.h"
-#include "compiler/hf/NonFiniteScan.h"
+#include "ingot/NonFiniteScan.h"
 
 #include "ingot/Quant.h"
 

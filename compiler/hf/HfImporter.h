@@ -1,9 +1,9 @@
 //===- HfImporter.h - Hugging Face decoder LLMs into ingot ------*- C++ -*-===//
 #pragma once
 
-#include "compiler/WeightSource.h"
 #include "ingot/Manifest.h"
 #include "ingot/Status.h"
+#include "ingot/WeightSource.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -4,13 +4,15 @@
 // tensor, or of a slice of a fused one named "KEY#rows=A:B" (rows of a 2-D
 // tensor, elements of a 1-D one) or "KEY#cols=A:B" (columns of a 2-D one),
 // in the stored dtype, streamed without holding the tensor in memory;
-// "KEY#plus1" is 1 + the tensor in f32 (Gemma's norm weights).
+// "KEY#plus1" is 1 + the tensor in f32 (Gemma's norm weights). The slicing
+// is format's (ingot/SourceSlice.h), shared with the runtime's loader of
+// external weights.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/WeightSource.h"
 #include "compiler/hf/Safetensors.h"
+#include "ingot/WeightSource.h"
 
 #include <memory>
 
@@ -21,6 +23,7 @@ public:
   explicit HfWeightSource(std::unique_ptr<HfTensorStore> store)
       : store_(std::move(store)) {}
   Status produce(const std::string &name, const ByteSink &sink) override;
+  std::optional<Location> locate(const std::string &key) const override;
 
 private:
   std::unique_ptr<HfTensorStore> store_;

@@ -1,6 +1,6 @@
 //===- QuantizedCheckpoint.cpp - GPTQ and AWQ linear weights --------------===//
 #include "compiler/hf/QuantizedCheckpoint.h"
-#include "compiler/hf/NonFiniteScan.h"
+#include "ingot/NonFiniteScan.h"
 
 #include "compiler/hf/Fp8Checkpoint.h"
 #include "compiler/hf/HfWeights.h"

@@ -19,9 +19,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/WeightSource.h"
 #include "compiler/hf/HfConfig.h"
 #include "compiler/hf/Safetensors.h"
+#include "ingot/WeightSource.h"
 
 #include <map>
 #include <vector>

@@ -2,8 +2,8 @@
 #include "compiler/hf/Safetensors.h"
 #include "compiler/JsonLimits.h"
 #include "compiler/PosixRead.h"
+#include "ingot/SourceSlice.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -33,12 +33,7 @@ std::string quote(llvm::StringRef s) {
 }
 
 size_t safetensorsElementSize(llvm::StringRef dtype) {
-  return llvm::StringSwitch<size_t>(dtype)
-      .Cases({"F64", "I64", "U64"}, 8)
-      .Cases({"F32", "I32", "U32"}, 4)
-      .Cases({"F16", "BF16", "I16", "U16"}, 2)
-      .Cases({"BOOL", "U8", "I8", "F8_E4M3", "F8_E5M2"}, 1)
-      .Default(0);
+  return safetensorsDTypeSize(dtype.str());
 }
 
 std::string shapeString(llvm::ArrayRef<int64_t> shape) {
@@ -136,31 +131,6 @@ Status SafetensorsFile::read(uint64_t offset, uint64_t size,
     sink(buffer.data(), n);
     offset += n;
     size -= n;
-  }
-  return Status::ok();
-}
-
-Status SafetensorsFile::readColumns(const SafetensorsTensor &t,
-                                    int64_t colBegin, int64_t colEnd,
-                                    const ByteSink &sink) const {
-  uint64_t rows = static_cast<uint64_t>(t.shape[0]);
-  uint64_t rowBytes = static_cast<uint64_t>(t.shape[1]) * t.elementSize;
-  uint64_t skip = static_cast<uint64_t>(colBegin) * t.elementSize;
-  uint64_t take = static_cast<uint64_t>(colEnd - colBegin) * t.elementSize;
-  if (rows == 0 || take == 0)
-    return Status::ok();
-  // Whole rows are read a block at a time; each row's column range is then
-  // handed on, so one pread serves many rows.
-  uint64_t rowsPerChunk = std::max<uint64_t>(1, kChunkBytes / rowBytes);
-  std::vector<char> buffer(std::min(rows, rowsPerChunk) * rowBytes);
-  for (uint64_t row = 0; row < rows; row += rowsPerChunk) {
-    uint64_t n = std::min(rowsPerChunk, rows - row);
-    uint64_t at = dataStart_ + t.begin + row * rowBytes;
-    if (!preadAll(fd_, buffer.data(), n * rowBytes, at))
-      return Status::error(path_ + ": read failed at byte " +
-                           std::to_string(at) + " (was the file truncated?)");
-    for (uint64_t r = 0; r < n; ++r)
-      sink(buffer.data() + r * rowBytes + skip, take);
   }
   return Status::ok();
 }

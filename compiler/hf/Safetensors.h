@@ -59,10 +59,6 @@ public:
 
   /// Streams `size` bytes at `offset` of the data region into `sink`.
   Status read(uint64_t offset, uint64_t size, const ByteSink &sink) const;
-  /// Streams columns [colBegin, colEnd) of every row of the 2-D tensor
-  /// `t`, row by row (a "kn" slice of a fused Conv1D weight).
-  Status readColumns(const SafetensorsTensor &t, int64_t colBegin,
-                     int64_t colEnd, const ByteSink &sink) const;
 
 private:
   SafetensorsFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}

@@ -1,8 +1,8 @@
 //===- OnnxImporter.h - ONNX models into the ingot dialect ------*- C++ -*-===//
 #pragma once
 
-#include "compiler/WeightSource.h"
 #include "ingot/Status.h"
+#include "ingot/WeightSource.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/WeightSource.h"
+#include "ingot/WeightSource.h"
 
 #include <onnx/onnx_pb.h>
 

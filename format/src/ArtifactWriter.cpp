@@ -104,6 +104,8 @@ Status streamWeights(const Manifest &m,
   uint64_t cursor = 0;
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const TensorEntry &t = m.tensors[i];
+    if (t.external) // made at load from the external weights
+      continue;
     out.zeros(t.offset - cursor, &hash);
     const TensorProducer *producer =
         i < producers.size() && producers[i] ? &producers[i] : nullptr;
@@ -175,7 +177,8 @@ Status format::writeArtifactFile(const std::string &path, Manifest m,
   uint64_t weightsSize = 0;
   if (Status st = layOutTensors(&m, &weightsSize); !st)
     return fail(st.message());
-  m.memory.weightsBytes = weightsSize;
+  m.memory.weightsBytes =
+      m.externalWeights.empty() ? weightsSize : m.externalWeights.spaceBytes;
 
   std::vector<SectionRecord> sections(2);
   sections[0].name = kManifestSection;

@@ -27,7 +27,27 @@ bool Decoder::tensor(const fb::TensorEntry &in, TensorEntry *t) {
   if (t->groupSize < 0 || t->groupSize > (int64_t(1) << 40))
     return fail("group size " + std::to_string(t->groupSize) +
                 " out of range (expected 0 to 2^40)");
+  if (const fb::WeightTransform *w = in.external()) {
+    Scope scope(*this, "external");
+    t->external = true;
+    t->transform.concatAxis = w->concat_axis();
+    return strings(w->parts(), &t->transform.parts) &&
+           dtype(w->source_dtype(), &t->transform.sourceType);
+  }
   return true;
+}
+
+bool Decoder::sourceTensor(const fb::SourceTensor &in, SourceTensor *t) {
+  t->file = in.file();
+  return str(in.name(), &t->name) && str(in.dtype(), &t->dtype) &&
+         vec(in.shape(), &t->shape);
+}
+
+bool Decoder::externalWeights(const fb::ExternalWeights &in,
+                              ExternalWeights *w) {
+  w->spaceBytes = in.space_bytes();
+  return strings(in.files(), &w->files) &&
+         tables("tensors", in.tensors(), &w->tensors, &Decoder::sourceTensor);
 }
 
 bool Decoder::buffer(const fb::Buffer &in, Buffer *b) {
@@ -178,6 +198,11 @@ bool Decoder::manifest(const fb::Manifest &in, Manifest *m) {
   if (const fb::GenerationDefaults *g = in.generation()) {
     Scope scope(*this, "generation");
     if (!generation(*g, &m->generation))
+      return false;
+  }
+  if (const fb::ExternalWeights *w = in.external_weights()) {
+    Scope scope(*this, "external_weights");
+    if (!externalWeights(*w, &m->externalWeights))
       return false;
   }
   return tables("gpu_targets", in.gpu_targets(), &m->gpuTargets,

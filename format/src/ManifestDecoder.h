@@ -143,6 +143,8 @@ private:
   }
 
   bool tensor(const fb::TensorEntry &in, TensorEntry *t);
+  bool sourceTensor(const fb::SourceTensor &in, SourceTensor *t);
+  bool externalWeights(const fb::ExternalWeights &in, ExternalWeights *w);
   bool buffer(const fb::Buffer &in, Buffer *b);
   bool attr(const fb::Attr &in, Attr *a);
   bool step(const fb::Step &in, Step *s);

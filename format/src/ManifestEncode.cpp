@@ -54,12 +54,37 @@ auto tables(FlatBufferBuilder &b, const std::vector<T> &v, Fn one)
   return b.CreateVector(offsets);
 }
 
+Offset<fb::WeightTransform> transform(FlatBufferBuilder &b,
+                                      const WeightTransform &w) {
+  auto parts = strings(b, w.parts);
+  return fb::CreateWeightTransform(b, parts, w.concatAxis, toFb(w.sourceType));
+}
+
 Offset<fb::TensorEntry> tensor(FlatBufferBuilder &b, const TensorEntry &t) {
   auto name = str(b, t.name);
   auto shape = vec(b, t.shape);
   auto layout = str(b, t.layout, "row-major");
+  auto external = t.external ? transform(b, t.transform) : 0;
   return fb::CreateTensorEntry(b, name, toFb(t.dtype), shape, layout, t.offset,
-                               t.bytes, t.groupSize);
+                               t.bytes, t.groupSize, external);
+}
+
+Offset<fb::SourceTensor> sourceTensor(FlatBufferBuilder &b,
+                                      const SourceTensor &t) {
+  auto name = str(b, t.name);
+  auto dtype = str(b, t.dtype);
+  auto shape = vec(b, t.shape);
+  return fb::CreateSourceTensor(b, name, t.file, dtype, shape);
+}
+
+/// Absent when every weight is in the file.
+Offset<fb::ExternalWeights> externalWeights(FlatBufferBuilder &b,
+                                            const ExternalWeights &w) {
+  if (w.empty())
+    return 0;
+  auto files = strings(b, w.files);
+  auto tensors = tables(b, w.tensors, sourceTensor);
+  return fb::CreateExternalWeights(b, files, tensors, w.spaceBytes);
 }
 
 Offset<fb::Buffer> buffer(FlatBufferBuilder &b, const Buffer &x) {
@@ -216,9 +241,10 @@ std::vector<uint8_t> encodeManifest(const Manifest &m) {
   auto t = tokenizer(b, m.tokenizer);
   auto g = generation(b, m.generation);
   auto gpu = tables(b, m.gpuTargets, gpuTarget);
+  auto external = externalWeights(b, m.externalWeights);
   b.Finish(fb::CreateManifest(b, m.formatVersion, compiler, model, targets,
                               tensors, buffers, steps, inputs, outputs, symbols,
-                              mem, m.hasLlm, l, t, g, gpu),
+                              mem, m.hasLlm, l, t, g, gpu, external),
            fb::ManifestIdentifier());
   return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
 }

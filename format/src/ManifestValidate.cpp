@@ -185,20 +185,30 @@ Status validateLlm(const Manifest &m) {
 
 Status layOutTensors(Manifest *m, uint64_t *weightsSize) {
   uint64_t cursor = 0;
-  for (size_t i = 0; i < m->tensors.size(); ++i) {
-    TensorEntry &t = m->tensors[i];
-    std::string what = "tensor " + std::to_string(i) + " " + quoted(t.name);
-    if (!validDType(t.dtype))
-      return fail(what + " has an invalid dtype");
-    if (!tensorBytes(t, &t.bytes))
-      return fail(what + " has an invalid shape " + shapeStr(t.shape) +
-                  " or group size " + std::to_string(t.groupSize) + " for " +
-                  dtypeName(t.dtype));
-    t.offset = alignUp(cursor, kTensorAlign);
-    if (t.offset < cursor || __builtin_add_overflow(t.offset, t.bytes, &cursor))
-      return fail(what + ": weight section size overflows");
+  // The section's tensors first, then those made at load from external
+  // weights: the section is then a prefix of the load-time weight space.
+  for (bool external : {false, true}) {
+    for (size_t i = 0; i < m->tensors.size(); ++i) {
+      TensorEntry &t = m->tensors[i];
+      if (t.external != external)
+        continue;
+      std::string what = "tensor " + std::to_string(i) + " " + quoted(t.name);
+      if (!validDType(t.dtype))
+        return fail(what + " has an invalid dtype");
+      if (!tensorBytes(t, &t.bytes))
+        return fail(what + " has an invalid shape " + shapeStr(t.shape) +
+                    " or group size " + std::to_string(t.groupSize) + " for " +
+                    dtypeName(t.dtype));
+      t.offset = alignUp(cursor, kTensorAlign);
+      if (t.offset < cursor ||
+          __builtin_add_overflow(t.offset, t.bytes, &cursor))
+        return fail(what + ": weight section size overflows");
+    }
+    if (!external)
+      *weightsSize = cursor;
   }
-  *weightsSize = cursor;
+  if (!m->externalWeights.empty())
+    m->externalWeights.spaceBytes = cursor;
   return Status::ok();
 }
 
@@ -206,6 +216,8 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
   if (m.formatVersion != kArtifactFormatVersion)
     return fail("manifest format version " + std::to_string(m.formatVersion) +
                 ", expected " + std::to_string(kArtifactFormatVersion));
+  if (Status s = validateExternalWeights(m, weightsSize); !s)
+    return s;
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const TensorEntry &t = m.tensors[i];
     std::string what = "tensor " + std::to_string(i) + " " + quoted(t.name);
@@ -225,9 +237,14 @@ Status validateManifest(const Manifest &m, uint64_t weightsSize) {
                   std::to_string(want));
     if (t.offset % kTensorAlign)
       return fail(what + " is not 64-byte aligned");
-    if (t.offset > weightsSize || t.bytes > weightsSize - t.offset)
-      return fail(what + " lies outside the " + std::to_string(weightsSize) +
-                  "-byte weight section");
+    const uint64_t limit =
+        t.external ? m.externalWeights.spaceBytes : weightsSize;
+    if (t.offset > limit || t.bytes > limit - t.offset)
+      return fail(what + " lies outside the " + std::to_string(limit) +
+                  (t.external ? "-byte weight space" : "-byte weight section"));
+    if (t.external && t.offset < weightsSize)
+      return fail(what + " is made from external weights but lies in the " +
+                  "weight section");
   }
   const size_t nb = m.buffers.size();
   for (size_t i = 0; i < nb; ++i) {

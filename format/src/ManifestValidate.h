@@ -36,6 +36,11 @@ Status validateIo(const Manifest &m);
 /// it reads, and paged-attention steps that fit the KV cache it allocates.
 Status validateLlmEntryPoints(const Manifest &m);
 
+/// Weights kept outside (--weights=external): safe file names, source
+/// tensors sorted and in range, and every external tensor's parts naming
+/// one of them with a slice suffix SourceSlice.h accepts.
+Status validateExternalWeights(const Manifest &m, uint64_t sectionBytes);
+
 /// No two tensors share bytes of the weight section.
 Status validateTensorLayout(const Manifest &m);
 

@@ -97,7 +97,8 @@ class Engine:
 
     engine_options: threads, kv_blocks | kv_cache_mb, max_tokens_per_step,
     max_seqs, prefix_caching, kv_cache_dtype ("auto", "float32", "bfloat16",
-    "int8", "fp8"; see `ingot generate --help`)."""
+    "int8", "fp8"; see `ingot generate --help`), weights (the model
+    directory of an artifact compiled with weights="external")."""
 
     def __init__(self, path: str, device: str = "auto", **engine_options):
         _check_device(device)
@@ -208,7 +209,8 @@ def compile(source: str, output: str, target: Union[str, List[str]] = "cpu",
     group_size=64, quant_scheme="sym", quant_exclude=["lm_head"],
     quant_lm_head="int8", max_context=2048, block_size=16,
     max_tokens_per_step=256, max_seqs=64, kv_layout=..., fusion=True,
-    shapes={"input": [1, 3, 224, 224]}."""
+    shapes={"input": [1, 3, 224, 224]}, weights="external" (no weight
+    bytes in the artifact: pass Engine(..., weights=DIR) to run it)."""
     if not _ingot._has_compiler:
         raise Error("this ingot module was built without the compiler "
                     "(INGOT_ENABLE_COMPILER=OFF); build it with LLVM/MLIR 22 "

@@ -48,7 +48,13 @@ void applyFlag(compiler::CompileOptions &o, const std::string &key,
     o.fusion = v.cast<bool>();
   else if (key == "pack_weights")
     o.packWeights = v.cast<bool>();
-  else if (key == "default_max_dim")
+  else if (key == "weights") {
+    const std::string w = v.cast<std::string>();
+    if (w != "embedded" && w != "external")
+      throw py::value_error("compile(): weights='" + w +
+                            "' (expected 'embedded' or 'external')");
+    o.externalWeights = w == "external";
+  } else if (key == "default_max_dim")
     integer(&o.defaultMaxDim);
   else if (key == "shapes")
     o.inputShapes =

@@ -120,7 +120,8 @@ private:
 class PyEngine {
 public:
   PyEngine(const std::string &path, const py::dict &options) {
-    checkStatus(Artifact::open(path, &artifact_));
+    checkStatus(Artifact::open(path, &artifact_,
+                               {get<std::string>(options, "weights", "")}));
     EngineOptions o;
     o.threads = get<unsigned>(options, "threads", 0);
     o.kvBlocks = get<int64_t>(options, "kv_blocks", 0);

@@ -43,12 +43,19 @@ extern "C" {
 const char *ingot_last_error(void) { return lastError.c_str(); }
 
 int ingot_artifact_open(const char *path, ingot_artifact **out) {
+  return ingot_artifact_open_with_weights(path, nullptr, out);
+}
+
+int ingot_artifact_open_with_weights(const char *path, const char *weights_dir,
+                                     ingot_artifact **out) {
   if (!path || !out)
     return fail(INGOT_ERR_INVALID_ARGUMENT,
                 "ingot_artifact_open: path and out must not be NULL");
   *out = nullptr;
   auto a = std::make_unique<ingot_artifact>();
-  if (ingot::Status s = ingot::Artifact::open(path, &a->artifact); !s)
+  if (ingot::Status s = ingot::Artifact::open(path, &a->artifact,
+                                              {weights_dir ? weights_dir : ""});
+      !s)
     return fail(INGOT_ERR_IO, s.message());
   *out = a.release();
   return succeed();

@@ -30,3 +30,16 @@ def test_c_api_example_streams_every_request(tmp_path):
     run = subprocess.run([str(example), str(art), "6", "int3"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "int3" in run.stderr, run.stderr
+    # Weights kept outside: refused without the directory, served with it.
+    ext = tmp_path / "external.ingot"
+    proc = ingot("compile", model, "-o", ext, "--weights=external",
+                 "--max-tokens-per-step", "16", "--max-seqs", "8",
+                 "--max-context", "64", "--block-size", "4")
+    assert proc.returncode == 0, describe(proc)
+    run = subprocess.run([str(example), str(ext), "6"], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 1 and "--weights DIR" in run.stderr, run.stderr
+    run = subprocess.run([str(example), str(ext), "6", "", str(model)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert run.stdout.count("finished:") == 3, run.stdout

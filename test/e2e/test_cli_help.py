@@ -23,6 +23,7 @@ FLAGS = {
         "--max-tokens-per-step": "256", "--max-seqs": "64",
         "--max-context": "model's", "--list-onnx-ops": None,
         "--list-hf-architectures": None, "--list-gguf-architectures": None,
+        "--weights": "embedded",
     },
     "generate": {
         "--max-new-tokens": "model", "--top-k": "model", "--seed": "0",
@@ -33,10 +34,11 @@ FLAGS = {
         "--json": None, "--logits-out": None, "--profile": None,
         "--kv-cache-dtype": "auto", "--batch-file": None, "--output": None,
         "--stats-json": None, "--no-prefix-caching": None,
-        "--device": "auto", "--gpu-memory-fraction": "0.9",
+        "--device": "auto", "--gpu-memory-fraction": "0.9", "--weights": None,
     },
     "run": {"--input": None, "--output-dir": None, "--threads": "0",
-            "--device": "auto", "--repeat": "0", "--profile": None},
+            "--device": "auto", "--repeat": "0", "--profile": None,
+            "--weights": None},
     "inspect": {"--json": None, "--memory": None, "--extract-code": None,
                 "--kv-blocks": "auto",
                 "--kv-cache-mb": "auto", "--threads": "0"},
@@ -44,11 +46,11 @@ FLAGS = {
                  "--add-bos": None, "--json": None},
     "profile": {"--prompt-len": "128", "--gen": "32", "--batch": "1",
                 "--threads": "0", "--top": "15", "--trace": None,
-                "--by-origin": None, "--no-probe": None},
+                "--by-origin": None, "--no-probe": None, "--weights": None},
     "perplexity": {"--text": None, "--context": "min(512,compiled)",
                    "--stride": "context/2", "--max-tokens": "all",
                    "--threads": "0", "--kv-cache-dtype": "auto",
-                   "--json": None},
+                   "--json": None, "--weights": None},
     "bench": {
         "--input-len": "128", "--output-len": "128", "--range-ratio": "0",
         "--dataset": None, "--ignore-eos": None, "--num-prompts": "100",
@@ -59,6 +61,7 @@ FLAGS = {
         "--endpoint": None, "--api-key": None, "--json": None,
         "--plot": None, "--profile": None, "--progress": None,
         "--no-probe": None, "--device": "auto", "--gpu-memory-fraction": "0.9",
+        "--weights": None,
     },
     "serve": {
         "--host": "127.0.0.1", "--api-key": "$INGOT_API_KEY",
@@ -68,7 +71,7 @@ FLAGS = {
         "--max-tokens-per-step": "compiled", "--max-seqs": "compiled",
         "--kv-cache-dtype": "auto", "--no-kv-prefault": None,
         "--no-prefix-caching": None, "--device": "auto",
-        "--gpu-memory-fraction": "0.9",
+        "--gpu-memory-fraction": "0.9", "--weights": None,
     },
 }
 

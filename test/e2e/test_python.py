@@ -198,3 +198,20 @@ def test_kv_cache_dtype_option(model):
     assert len(out[0].outputs[0].token_ids) == 5
     with pytest.raises(ig.Error, match="int4"):
         ig.Engine(model["art"], kv_cache_dtype="int4")
+
+
+def test_external_weights(model, tmp_path):
+    """compile(weights="external") writes no weight bytes; an Engine given
+    the model directory generates what the embedded artifact generates."""
+    art = tmp_path / "external.ingot"
+    ig.compile(model["dir"], art, weights="external", **FLAGS)
+    assert art.stat().st_size < model["art"].stat().st_size / 4
+    params = ig.SamplingParams(max_tokens=6, temperature=0, ignore_eos=True)
+    want = ig.Engine(model["art"]).generate([[5, 6, 7]], params)
+    got = ig.Engine(art, weights=str(model["dir"])).generate([[5, 6, 7]],
+                                                             params)
+    assert got[0].outputs[0].token_ids == want[0].outputs[0].token_ids
+    with pytest.raises(ig.Error, match="--weights DIR"):
+        ig.Engine(art)
+    with pytest.raises(ValueError, match="weights='inside'"):
+        ig.compile(model["dir"], tmp_path / "y.ingot", weights="inside")

@@ -24,7 +24,7 @@ namespace {
 // perhaps not to manifest.fbs): their sizes on the one ABI CI uses. Padding
 // can hide a small field, so the random round trip below is the real check.
 #if defined(__GLIBCXX__) && defined(__x86_64__)
-static_assert(sizeof(TensorEntry) == 120 && sizeof(Dim) == 40 &&
+static_assert(sizeof(TensorEntry) == 168 && sizeof(Dim) == 40 &&
                   sizeof(Buffer) == 96 && sizeof(Attr) == 136 &&
                   sizeof(Step) == 136 && sizeof(IoSpec) == 72 &&
                   sizeof(SymbolBound) == 40 && sizeof(MemorySummary) == 48 &&
@@ -32,7 +32,8 @@ static_assert(sizeof(TensorEntry) == 120 && sizeof(Dim) == 40 &&
                   sizeof(TokenizerData::AddedToken) == 48 &&
                   sizeof(GenerationDefaults) == 56 && sizeof(GpuArg) == 12 &&
                   sizeof(GpuKernel) == 104 && sizeof(CodeObject) == 56 &&
-                  sizeof(GpuTarget) == 80 && sizeof(Manifest) == 792,
+                  sizeof(GpuTarget) == 80 && sizeof(WeightTransform) == 40 &&
+                  sizeof(SourceTensor) == 96 && sizeof(Manifest) == 848,
               "a Manifest struct changed: update format/schema/manifest.fbs, "
               "ManifestEncode.cpp, ManifestDecode.cpp, randomManifest() and "
               "expectSameManifest/expectSameLlm, then these sizes");

@@ -129,12 +129,13 @@ TEST(ManifestHostileTest, AcceptsMisalignedInput) {
 }
 
 TEST(ManifestHostileTest, IgnoresFieldsOfALaterSchema) {
-  // Slot 36 is the field after `gpu_targets`, the last of table Manifest.
+  // Slot 38 is the field after `external_weights`, the last of table
+  // Manifest.
   flatbuffers::FlatBufferBuilder b;
   auto name = b.CreateString("later");
   fb::ManifestBuilder mb(b);
   mb.add_model_name(name);
-  b.AddElement<uint64_t>(36, 12345);
+  b.AddElement<uint64_t>(38, 12345);
   Manifest got;
   std::vector<uint8_t> bytes = finish(b, mb.Finish());
   Status st = decodeManifest(bytes.data(), bytes.size(), &got);

@@ -132,14 +132,23 @@ inline Manifest randomManifest(uint64_t seed) {
     return r.list<uint32_t>([&] { return r.num<uint32_t>(0); });
   };
   m.tensors = r.list<TensorEntry>([&] {
-    return TensorEntry{r.str(),
-                       r.dtype(),
-                       ints(),
-                       r.str("row-major"),
-                       r.num<uint64_t>(0),
-                       r.num<uint64_t>(0),
-                       r.in(1, int64_t(1) << 40)};
+    return TensorEntry{
+        r.str(),
+        r.dtype(),
+        ints(),
+        r.str("row-major"),
+        r.num<uint64_t>(0),
+        r.num<uint64_t>(0),
+        r.in(1, int64_t(1) << 40),
+        true,
+        WeightTransform{r.list<std::string>([&] { return r.str(); }),
+                        r.num<int64_t>(0), r.dtype()}};
   });
+  m.externalWeights.files = r.list<std::string>([&] { return r.str(); });
+  m.externalWeights.tensors = r.list<SourceTensor>([&] {
+    return SourceTensor{r.str(), r.num<uint32_t>(0), r.str(), ints()};
+  });
+  m.externalWeights.spaceBytes = r.num<uint64_t>(0);
   m.buffers = r.list<Buffer>([&] {
     return Buffer{r.num<uint32_t>(0),
                   BufferKind(r.in(1, 2)),

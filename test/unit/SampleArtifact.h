@@ -177,6 +177,21 @@ inline void expectSameManifest(const Manifest &a, const Manifest &b) {
     EXPECT_EQ(x.offset, y.offset);
     EXPECT_EQ(x.bytes, y.bytes);
     EXPECT_EQ(x.groupSize, y.groupSize);
+    EXPECT_EQ(x.external, y.external);
+    EXPECT_EQ(x.transform.parts, y.transform.parts);
+    EXPECT_EQ(x.transform.concatAxis, y.transform.concatAxis);
+    EXPECT_EQ(x.transform.sourceType, y.transform.sourceType);
+  }
+  EXPECT_EQ(a.externalWeights.files, b.externalWeights.files);
+  EXPECT_EQ(a.externalWeights.spaceBytes, b.externalWeights.spaceBytes);
+  ASSERT_EQ(a.externalWeights.tensors.size(), b.externalWeights.tensors.size());
+  for (size_t i = 0; i < a.externalWeights.tensors.size(); ++i) {
+    const SourceTensor &x = a.externalWeights.tensors[i],
+                       &y = b.externalWeights.tensors[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.file, y.file);
+    EXPECT_EQ(x.dtype, y.dtype);
+    EXPECT_EQ(x.shape, y.shape);
   }
   ASSERT_EQ(a.buffers.size(), b.buffers.size());
   for (size_t i = 0; i < a.buffers.size(); ++i) {

@@ -63,7 +63,7 @@ bool isBlank(const std::string &s) {
 /// 0, or the exit code after printing the error.
 int openBatch(const GenerateArgs &a, std::unique_ptr<Artifact> *artifact,
               std::vector<std::string> *lines) {
-  if (Status s = Artifact::open(a.artifact, artifact); !s)
+  if (Status s = Artifact::open(a.artifact, artifact, {a.weightsDir}); !s)
     return fail(s.message());
   const Manifest &manifest = (*artifact)->manifest();
   if (!manifest.hasLlm)

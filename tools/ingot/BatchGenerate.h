@@ -28,6 +28,7 @@ struct GenerateArgs {
   std::string kvCacheDtype = "auto";
   bool prefixCaching = true;
   std::string device = "auto";
+  std::string weightsDir; // --weights DIR (external weights)
   double gpuMemoryFraction = 0.9;
 };
 

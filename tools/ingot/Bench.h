@@ -24,6 +24,7 @@ namespace ingot::cli::bench {
 
 struct BenchArgs {
   std::string artifact;
+  std::string weightsDir; // --weights DIR (external weights)
   // Workload.
   int64_t inputLen = 128, outputLen = 128;
   double rangeRatio = 0;

@@ -123,6 +123,7 @@ void declareEngineAndOutput(CommandLine &cl, BenchArgs *a) {
   cl.value("--kv-cache-dtype", &a->kvCacheDtype,
            "KV-cache element type: auto, float32, bfloat16, int8 or fp8");
   declareDeviceFlags(cl, &a->device, &a->gpuMemoryFraction);
+  declareWeightsFlag(cl, &a->weightsDir);
   cl.value("--endpoint", &a->endpoint,
            "send the workload as streamed /v1/completions to this server",
            "http://HOST:PORT");
@@ -268,7 +269,7 @@ int benchMain(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, &a))
     return rc < 0 ? 0 : rc;
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+  if (Status s = Artifact::open(a.artifact, &artifact, {a.weightsDir}); !s)
     return fail(s.message());
   // A copy with the KV dtype the engine will use, so the memory figures
   // describe the cache as allocated (a bad name is the engine's error).

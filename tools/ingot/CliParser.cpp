@@ -155,6 +155,13 @@ int CommandLine::usageError(const std::string &message) const {
   return 2;
 }
 
+void declareWeightsFlag(CommandLine &cl, std::string *dir) {
+  cl.value("--weights", dir,
+           "for an artifact compiled with --weights=external: the model "
+           "directory holding the safetensors files it names",
+           "DIR");
+}
+
 void declareDeviceFlags(CommandLine &cl, std::string *device,
                         double *gpuMemoryFraction) {
   cl.value(

@@ -85,6 +85,10 @@ private:
   std::map<std::string, std::string> missingValue_; // flag -> message
 };
 
+/// --weights DIR: the model directory an artifact compiled with
+/// --weights=external makes its weights from (LoadOptions::weightsDir).
+void declareWeightsFlag(CommandLine &cl, std::string *dir);
+
 /// --device (cpu, cuda, cuda:N or auto) and --gpu-memory-fraction, as the
 /// commands that run an LLM take them (EngineOptions::device).
 void declareDeviceFlags(CommandLine &cl, std::string *device,

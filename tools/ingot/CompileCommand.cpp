@@ -159,6 +159,13 @@ void declareGraphFlags(CommandLine &cl, compiler::CompileOptions *o) {
         cl, flag, {"on", "off"}, "on or off",
         [field](const std::string &v) { *field = v == "on"; }, help,
         *field ? "on" : "off");
+  declareChoice(
+      cl, "--weights", {"embedded", "external"}, "embedded or external",
+      [o](const std::string &v) { o->externalWeights = v == "external"; },
+      "external: write no weight bytes, only the tensors of the model "
+      "directory's safetensors each weight is made from and how; run the "
+      "artifact with --weights DIR (Hugging Face directories only)",
+      "embedded");
   cl.value(
       "--kv-layout",
       [o](const std::string &v) {

@@ -197,6 +197,7 @@ int parseArgs(int argc, char **argv, GenerateArgs *a) {
   declareIntegerFlags(cl, a);
   declareOtherFlags(cl, a);
   declareDeviceFlags(cl, &a->device, &a->gpuMemoryFraction);
+  declareWeightsFlag(cl, &a->weightsDir);
   if (int rc = cl.parse(argc, argv); rc >= 0)
     return rc == 0 ? -1 : rc;
   std::string problem = a->batchFile.empty() ? singlePromptArgsProblem(*a)
@@ -234,7 +235,7 @@ int generateMain(int argc, char **argv) {
   if (!a.batchFile.empty())
     return batchGenerateMain(a);
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+  if (Status s = Artifact::open(a.artifact, &artifact, {a.weightsDir}); !s)
     return fail(s.message());
   std::unique_ptr<Generator> gen;
   if (Status s = Generator::create(*artifact, static_cast<unsigned>(a.threads),

@@ -133,6 +133,27 @@ std::string attrText(const Attr &a) {
   return s;
 }
 
+/// Where an artifact compiled with --weights=external makes its weights
+/// from at load.
+void printExternalWeights(const Manifest &m) {
+  const ExternalWeights &w = m.externalWeights;
+  if (w.empty())
+    return;
+  uint64_t made = 0, bytes = 0;
+  for (const TensorEntry &t : m.tensors)
+    if (t.external)
+      ++made, bytes += t.bytes;
+  std::printf("\nexternal weights (made at load from --weights DIR)\n");
+  std::vector<std::vector<std::string>> rows = {
+      {"files", std::to_string(w.files.size())}};
+  for (const std::string &f : w.files)
+    rows.push_back({"", printable(f)});
+  rows.push_back({"source tensors", std::to_string(w.tensors.size())});
+  rows.push_back({"made at load",
+                  std::to_string(made) + " tensors, " + humanBytes(bytes)});
+  printTable(rows);
+}
+
 void printText(const Artifact &art) {
   const Manifest &m = art.manifest();
   std::printf("artifact  %s (%s, format %u, compiler %s)\n",
@@ -179,11 +200,14 @@ void printText(const Artifact &art) {
   rows = {{"#", "name", "dtype", "shape", "bytes", "offset", "layout"}};
   for (size_t i = 0; i < m.tensors.size(); ++i) {
     const TensorEntry &t = m.tensors[i];
-    rows.push_back({std::to_string(i), printable(t.name), dtypeName(t.dtype),
-                    shapeText(t.shape), std::to_string(t.bytes),
-                    std::to_string(t.offset), printable(t.layout)});
+    rows.push_back(
+        {std::to_string(i), printable(t.name), dtypeName(t.dtype),
+         shapeText(t.shape), std::to_string(t.bytes),
+         std::to_string(t.offset) + (t.external ? " (external)" : ""),
+         printable(t.layout)});
   }
   printTable(rows);
+  printExternalWeights(m);
 
   std::printf("\nweights by format\n");
   rows = {{"format", "group", "tensors", "bytes", "bits/weight"}};
@@ -311,7 +335,8 @@ int inspectMain(int argc, char **argv) {
   if (kvBlocks && kvCacheMb)
     return cl.usageError("give at most one of --kv-blocks and --kv-cache-mb");
   std::unique_ptr<Artifact> art;
-  if (Status st = Artifact::open(path, &art); !st) {
+  if (Status st = Artifact::open(path, &art, {.skipExternalWeights = true});
+      !st) {
     std::fprintf(stderr, "error: %s\n", st.message().c_str());
     return 1;
   }

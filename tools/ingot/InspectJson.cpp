@@ -83,6 +83,10 @@ OrderedJson jsonTensors(const Manifest &m) {
     OrderedJson e = {{"name", t.name},     {"dtype", dtypeName(t.dtype)},
                      {"shape", t.shape},   {"bytes", t.bytes},
                      {"offset", t.offset}, {"layout", t.layout}};
+    if (t.external)
+      e["made_from"] = {{"parts", t.transform.parts},
+                        {"concat_axis", t.transform.concatAxis},
+                        {"source_dtype", dtypeName(t.transform.sourceType)}};
     if (isQuantDType(t.dtype)) {
       e["group_size"] = t.groupSize;
       e["bits_per_weight"] = finiteOrNull(quantBitsPerWeight(
@@ -213,6 +217,17 @@ std::string inspectJson(const Artifact &art, const MemoryFootprint &fp) {
   o["steps"] = jsonSteps(m);
   o["memory"] = jsonMemory(m.memory, fp);
   o["gpu_targets"] = jsonGpuTargets(art);
+  if (!m.externalWeights.empty()) {
+    OrderedJson sources = OrderedJson::array();
+    for (const SourceTensor &t : m.externalWeights.tensors)
+      sources.push_back({{"name", t.name},
+                         {"file", m.externalWeights.files[t.file]},
+                         {"dtype", t.dtype},
+                         {"shape", t.shape}});
+    o["external_weights"] = {{"files", m.externalWeights.files},
+                             {"source_tensors", std::move(sources)},
+                             {"space_bytes", m.externalWeights.spaceBytes}};
+  }
   return jsonText(o, 2) + '\n';
 }
 

@@ -44,6 +44,7 @@ namespace {
 
 struct PerplexityArgs {
   std::string artifact, textFile;
+  std::string weightsDir; // --weights DIR (external weights)
   // Unset: the defaults. Their range checks need the artifact, so a value
   // out of range is an error (exit 1), not a usage error.
   std::optional<int64_t> context, stride;
@@ -66,6 +67,7 @@ int parseArgs(int argc, char **argv, PerplexityArgs *a) {
   cl.value(
       "--text", [a](const std::string &v) { a->textFile = v; },
       "the text file to score", "", "FILE", "--text expects a file name");
+  declareWeightsFlag(cl, &a->weightsDir);
   // The artifact's context bounds both (resolveWindowing); these ranges
   // only keep the numbers sane.
   cl.integer(
@@ -183,7 +185,7 @@ int perplexityMain(int argc, char **argv) {
   if (Status s = readTextFile(a.textFile, &text); !s)
     return fail(s.message());
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+  if (Status s = Artifact::open(a.artifact, &artifact, {a.weightsDir}); !s)
     return fail(s.message());
   const Manifest &m = artifact->manifest();
   if (!m.hasLlm)

@@ -36,6 +36,7 @@ namespace {
 
 struct ProfileArgs {
   std::string artifact, trace;
+  std::string weightsDir; // --weights DIR (external weights)
   int64_t promptLen = 128, gen = 32, batch = 1, threads = 0, top = 15;
   bool probe = true, byOrigin = false;
 };
@@ -58,6 +59,7 @@ int parseArgs(int argc, char **argv, ProfileArgs *a) {
   cl.integer("--threads", &a->threads, 0, kMaxThreads,
              "engine threads; 0: every core");
   cl.integer("--top", &a->top, 1, 100000, "kernels in the table");
+  declareWeightsFlag(cl, &a->weightsDir);
   cl.value(
       "--trace", [a](const std::string &v) { a->trace = v; },
       "write a Chrome trace to FILE", "", "FILE.json",
@@ -148,7 +150,7 @@ int profileMain(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, &a))
     return rc < 0 ? 0 : rc;
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(a.artifact, &artifact); !s)
+  if (Status s = Artifact::open(a.artifact, &artifact, {a.weightsDir}); !s)
     return fail(s.message());
   const Manifest &m = artifact->manifest();
   if (!m.hasLlm)

@@ -59,6 +59,7 @@ struct RunOptions {
   DeviceRequest device;
   int64_t repeat = 0;
   std::string profile; // Chrome trace path; "" = no profiling
+  std::string weightsDir; // --weights DIR (external weights)
 };
 
 /// Parses argv; returns -1 on success or the exit code to return.
@@ -77,6 +78,7 @@ int parseArgs(int argc, char **argv, RunOptions *o) {
       "a model input (repeat for each one)", "", "NAME=FILE.npy");
   cl.value("--output-dir", &o->outputDir,
            "where outputs go (created if missing)", "DIR");
+  declareWeightsFlag(cl, &o->weightsDir);
   int64_t threads = 0;
   cl.integer("--threads", &threads, 0, kMaxThreads,
              "worker threads; 0: all cores");
@@ -169,7 +171,8 @@ int runMain(int argc, char **argv) {
         !e.empty())
       return fail(e);
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(opts.artifact, &artifact); !s)
+  if (Status s = Artifact::open(opts.artifact, &artifact, {opts.weightsDir});
+      !s)
     return fail(s.message());
 
   std::vector<NamedTensor> inputs;

@@ -35,6 +35,7 @@ EngineOptions servingDefaults() {
 
 struct ServeArgs {
   std::string artifact;
+  std::string weightsDir; // --weights DIR (external weights)
   server::ServerOptions server;
   EngineOptions engine = servingDefaults();
   int64_t port = 8000, threads = 0; // copied into the options once parsed
@@ -112,6 +113,7 @@ int parseServeArgs(int argc, char **argv, ServeArgs *a) {
       "seconds running requests get after SIGINT/SIGTERM", "30", "S");
   declareIntegerFlags(cl, a);
   declareDeviceFlags(cl, &a->engine.device, &a->engine.gpuMemoryFraction);
+  declareWeightsFlag(cl, &a->weightsDir);
   cl.value("--kv-cache-dtype", &a->engine.kvCacheDtype,
            "KV-cache element type: auto, float32, bfloat16, int8 or fp8");
   cl.flag("--no-kv-prefault", &a->engine.kvPrefault,
@@ -146,7 +148,7 @@ int serveMain(int argc, char **argv) {
   std::signal(SIGPIPE, SIG_IGN); // a client that left is a failed write
 
   std::unique_ptr<Artifact> artifact;
-  if (Status s = Artifact::open(a.artifact, &artifact); !s) {
+  if (Status s = Artifact::open(a.artifact, &artifact, {a.weightsDir}); !s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;
   }

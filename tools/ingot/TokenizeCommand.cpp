@@ -121,7 +121,8 @@ int tokenizeMain(int argc, char **argv) {
     return cl.usageError("--decode takes comma-separated integer ids, got '" +
                          decodes[0] + "'");
   std::unique_ptr<Artifact> art;
-  if (Status s = Artifact::open(artPath, &art); !s) {
+  if (Status s = Artifact::open(artPath, &art, {.skipExternalWeights = true});
+      !s) {
     std::fprintf(stderr, "error: %s: %s\n", artPath.c_str(),
                  s.message().c_str());
     return 1;

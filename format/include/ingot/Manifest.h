@@ -21,6 +21,17 @@ namespace ingot {
 /// Buffer id meaning "optional operand not given" in Step::inputs.
 constexpr uint32_t kNoBuffer = 0xffffffffu;
 
+/// How a tensor kept outside the artifact (--weights=external) is made at
+/// load: the source tensors `parts` name ("KEY", or a slice of one:
+/// "KEY#rows=A:B", "KEY#cols=A:B", "KEY#plus1"; ingot/SourceSlice.h),
+/// concatenated along `concatAxis` into `sourceType` values, then quantised
+/// and packed as the entry's dtype and layout say (ingot/ParamProducer.h).
+struct WeightTransform {
+  std::vector<std::string> parts;
+  int64_t concatAxis = 0;
+  DType sourceType = DType::F32;
+};
+
 /// One tensor stored in the weight section (weights and small constants).
 struct TensorEntry {
   std::string name;
@@ -32,6 +43,30 @@ struct TensorEntry {
   /// Quantised dtypes only (ingot/Quant.h): values per block along the
   /// last dim; shape is then the logical [N, K] and bytes quantTensorBytes.
   int64_t groupSize = 0;
+  /// Made at load from the external weights rather than stored here; its
+  /// offset is then in the load-time weight space, past the section.
+  bool external = false;
+  WeightTransform transform; // external tensors only
+};
+
+/// A tensor of the source safetensors files that a transform reads, with
+/// the dtype and shape the compiler saw.
+struct SourceTensor {
+  std::string name;
+  uint32_t file = 0; // index into ExternalWeights::files
+  std::string dtype; // safetensors' name: "F32", "BF16", ...
+  std::vector<int64_t> shape;
+};
+
+/// Weights kept outside the artifact: the files (names inside the
+/// directory given at load) and every source tensor the transforms read.
+/// The weight space at load is the weight section followed by the
+/// external tensors, `spaceBytes` in all.
+struct ExternalWeights {
+  std::vector<std::string> files;
+  std::vector<SourceTensor> tensors; // sorted by name
+  uint64_t spaceBytes = 0;
+  bool empty() const { return files.empty(); }
 };
 
 /// A dimension of a model input/output: a fixed size or a named symbol.
@@ -280,6 +315,7 @@ struct Manifest {
   TokenizerData tokenizer;
   GenerationDefaults generation;
   std::vector<GpuTarget> gpuTargets;
+  ExternalWeights externalWeights; // empty: every weight is in the file
 };
 
 } // namespace ingot

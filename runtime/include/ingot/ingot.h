@@ -123,6 +123,10 @@ typedef struct {
 const char *ingot_last_error(void);
 
 int ingot_artifact_open(const char *path, ingot_artifact **out);
+/* An artifact compiled with --weights=external, its weights made at load
+   from the safetensors files in weights_dir (NULL: as ingot_artifact_open). */
+int ingot_artifact_open_with_weights(const char *path, const char *weights_dir,
+                                     ingot_artifact **out);
 void ingot_artifact_close(ingot_artifact *artifact);
 
 void ingot_engine_options_init(ingot_engine_options *options);

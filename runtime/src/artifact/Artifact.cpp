@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ingot/Artifact.h"
 
+#include "ExternalWeights.h"
+
 #include "ingot/ArtifactFormat.h"
 #include "ingot/Checksum.h"
 
@@ -24,9 +26,52 @@ using namespace format;
 Artifact::~Artifact() {
   if (base_)
     ::munmap(const_cast<uint8_t *>(base_), size_);
+  if (space_)
+    ::munmap(space_, spaceSize_);
 }
 
-Status Artifact::open(const std::string &path, std::unique_ptr<Artifact> *out) {
+namespace {
+
+/// The weights of an artifact compiled with --weights=external, made in
+/// anonymous memory from the files in options.weightsDir; or the refusal
+/// of a --weights DIR that does not fit the artifact.
+Status makeExternalWeights(const Manifest &m, const LoadOptions &options,
+                           uint8_t **space, uint64_t *spaceSize) {
+  const ExternalWeights &w = m.externalWeights;
+  if (w.empty())
+    return options.weightsDir.empty()
+               ? Status::ok()
+               : Status::error("holds its own weights; --weights is only "
+                               "for an artifact compiled with "
+                               "--weights=external");
+  if (options.skipExternalWeights)
+    return Status::ok();
+  if (options.weightsDir.empty()) {
+    std::string files;
+    for (size_t i = 0; i < w.files.size() && i < 3; ++i)
+      files += (i ? ", " : "") + w.files[i];
+    if (w.files.size() > 3)
+      files += ", ...";
+    return Status::error("keeps its weights outside (compiled with "
+                         "--weights=external): pass --weights DIR, the "
+                         "model directory that holds " +
+                         files);
+  }
+  void *map = ::mmap(nullptr, w.spaceBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED)
+    return Status::error(
+        "cannot allocate " + std::to_string(w.spaceBytes) +
+        " bytes for its external weights: " + std::strerror(errno));
+  *space = static_cast<uint8_t *>(map);
+  *spaceSize = w.spaceBytes;
+  return loadExternalWeights(m, options.weightsDir, *space);
+}
+
+} // namespace
+
+Status Artifact::open(const std::string &path, std::unique_ptr<Artifact> *out,
+                      const LoadOptions &options) {
   auto fail = [&](const std::string &msg) {
     return Status::error(path + ": " + msg);
   };
@@ -93,6 +138,10 @@ Status Artifact::open(const std::string &path, std::unique_ptr<Artifact> *out) {
   if (Status s = validateCodeSections(m, code); !s)
     return fail(s.message());
   a->weightsOffset_ = weightsSec->offset;
+  a->weightsDir_ = m.externalWeights.empty() ? "" : options.weightsDir;
+  if (Status s = makeExternalWeights(m, options, &a->space_, &a->spaceSize_);
+      !s)
+    return fail(s.message());
   *out = std::move(a);
   return Status::ok();
 }
@@ -110,7 +159,10 @@ const uint8_t *Artifact::codeObjectData(const GpuTarget &target,
 const uint8_t *Artifact::tensorData(size_t tensorIndex) const {
   if (tensorIndex >= manifest_.tensors.size())
     return nullptr;
-  return base_ + weightsOffset_ + manifest_.tensors[tensorIndex].offset;
+  const TensorEntry &t = manifest_.tensors[tensorIndex];
+  if (t.external)
+    return space_ ? space_ + t.offset : nullptr;
+  return base_ + weightsOffset_ + t.offset;
 }
 
 } // namespace ingot

@@ -1,12 +1,12 @@
 //===- ParamProducer.cpp - Bytes of a planned weight tensor ---------------===//
-#include "compiler/ParamProducer.h"
+#include "ingot/ParamProducer.h"
 
 #include "ingot/Quant.h"
 #include "ingot/WeightLayout.h"
 
 #include <cstring>
 
-namespace ingot::compiler {
+namespace ingot {
 namespace {
 
 std::string shapeText(const std::vector<int64_t> &shape) {
@@ -34,10 +34,11 @@ Status materialise(WeightSource &weights, const ParamSpec &spec,
     // quantising it holds the tensor once, not twice.
     out.clear();
     out.reserve(total);
-    if (Status s = weights.produce(parts[0], [&](const void *p, size_t n) {
-          auto *c = static_cast<const uint8_t *>(p);
-          out.insert(out.end(), c, c + n);
-        });
+    if (Status s = weights.produce(parts[0],
+                                   [&](const void *p, size_t n) {
+                                     auto *c = static_cast<const uint8_t *>(p);
+                                     out.insert(out.end(), c, c + n);
+                                   });
         !s)
       return s;
     if (out.size() != total)
@@ -51,10 +52,11 @@ Status materialise(WeightSource &weights, const ParamSpec &spec,
   uint64_t sum = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     std::vector<uint8_t> &b = bytes[i];
-    if (Status s = weights.produce(parts[i], [&](const void *p, size_t n) {
-          auto *c = static_cast<const uint8_t *>(p);
-          b.insert(b.end(), c, c + n);
-        });
+    if (Status s = weights.produce(parts[i],
+                                   [&](const void *p, size_t n) {
+                                     auto *c = static_cast<const uint8_t *>(p);
+                                     b.insert(b.end(), c, c + n);
+                                   });
         !s)
       return s;
     if (outer == 0 || b.size() % outer)
@@ -88,11 +90,12 @@ Status streamRows(WeightSource &weights, const ParamSpec &spec,
   for (int64_t d : spec.shape)
     total *= uint64_t(d);
   for (const std::string &part : spec.parts)
-    if (Status s = weights.produce(part, [&](const void *p, size_t n) {
-          written += n;
-          if (written <= total)
-            sink(p, n);
-        });
+    if (Status s = weights.produce(part,
+                                   [&](const void *p, size_t n) {
+                                     written += n;
+                                     if (written <= total)
+                                       sink(p, n);
+                                   });
         !s)
       return s;
   if (written != total)
@@ -118,8 +121,8 @@ Status quantise(const ParamSpec &spec, const std::vector<uint8_t> &rowMajor,
   QuantOptions o;
   o.format = spec.quant;
   o.group = spec.group;
-  if (Status s = quantizeTensor(o, spec.elemType, rowMajor.data(), n, k,
-                                out.data());
+  if (Status s =
+          quantizeTensor(o, spec.elemType, rowMajor.data(), n, k, out.data());
       !s)
     return Status::error("weight '" + spec.name + "': " + s.message());
   sink(out.data(), out.size());
@@ -154,19 +157,19 @@ Status streamStored(WeightSource &weights, const ParamSpec &spec,
   if (parts.empty())
     parts.push_back(spec.name);
   for (const std::string &part : parts)
-    if (Status s = weights.produceStored(part, [&](const void *p, size_t n) {
-          written += n;
-          if (written <= uint64_t(total))
-            sink(p, n);
-        });
+    if (Status s = weights.produceStored(part,
+                                         [&](const void *p, size_t n) {
+                                           written += n;
+                                           if (written <= uint64_t(total))
+                                             sink(p, n);
+                                         });
         !s)
       return s;
   if (total < 0 || written != uint64_t(total))
-    return Status::error("weight '" + spec.name + "': stored blocks hold " +
-                         std::to_string(written) + " bytes but " +
-                         shapeText(spec.shape) + " in " +
-                         dtypeName(spec.quant) + " needs " +
-                         std::to_string(total));
+    return Status::error(
+        "weight '" + spec.name + "': stored blocks hold " +
+        std::to_string(written) + " bytes but " + shapeText(spec.shape) +
+        " in " + dtypeName(spec.quant) + " needs " + std::to_string(total));
   return Status::ok();
 }
 
@@ -225,9 +228,8 @@ Status produceParam(WeightSource &weights, const ParamSpec &spec,
     return Status::ok();
   }
   if (spec.shape.size() != 2)
-    return Status::error("weight '" + spec.name + "': layout '" +
-                         spec.layout + "' needs a 2-D tensor, got " +
-                         shapeText(spec.shape));
+    return Status::error("weight '" + spec.name + "': layout '" + spec.layout +
+                         "' needs a 2-D tensor, got " + shapeText(spec.shape));
   std::vector<uint8_t> packed(rowMajor.size());
   if (Status s = packWeight(spec.layout, rowMajor.data(), spec.shape[0],
                             spec.shape[1], spec.elemBytes, packed.data());
@@ -237,4 +239,20 @@ Status produceParam(WeightSource &weights, const ParamSpec &spec,
   return Status::ok();
 }
 
-} // namespace ingot::compiler
+ParamSpec paramSpecOf(const TensorEntry &t) {
+  ParamSpec spec;
+  spec.name = t.name;
+  spec.parts = t.transform.parts;
+  spec.concatAxis = t.transform.concatAxis;
+  spec.layout = t.layout;
+  spec.shape = t.shape;
+  spec.elemType = t.transform.sourceType;
+  spec.elemBytes = dtypeSize(t.transform.sourceType);
+  if (isQuantDType(t.dtype)) {
+    spec.quant = t.dtype;
+    spec.group = t.groupSize;
+  }
+  return spec;
+}
+
+} // namespace ingot

@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-namespace ingot::compiler::hf {
+namespace ingot {
 
 class NonFiniteScan {
 public:
@@ -50,4 +50,4 @@ private:
 Status nonFiniteError(const std::string &file, const std::string &tensor,
                       uint64_t element, bool isNaN);
 
-} // namespace ingot::compiler::hf
+} // namespace ingot

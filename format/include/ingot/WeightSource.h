@@ -1,9 +1,10 @@
-//===- WeightSource.h - Where a compile session reads weights ---*- C++ -*-===//
+//===- WeightSource.h - Where weight bytes come from ------------*- C++ -*-===//
 //
-// `ingot.param "name"` ops name tensors; the weight source of the session
-// produces their bytes (row-major, in the param's element type) one tensor at
-// a time when the artifact writer streams them, so compiling never holds all
-// weights in memory.
+// `ingot.param "name"` ops name tensors; the weight source of a compile
+// session produces their bytes (row-major, in the param's element type) one
+// tensor at a time when the artifact writer streams them, so compiling
+// never holds all weights in memory. The runtime's loader of external
+// weights (--weights DIR) is a weight source too, over the files it maps.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -15,8 +16,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
-namespace ingot::compiler {
+namespace ingot {
 
 class WeightSource {
 public:
@@ -37,6 +39,20 @@ public:
     (void)name;
     return std::nullopt;
   }
+  /// Where the source tensor `key` (a checkpoint name, no slice suffix)
+  /// lives, for an artifact that keeps its weights outside
+  /// (--weights=external): its file's name in the model directory, its
+  /// stored dtype and shape. nullopt: this source cannot be kept outside.
+  struct Location {
+    std::string file;
+    std::string dtype; // safetensors' name: "F32", "BF16", ...
+    std::vector<int64_t> shape;
+  };
+  virtual std::optional<Location> locate(const std::string &key) const {
+    (void)key;
+    return std::nullopt;
+  }
+
   /// Streams the stored blocks of `name`, row after row, bit for bit.
   virtual Status produceStored(const std::string &name, const ByteSink &sink) {
     (void)sink;
@@ -44,4 +60,4 @@ public:
   }
 };
 
-} // namespace ingot::compiler
+} // namespace ingot

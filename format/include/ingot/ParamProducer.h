@@ -10,22 +10,23 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/WeightSource.h"
+#include "ingot/Manifest.h"
+#include "ingot/WeightSource.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace ingot::compiler {
+namespace ingot {
 
 struct ParamSpec {
   std::string name;               // the tensor table's name
   std::vector<std::string> parts; // source tensors; empty: `name` itself
   int64_t concatAxis = 0;
   std::string layout = "row-major";
-  std::vector<int64_t> shape;     // logical shape of the whole tensor
+  std::vector<int64_t> shape; // logical shape of the whole tensor
   size_t elemBytes = 4;
-  DType elemType = DType::F32;    // of the source values
+  DType elemType = DType::F32; // of the source values
   /// A quantised format (ingot/Quant.h) to store the values in, with
   /// `group` values per block; F32 = stored as they are.
   DType quant = DType::F32;
@@ -35,4 +36,8 @@ struct ParamSpec {
 Status produceParam(WeightSource &weights, const ParamSpec &spec,
                     const ByteSink &sink);
 
-} // namespace ingot::compiler
+/// The spec of a tensor kept outside the artifact, from its manifest entry
+/// (its dtype, group size and layout, and its transform).
+ParamSpec paramSpecOf(const TensorEntry &t);
+
+} // namespace ingot

@@ -1,10 +1,10 @@
 //===- NonFiniteScan.cpp - NaN and infinity in streamed weights -----------===//
-#include "compiler/hf/NonFiniteScan.h"
+#include "ingot/NonFiniteScan.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace ingot::compiler::hf {
+namespace ingot {
 namespace {
 
 /// Whether any of the `n` elements at `p` has an all-ones exponent.
@@ -95,4 +95,4 @@ Status nonFiniteError(const std::string &file, const std::string &tensor,
                        std::to_string(element));
 }
 
-} // namespace ingot::compiler::hf
+} // namespace ingot
