@@ -1,6 +1,6 @@
 //===- GgufFile.cpp - A validated GGUF file -------------------------------===//
 #include "compiler/gguf/GgufFile.h"
-#include "compiler/PosixRead.h"
+#include "ingot/PosixRead.h"
 
 #include <algorithm>
 #include <cerrno>

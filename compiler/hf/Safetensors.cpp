@@ -1,7 +1,7 @@
 //===- Safetensors.cpp - Validated safetensors files and shards -----------===//
 #include "compiler/hf/Safetensors.h"
 #include "compiler/JsonLimits.h"
-#include "compiler/PosixRead.h"
+#include "ingot/PosixRead.h"
 #include "ingot/SourceSlice.h"
 
 #include "llvm/Support/JSON.h"

@@ -5,9 +5,9 @@
 // and offsets are checked before anything trusts them.
 //
 //===----------------------------------------------------------------------===//
-#include "compiler/hf/Safetensors.h"
 #include "compiler/JsonLimits.h"
-#include "compiler/PosixRead.h"
+#include "compiler/hf/Safetensors.h"
+#include "ingot/PosixRead.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"

@@ -2,6 +2,7 @@
 #include "ExternalWeights.h"
 
 #include "ingot/ParamProducer.h"
+#include "ingot/PosixRead.h"
 #include "ingot/SourceSlice.h"
 
 #include <nlohmann/json.hpp>
@@ -30,22 +31,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 /// Streaming reads go through a buffer of this size.
 constexpr uint64_t kChunkBytes = 4u << 20;
-
-/// Reads exactly `size` bytes at `offset`; false on an error or end of file.
-bool preadAll(int fd, void *dst, uint64_t size, uint64_t offset) {
-  auto *p = static_cast<char *>(dst);
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, p, size, off_t(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= uint64_t(n);
-    offset += uint64_t(n);
-  }
-  return true;
-}
 
 /// One safetensors file, read with pread (its pages stay in the page cache
 /// rather than in this process's resident set next to the weights made

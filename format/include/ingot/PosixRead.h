@@ -1,8 +1,9 @@
 //===- PosixRead.h - Whole reads at an offset -------------------*- C++ -*-===//
 //
-// The model-file readers (safetensors, GGUF) read validated ranges of a
-// file with pread; this retries short reads and EINTR so that each caller
-// sees one success or failure per range.
+// The model-file readers (safetensors, GGUF, and the runtime's loader of
+// external weights) read validated ranges of a file with pread; this
+// retries short reads and EINTR so that each caller sees one success or
+// failure per range.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -11,7 +12,7 @@
 #include <cstdint>
 #include <unistd.h>
 
-namespace ingot::compiler {
+namespace ingot {
 
 /// Reads exactly `size` bytes at `offset`; false on an error or end of file.
 inline bool preadAll(int fd, void *dst, uint64_t size, uint64_t offset) {
@@ -29,4 +30,4 @@ inline bool preadAll(int fd, void *dst, uint64_t size, uint64_t offset) {
   return true;
 }
 
-} // namespace ingot::compiler
+} // namespace ingot
