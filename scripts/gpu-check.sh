@@ -8,9 +8,13 @@
 #                                    Llama/Mistral/Phi3, every step on CUDA),
 #                                    .../real (the bundled SmolLM2 Q4_1's
 #                                    first 8 blocks: real weights within the
-#                                    64 MiB the device tool carries) and
-#                                    copies the header-only dependencies the
-#                                    GPU machine lacks into build/gpu-check/deps
+#                                    64 MiB the device tool carries), .../big
+#                                    (a Llama-3.2-1B-shaped model compiled
+#                                    with --weights=external: no weights
+#                                    travel; the GPU side makes them with
+#                                    transformers) and copies the header-only
+#                                    dependencies the GPU machine lacks into
+#                                    build/gpu-check/deps
 #   scripts/gpu-check.sh [--out DIR] [--only PARTS]
 #                                    there (no MLIR, no network): builds the
 #                                    runtime-only ingot, checks every artifact
@@ -19,6 +23,8 @@
 #                                    (gpu-check*.json, gpu-check*.md) to DIR
 #                                    (default $OUT, else build/gpu-check/out);
 #                                    --only picks among run, llm, bench, peer
+#                                    and big (the 1B model: not in the
+#                                    default list, run it as its own call)
 #
 # Without a GPU the second form says so and exits 0. Carry build/gpu-check
 # (a few MB) with the tree: the device tool's `carry: ["build/gpu-check"]`.
@@ -44,6 +50,7 @@ hf_models.make_model('$m', '$PREPARED/hf')" >/dev/null
   done
   rm -rf "$PREPARED/hf"
   prepare_real
+  prepare_big
   cp -r /usr/include/flatbuffers /usr/include/nlohmann /usr/include/CLI \
     /usr/include/xxhash.h "$PREPARED/deps/include/"
   cp build/format/generated/manifest_generated.h "$PREPARED/deps/generated/"
@@ -60,6 +67,18 @@ prepare_real() {
   "$py" scripts/gguf_slice.py "$gguf" "$slice.gguf" "$REAL_BLOCKS" "$slice.config.json"
   build/bin/ingot compile "$slice.gguf" -o "$slice.ingot" --target cpu,cuda:sm_90
   rm "$slice.gguf"
+}
+
+# A Llama-3.2-1B-shaped directory whose safetensors data is a hole: the
+# compiler reads only the header (scripts/gpu_check_big_model.py).
+prepare_big() {
+  local hf="$PREPARED/hf-big" big="$PREPARED/big"
+  .venv/bin/python scripts/gpu_check_big_model.py "$hf"
+  mkdir -p "$big/config"
+  build/bin/ingot compile "$hf" -o "$big/llama1b.ingot" --weights=external \
+    --target cpu,cuda:sm_80,cuda:sm_90,cuda:sm_100 --max-context 4096
+  cp "$hf"/*.json "$big/config/"
+  rm -rf "$hf"
 }
 
 have_gpu() {
@@ -101,10 +120,10 @@ check() {
   rm -rf "$work" && mkdir -p "$work" "$out"
   for part in $only; do
     case "$part" in
-      run|llm|bench) python3 "scripts/gpu_check_$part.py" build-gpu/bin/ingot \
+      run|llm|bench|big) python3 "scripts/gpu_check_$part.py" build-gpu/bin/ingot \
                        "$PREPARED" "$work" || rc=1 ;;
       peer) python3 scripts/gpu_check_peer.py "$PREPARED" "$work" || rc=1 ;;
-      *) echo "gpu-check: --only takes run, llm, bench, peer" >&2; exit 2 ;;
+      *) echo "gpu-check: --only takes run, llm, bench, peer, big" >&2; exit 2 ;;
     esac
   done
   cp "$work"/gpu-check*.json "$work"/gpu-check*.md "$out"/ 2>/dev/null || true
