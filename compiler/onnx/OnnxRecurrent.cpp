@@ -3,9 +3,10 @@
 // LSTM and GRU with the default activations (sigmoid, tanh, tanh for
 // LSTM; sigmoid, tanh for GRU), forward, reverse or bidirectional, with
 // optional bias and initial state (GRU: either linear_before_reset).
-// Each used output (Y, Y_h, Y_c) becomes one ingot.lstm / ingot.gru
-// selecting it; layout 1 (batch first) transposes X and the initial
-// states in and the outputs out. Refused, naming what is supported:
+// One used output (Y, Y_h or Y_c) becomes an ingot.lstm / ingot.gru
+// selecting it; several, one op computing all of them and slices of it.
+// Layout 1 (batch first) transposes X and the initial states in and the
+// outputs out. Refused, naming what is supported:
 // sequence_lens, peepholes, clip, input_forget and other activations.
 //
 //===----------------------------------------------------------------------===//
@@ -99,6 +100,39 @@ FailureOr<Value> inLayout(NodeContext &n, FailureOr<Value> y, int select) {
                      : transposed(n, *y, {1, 0, 2});
 }
 
+/// Sets the node's used outputs (of `count`: Y, then the states) from ops
+/// `build(select)` makes. One used output gets the op selecting it; more
+/// get one op selecting all of them stacked along dim 0 (select = count)
+/// and slices of it, so the recurrence runs once per node, not per output.
+LogicalResult setOutputs(NodeContext &n, int64_t count,
+                         llvm::function_ref<FailureOr<Value>(int64_t)> build) {
+  SmallVector<int64_t> used;
+  for (int64_t i = 0; i < count; ++i)
+    if (i < n.node.output_size() && !n.node.output(int(i)).empty())
+      used.push_back(i);
+  if (used.size() == 1)
+    return n.setOutput(int(used[0]), inLayout(n, build(used[0]), int(used[0])));
+  FailureOr<Value> all = build(count);
+  if (failed(all))
+    return failure();
+  OpBuilder &b = n.builder();
+  for (int64_t i : used) {
+    FailureOr<Value> part;
+    if (i == 0) // Y: every row but the states' count - 1
+      part = n.build<graph::SliceOp>(n.f32(), *all, tensorI64Constant(n, {0}),
+                                     tensorI64Constant(n, {1 - count}),
+                                     tensorI64Constant(n, {0}),
+                                     tensorI64Constant(n, {1}));
+    else // state i: row i - count from the end
+      part = n.build<graph::GatherOp>(
+          n.f32(), *all, scalarConstant(n, n.i64(), double(i - count)),
+          b.getI64IntegerAttr(0));
+    if (failed(n.setOutput(int(i), inLayout(n, part, int(i)))))
+      return failure();
+  }
+  return success();
+}
+
 } // namespace
 
 LogicalResult convertLstm(NodeContext &n) {
@@ -114,20 +148,11 @@ LogicalResult convertLstm(NodeContext &n) {
       failed(toSequenceFirst(n, {&x, &h0, &c0})))
     return failure();
   OpBuilder &builder = n.builder();
-  for (int select = 0; select < 3; ++select) {
-    if (select >= n.node.output_size() || n.node.output(select).empty())
-      continue;
-    if (failed(n.setOutput(
-            select,
-            inLayout(n,
-                     n.build<graph::LstmOp>(n.f32(), x, w, r, b, h0, c0,
-                                            builder.getI64IntegerAttr(hidden),
-                                            builder.getStringAttr(direction),
-                                            builder.getI64IntegerAttr(select)),
-                     select))))
-      return failure();
-  }
-  return success();
+  return setOutputs(n, 3, [&](int64_t select) {
+    return n.build<graph::LstmOp>(
+        n.f32(), x, w, r, b, h0, c0, builder.getI64IntegerAttr(hidden),
+        builder.getStringAttr(direction), builder.getI64IntegerAttr(select));
+  });
 }
 
 LogicalResult convertGru(NodeContext &n) {
@@ -145,22 +170,13 @@ LogicalResult convertGru(NodeContext &n) {
   if (n.ctx.hasError())
     return failure();
   OpBuilder &builder = n.builder();
-  for (int select = 0; select < 2; ++select) {
-    if (select >= n.node.output_size() || n.node.output(select).empty())
-      continue;
-    if (failed(n.setOutput(
-            select,
-            inLayout(n,
-                     n.build<graph::GruOp>(
-                         n.f32(), x, w, r, b, h0,
-                         builder.getI64IntegerAttr(hidden),
-                         builder.getStringAttr(direction),
-                         builder.getI64IntegerAttr(linearBeforeReset != 0),
-                         builder.getI64IntegerAttr(select)),
-                     select))))
-      return failure();
-  }
-  return success();
+  return setOutputs(n, 2, [&](int64_t select) {
+    return n.build<graph::GruOp>(
+        n.f32(), x, w, r, b, h0, builder.getI64IntegerAttr(hidden),
+        builder.getStringAttr(direction),
+        builder.getI64IntegerAttr(linearBeforeReset != 0),
+        builder.getI64IntegerAttr(select));
+  });
 }
 
 } // namespace ingot::compiler::onnximport

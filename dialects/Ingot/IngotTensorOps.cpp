@@ -209,15 +209,15 @@ static LogicalResult verifyRecurrent(Operation *op, StringRef direction,
 }
 
 LogicalResult LstmOp::verify() {
-  if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 3,
-                             "0 (Y), 1 (Y_h) or 2 (Y_c)")))
+  if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 4,
+                             "0 (Y), 1 (Y_h), 2 (Y_c) or 3 (all three)")))
     return failure();
   return verifyShapeRule(*this);
 }
 
 LogicalResult GruOp::verify() {
-  if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 2,
-                             "0 (Y) or 1 (Y_h)")))
+  if (failed(verifyRecurrent(*this, getDirection(), getSelect(), 3,
+                             "0 (Y), 1 (Y_h) or 2 (both)")))
     return failure();
   if (getLinearBeforeReset() > 1) // unsigned: 0 or 1
     return emitOpError("linear_before_reset must be 0 or 1");

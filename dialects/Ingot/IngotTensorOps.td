@@ -168,15 +168,17 @@ def Ingot_ConvTransposeOp : Ingot_TensorOp<"conv_transpose"> {
 }
 
 def Ingot_LstmOp : Ingot_TensorOp<"lstm", [AttrSizedOperandSegments]> {
-  let summary = "ONNX LSTM (layout 0, default activations), one output";
+  let summary = "ONNX LSTM (layout 0, default activations)";
   let description = [{
     x is [seq, batch, input]; w [dirs, 4H, input], r [dirs, 4H, H] and
     b [dirs, 8H] hold the gates in ONNX's i, o, f, c order; initial_h and
     initial_c are [dirs, batch, H] (zeros when absent). `direction` is
     "forward", "reverse" or "bidirectional" (dirs 1, 1, 2). The gates use
     sigmoid, tanh, tanh. `select` picks the result: 0 Y [seq, dirs, batch,
-    H], 1 Y_h or 2 Y_c [dirs, batch, H] (an ONNX node with several used
-    outputs becomes one op per output).
+    H], 1 Y_h or 2 Y_c [dirs, batch, H], or 3 all three stacked along dim 0
+    as [seq + 2, dirs, batch, H] (Y's rows, then Y_h, then Y_c): an ONNX
+    node with several used outputs becomes one op selecting 3 and slices
+    of it, so the recurrence runs once.
 
     ```mlir
     %y = ingot.lstm %x, %w, %r, %b {direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>, select = 0 : i64} : (tensor<?x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>) -> tensor<?x1x1x4xf32>
@@ -193,14 +195,15 @@ def Ingot_LstmOp : Ingot_TensorOp<"lstm", [AttrSizedOperandSegments]> {
 }
 
 def Ingot_GruOp : Ingot_TensorOp<"gru", [AttrSizedOperandSegments]> {
-  let summary = "ONNX GRU (layout 0, default activations), one output";
+  let summary = "ONNX GRU (layout 0, default activations)";
   let description = [{
     x is [seq, batch, input]; w [dirs, 3H, input], r [dirs, 3H, H] and
     b [dirs, 6H] hold the gates in ONNX's z, r, h order; initial_h is
     [dirs, batch, H] (zeros when absent). `direction` as for `ingot.lstm`;
     `linear_before_reset` 1 applies the reset gate after the candidate's
     recurrent product. `select` picks the result: 0 Y [seq, dirs, batch,
-    H] or 1 Y_h [dirs, batch, H].
+    H], 1 Y_h [dirs, batch, H], or 2 both stacked along dim 0 as
+    [seq + 1, dirs, batch, H].
 
     ```mlir
     %y = ingot.gru %x, %w, %r, %b {direction = "forward", hidden_size = 4 : i64, linear_before_reset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, select = 0 : i64} : (tensor<?x1x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>) -> tensor<?x1x1x4xf32>

@@ -186,7 +186,8 @@ namespace {
 /// The shape rule shared by LSTM (4 gates, b of 8H) and GRU (3 gates, b of
 /// 6H): x [seq, batch, input], w [dirs, gates·H, input], r [dirs, gates·H,
 /// H], then the optional operands in order: b [dirs, 2·gates·H] when
-/// `hasBias`, the initial states [dirs, batch, H]. Y or a state by `select`.
+/// `hasBias`, the initial states [dirs, batch, H]. Y or a state by `select`,
+/// or with `select` = the output count all of them stacked along dim 0.
 bool inferRecurrent(ArrayRef<ValueInfo> ins, int64_t h, int64_t dirs,
                     int64_t gates, bool hasBias, int64_t select,
                     shape::Shape &out, std::string &error) {
@@ -213,7 +214,10 @@ bool inferRecurrent(ArrayRef<ValueInfo> ins, int64_t h, int64_t dirs,
       return false;
     }
   }
-  if (select == 0)
+  const int64_t all = gates == 4 ? 3 : 2;
+  if (select == all)
+    out = {x[0] == kDyn ? kDyn : x[0] + all - 1, dirs, x[1], h};
+  else if (select == 0)
     out = {x[0], dirs, x[1], h};
   else
     out = {dirs, x[1], h};

@@ -1,18 +1,20 @@
 """LSTM and GRU compiled by ingot and compared with onnxruntime: every
 direction, with and without bias and initial state, symbolic sequence
-length, each output (one ingot.lstm / ingot.gru per used output), opsets 7
-and 14, GRU's linear_before_reset both ways; and the refusals of what the
+length, each output alone or all of them (one ingot.lstm / ingot.gru step
+per node either way), opsets 7 and 14, GRU's linear_before_reset both ways; and the refusals of what the
 kernels do not compute (sequence_lens, clip, batch-first layout, other
 activations, peepholes).
 
 The weights are U(-0.5, 0.5) so the gates stay away from saturation, where
 a wrong gate order or sign would hide.
 """
+import json
+
 import numpy as np
 import pytest
 
 from ingot_testlib import (Model, assert_clean_failure, assert_close,
-                           compile_model, make_model, node, ort_run,
+                           compile_model, ingot, make_model, node, ort_run,
                            run_model, save_model)
 from ops_case_lib import F32, results_fixture, sym2
 
@@ -164,3 +166,7 @@ def test_batch_first_layout(op, tmp_path):
     assert_close(got["y"], want["y"].transpose(2, 0, 1, 3), what="Y")
     for name in outputs[1:]:
         assert_close(got[name], want[name].transpose(1, 0, 2), what=name)
+    # All outputs come from one recurrence, not one per output.
+    proc = ingot("inspect", artifact, "--json")
+    steps = [s["kernel"] for s in json.loads(proc.stdout)["steps"]]
+    assert steps.count(op.lower()) == 1, steps

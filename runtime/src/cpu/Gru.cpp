@@ -7,7 +7,8 @@
 //   z, r = σ(·),  ĥ = tanh(x·W_hᵀ + Wb_h + (r ⊙ h)·R_hᵀ + Rb_h)
 //   (linear_before_reset: tanh(x·W_hᵀ + Wb_h + r ⊙ (h·R_hᵀ + Rb_h))),
 //   h_t = (1 − z) ⊙ ĥ + z ⊙ h_{t-1}.
-// The step's `select` picks Y or Y_h, as for lstm.
+// The step's `select` picks Y (0) or Y_h (1), or 2 both stacked along dim
+// 0 (Y's seq rows, then Y_h), as for lstm.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Gemm.h"
@@ -147,6 +148,10 @@ Status gruKernel(KernelContext &ctx) {
   d.linearBeforeReset = lbr != 0;
   const int64_t H = d.hidden, G = 3 * H;
   float *out = ctx.output(0).as<float>();
+  float *y = d.select != 1 ? out : nullptr;
+  float *lastH = d.select == 1   ? out
+                 : d.select == 2 ? out + d.seq * d.dirs * d.batch * H
+                                 : nullptr;
   std::vector<float> h(size_t(d.batch * H));
   const std::shared_ptr<const GruPacks> packs = packWeights(ctx, d);
   for (int64_t dir = 0; dir < d.dirs; ++dir) {
@@ -165,9 +170,9 @@ Status gruKernel(KernelContext &ctx) {
                   packedR ? &packs->rzr[size_t(dir)] : nullptr,
                   packedR ? &packs->rh[size_t(dir)] : nullptr};
     runDirection(d, dir, d.reverse || dir == 1, ctx.input(0).as<float>(), wt,
-                 h.data(), d.select == 0 ? out : nullptr, ctx.pool());
-    if (d.select != 0)
-      std::memcpy(out + stateAt, h.data(), h.size() * sizeof(float));
+                 h.data(), y, ctx.pool());
+    if (lastH)
+      std::memcpy(lastH + stateAt, h.data(), h.size() * sizeof(float));
   }
   return Status::ok();
 }

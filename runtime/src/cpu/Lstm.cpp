@@ -5,7 +5,9 @@
 // and applies the gates in ONNX's i, o, f, c order:
 //   c_t = f ⊙ c_{t-1} + i ⊙ tanh(ĉ),  h_t = o ⊙ tanh(c_t),
 // with i, o, f sigmoids. The step's `select` attribute picks the output
-// (Y, Y_h or Y_c); the compiler emits one step per output the model uses.
+// (0 Y, 1 Y_h, 2 Y_c), or 3 all of them stacked along dim 0 (Y's seq rows,
+// then Y_h, then Y_c), which the compiler uses when a model reads more than
+// one: the recurrence then runs once instead of once per output.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Gemm.h"
@@ -112,6 +114,14 @@ Status lstmKernel(KernelContext &ctx) {
     return s;
   const int64_t H = d.hidden, G = 4 * H, select = d.select;
   float *out = ctx.output(0).as<float>();
+  // Stacked (select 3): Y's rows, then the last h and c, each a
+  // [dirs, batch, H] row.
+  const int64_t row = d.dirs * d.batch * H;
+  float *y = select == 0 || select == 3 ? out : nullptr;
+  float *lastH = select == 1 ? out : select == 3 ? out + d.seq * row : nullptr;
+  float *lastC = select == 2   ? out
+                 : select == 3 ? out + (d.seq + 1) * row
+                               : nullptr;
   std::vector<float> h(size_t(d.batch * H)), c(size_t(d.batch * H));
   const std::shared_ptr<const LstmPacks> packs = packWeights(ctx, d);
   for (int64_t dir = 0; dir < d.dirs; ++dir) {
@@ -131,10 +141,11 @@ Status lstmKernel(KernelContext &ctx) {
                  packs->r.empty() ? nullptr : &packs->r[size_t(dir)],
                  ctx.hasInput(3) ? ctx.input(3).as<float>() + dir * 2 * G
                                  : nullptr,
-                 h.data(), c.data(), select == 0 ? out : nullptr, ctx.pool());
-    if (select != 0)
-      std::memcpy(out + stateAt, (select == 1 ? h : c).data(),
-                  h.size() * sizeof(float));
+                 h.data(), c.data(), y, ctx.pool());
+    if (lastH)
+      std::memcpy(lastH + stateAt, h.data(), h.size() * sizeof(float));
+    if (lastC)
+      std::memcpy(lastC + stateAt, c.data(), c.size() * sizeof(float));
   }
   return Status::ok();
 }

@@ -50,6 +50,14 @@ inline Status readRecurrentStep(KernelContext &ctx, int64_t gates,
     ok &= expect(i, {r->dirs, r->batch, H});
   if (!ok)
     return ctx.error("w, r, b or an initial state has the wrong shape");
+  // `select` = the number of outputs (gates 4: Y, Y_h, Y_c; 3: Y, Y_h):
+  // all of them stacked along dim 0, Y's rows then each state's.
+  const int64_t all = gates == 4 ? 3 : 2;
+  if (r->select < 0 || r->select > all)
+    return ctx.error("select must be 0 to " + std::to_string(all));
+  if (r->select == all)
+    return ctx.setOutputShape(
+        0, shape::Shape{r->seq + all - 1, r->dirs, r->batch, H});
   return ctx.setOutputShape(0, r->select == 0
                                    ? shape::Shape{r->seq, r->dirs, r->batch, H}
                                    : shape::Shape{r->dirs, r->batch, H});

@@ -188,9 +188,17 @@ func.func @gather_nd_tuple_too_long(%x: tensor<4x5xf32>, %i: tensor<2x3xi64>) ->
 
 // -----
 
+func.func @lstm_stacked_rows(%x: tensor<3x1x2xf32>, %w: tensor<1x16x2xf32>, %r: tensor<1x16x4xf32>) -> tensor<3x1x1x4xf32> {
+  // expected-error @+1 {{'ingot.lstm' op result shape [3,1,1,4] does not match the inferred [5,1,1,4]}}
+  %y = ingot.lstm %x, %w, %r {direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, select = 3 : i64} : (tensor<3x1x2xf32>, tensor<1x16x2xf32>, tensor<1x16x4xf32>) -> tensor<3x1x1x4xf32>
+  return %y : tensor<3x1x1x4xf32>
+}
+
+// -----
+
 func.func @gru_select(%x: tensor<3x1x2xf32>, %w: tensor<1x12x2xf32>, %r: tensor<1x12x4xf32>) -> tensor<1x1x4xf32> {
-  // expected-error @+1 {{'ingot.gru' op select must be 0 (Y) or 1 (Y_h)}}
-  %y = ingot.gru %x, %w, %r {direction = "forward", hidden_size = 4 : i64, linear_before_reset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, select = 2 : i64} : (tensor<3x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x4xf32>) -> tensor<1x1x4xf32>
+  // expected-error @+1 {{'ingot.gru' op select must be 0 (Y), 1 (Y_h) or 2 (both)}}
+  %y = ingot.gru %x, %w, %r {direction = "forward", hidden_size = 4 : i64, linear_before_reset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, select = 3 : i64} : (tensor<3x1x2xf32>, tensor<1x12x2xf32>, tensor<1x12x4xf32>) -> tensor<1x1x4xf32>
   return %y : tensor<1x1x4xf32>
 }
 

@@ -277,6 +277,22 @@ func.func @resize_crop(%x: tensor<1x1x4x4xf32>, %r: tensor<8xf32>) -> tensor<1x1
 
 // -----
 
+// select = 3: Y's rows, then Y_h, then Y_c, stacked along dim 0.
+// CHECK-LABEL: func.func @lstm_all
+// CHECK: ingot.lstm {{.*}} select = 3 : i64} : {{.*}} -> tensor<7x2x2x4xf32>
+// CHECK-LABEL: func.func @gru_all_dynamic
+// CHECK: -> tensor<?x1x2x4xf32>
+func.func @lstm_all(%x: tensor<5x2x3xf32>, %w: tensor<2x16x3xf32>, %r: tensor<2x16x4xf32>) -> tensor<7x2x2x4xf32> {
+  %y = ingot.lstm %x, %w, %r {direction = "bidirectional", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>, select = 3 : i64} : (tensor<5x2x3xf32>, tensor<2x16x3xf32>, tensor<2x16x4xf32>) -> tensor<7x2x2x4xf32>
+  return %y : tensor<7x2x2x4xf32>
+}
+func.func @gru_all_dynamic(%x: tensor<?x2x3xf32>, %w: tensor<1x12x3xf32>, %r: tensor<1x12x4xf32>) -> tensor<?x1x2x4xf32> {
+  %y = ingot.gru %x, %w, %r {direction = "forward", hidden_size = 4 : i64, linear_before_reset = 0 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, select = 2 : i64} : (tensor<?x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>) -> tensor<?x1x2x4xf32>
+  return %y : tensor<?x1x2x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @gru
 // CHECK: ingot.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %{{.*}} {direction = "bidirectional", hidden_size = 4 : i64, linear_before_reset = 1 : i64, select = 1 : i64} : (tensor<?x2x3xf32>, tensor<2x12x3xf32>, tensor<2x12x4xf32>, tensor<2x24xf32>, tensor<2x2x4xf32>) -> tensor<2x2x4xf32>
 func.func @gru(%x: tensor<?x2x3xf32>, %w: tensor<2x12x3xf32>, %r: tensor<2x12x4xf32>, %b: tensor<2x24xf32>, %h: tensor<2x2x4xf32>) -> tensor<2x2x4xf32> {
