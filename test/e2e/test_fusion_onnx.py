@@ -157,7 +157,10 @@ def conv_act_model(act, channels, size, kernel, group=1):
 CONV_CASES = {"silu_3x3_blocked": ("silu", (16, 32), 96, 3, 1),
               "relu_1x1": ("relu", (24, 40), 20, 1, 1),
               "silu_grouped": ("silu", (8, 16), 24, 3, 2),
-              "relu_depthwise": ("relu", (16, 16), 33, 3, 16)}
+              "relu_depthwise": ("relu", (16, 16), 33, 3, 16),
+              # 9 positions, 40 channels: with batch 2, one transposed
+              # GEMM for both images, the epilogue after the transpose.
+              "relu_narrow_batched": ("relu", (24, 40), 3, 3, 1)}
 
 
 @pytest.mark.parametrize("name", CONV_CASES)

@@ -94,6 +94,13 @@ for key, xs, ws, bias, attrs, sizes in [
          {"auto_pad": "SAME_UPPER"}, ({"h": 5}, {"h": 8})),
         ("sym_channels", [1, "c", 5, 5], [2, 3, 3, 3], True, {},
          ({"c": 3},)),
+        # Fewer than 16 output positions, more channels, several images:
+        # one transposed GEMM per run of images (silero VAD's shapes first).
+        ("narrow_batch_1d", [10, 129, 4], [128, 129, 3], True,
+         {"pads": [1, 1]}, ({},)),
+        ("narrow_batch_s2_nobias", [3, 6, 5, 3], [20, 6, 3, 3], False,
+         {"strides": [2, 2], "pads": [1, 1, 1, 1]}, ({},)),
+        ("narrow_batch_sym", ["n", 4, 3], [12, 4, 2], True, {}, sym2(2, 5)),
         ("3d", [1, 2, 5, 6, 4], [3, 2, 3, 2, 3], True,
          {"pads": [1, 0, 1, 1, 1, 0], "strides": [2, 1, 1]}, ({},)),
         ("3d_group_same", [2, 4, 4, 4, 5], [4, 2, 2, 3, 1], False,

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/ConvWindow.h"
 #include "cpu/Gemm.h"
+#include "cpu/Im2col.h"
 #include "cpu/LinearBlocks.h"
 #include "cpu/StepCache.h"
 
@@ -47,103 +48,6 @@ struct ConvEpilogue {
     }
   }
 };
-
-/// Where im2col writes column j (counted from the range's first) of row r:
-/// rows `ld` floats apart inside panels of `width` columns, the panels
-/// `panelStride` floats apart. A plain matrix is one panel of all columns;
-/// the GEMM's packed B is panels of NR columns over every row.
-struct ColLayout {
-  int64_t ld, width, panelStride;
-};
-
-/// A run of output positions inside one output line and one panel of the
-/// column layout: where im2col writes it does not depend on the row, so
-/// the runs of a range are found once (no division per row).
-struct ColRun {
-  int64_t o0, o1; // the line's output coordinates along dims 0 and 1
-  int64_t a, b;   // output columns [a, b) along the last dim
-  int64_t dst;    // where output column `a` of row 0 goes
-};
-
-std::vector<ColRun> colRuns(const Window &w, int64_t p0, int64_t p1,
-                            const ColLayout &l) {
-  std::vector<ColRun> runs;
-  const int64_t ow = w.out[2];
-  for (int64_t p = p0; p < p1;) {
-    const int64_t line = p / ow, o2 = p % ow;
-    const int64_t end = std::min(p1, p + (ow - o2));
-    for (int64_t q = p; q < end;) {
-      const int64_t j = q - p0, inPanel = j % l.width;
-      const int64_t qe = std::min(end, q + (l.width - inPanel));
-      runs.push_back({line / w.out[1], line % w.out[1], q - p + o2, qe - p + o2,
-                      j / l.width * l.panelStride + inPanel});
-      q = qe;
-    }
-    p = end;
-  }
-  return runs;
-}
-
-/// Columns [p0, p1) of im2col's matrix (output positions, row-major over
-/// the output dims) into `col` laid out as `l` says: each row's runs copied
-/// between the padding zeros (a plain copy at stride 1; per-element tap
-/// arithmetic cost more than the GEMM).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
-im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
-            int64_t p1, float *col, const ColLayout &l) {
-  const std::vector<ColRun> runs = colRuns(w, p0, p1, l);
-  const int64_t s = w.stride[2];
-  int64_t r = 0;
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t a = 0; a < w.k[0]; ++a)
-      for (int64_t b = 0; b < w.k[1]; ++b)
-        for (int64_t e = 0; e < w.k[2]; ++e, ++r) {
-          const float *xc = x + c * w.inSize();
-          int64_t lo, hi; // output columns whose tap e reads inside
-          validRange(w, 2, e, &lo, &hi);
-          const int64_t shift = e * w.dil[2] - w.pad[2];
-          for (const ColRun &run : runs) {
-            const int64_t i0 = tapSource(w, 0, run.o0, a),
-                          i1 = tapSource(w, 1, run.o1, b);
-            float *dst = col + run.dst + r * l.ld - run.a; // dst[o]: column o
-            const bool inside = i0 >= 0 && i1 >= 0;
-            const int64_t c0 = inside ? std::clamp(lo, run.a, run.b) : run.b;
-            const int64_t c1 = inside ? std::clamp(hi, c0, run.b) : run.b;
-            for (int64_t o = run.a; o < c0; ++o)
-              dst[o] = 0.0f;
-            const float *src =
-                inside ? xc + (i0 * w.in[1] + i1) * w.in[2] + shift : xc;
-            if (s == 1) // contiguous: vectorises
-              for (int64_t o = c0; o < c1; ++o)
-                dst[o] = src[o];
-            else
-              for (int64_t o = c0; o < c1; ++o)
-                dst[o] = src[o * s];
-            for (int64_t o = c1; o < run.b; ++o)
-              dst[o] = 0.0f;
-          }
-        }
-}
-
-/// The plain column matrix of columns [p0, p1).
-ColLayout plainLayout(int64_t p0, int64_t p1) {
-  return {p1 - p0, std::max<int64_t>(p1 - p0, 1), 0};
-}
-
-int64_t panelCount(int64_t columns, int64_t nr) {
-  return (columns + nr - 1) / nr;
-}
-
-/// Columns [p0, p1) of im2col's matrix unrolled straight into `packed`'s
-/// panels q0..q1 (k rows of NR positions each), the layout the GEMM
-/// micro-kernel reads: no column matrix to write and then pack again.
-void im2colPanels(const float *x, int64_t channels, const Window &w, int64_t p0,
-                  int64_t p1, PackedB &packed, int64_t q0, int64_t q1) {
-  const int64_t nr = packed.nr(), k = packed.k();
-  const int64_t first = p0 + q0 * nr, last = std::min(p1, p0 + q1 * nr);
-  im2colRange(x, channels, w, first, last, packed.panelData(q0),
-              ColLayout{nr, nr, k * nr});
-}
 
 /// A large conv as independent blocks of output positions: each task
 /// unrolls its block's receptive fields into a per-thread buffer that
@@ -212,6 +116,65 @@ void narrowConv(KernelContext &ctx, const float *wg, const float *cols,
   for (int64_t o = 0; o < mg; ++o)
     for (int64_t p = 0; p < outSize; ++p)
       yg[o * outSize + p] = t[p * mg + o];
+}
+
+/// Columns of every image's im2col matrix side by side, at most this many
+/// floats, for batchedNarrowConv.
+constexpr int64_t kMaxBatchedColumns = int64_t(1) << 22;
+
+/// Few output positions over several images of one group (silero VAD's
+/// 4-frame convs over a batch of 10): each task takes a run of images,
+/// puts their im2col columns side by side and runs one transposed GEMM,
+/// Cᵀ = colsᵀ · Wᵀ, serially, so the weights are read once per task rather
+/// than once per image (a 4-row GEMM each); then each image's rows are
+/// transposed into y with the epilogue. Splitting images rather than the
+/// GEMM keeps each thread's work independent: a threaded 40-row GEMM was
+/// slower on 2 threads than on 1.
+void batchedNarrowConv(KernelContext &ctx, const Window &w, const float *x,
+                       int64_t n, int64_t c, const float *wt, int64_t m,
+                       bool cacheW, const ConvEpilogue &ep, float *y) {
+  const int64_t kdim = c * w.k[0] * w.k[1] * w.k[2], outSize = w.outSize();
+  const int64_t rows = n * outSize;
+  std::vector<float> t(size_t(rows * m));
+  GemmArgs whole;
+  whole.m = rows, whole.n = m, whole.k = kdim, whole.transA = true;
+  whole.b = wt, whole.ldb = kdim, whole.transB = true;
+  whole.ldc = m;
+  std::shared_ptr<const PackedB> packed;
+  if (cacheW && ctx.stepCache()) {
+    const GemmIsa isa = bestGemmIsa();
+    uint64_t key = reinterpret_cast<uintptr_t>(wt);
+    for (uint64_t v : {uint64_t(m), uint64_t(kdim), uint64_t(isa)})
+      key = (key ^ v) * 0x100000001b3ull;
+    packed =
+        ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(whole, isa); });
+  }
+  ctx.parallelFor(n, 1, [&](int64_t b0, int64_t b1) {
+    // The task's own columns: rows of a shared matrix would put two
+    // threads' columns in one cache line.
+    const int64_t taskRows = (b1 - b0) * outSize;
+    std::vector<float> cols(size_t(kdim * taskRows));
+    for (int64_t b = b0; b < b1; ++b)
+      im2colRange(x + b * c * w.inSize(), c, w, 0, outSize,
+                  cols.data() + (b - b0) * outSize,
+                  ColLayout{taskRows, outSize, 0});
+    GemmArgs args = whole;
+    args.m = taskRows;
+    args.a = cols.data(), args.lda = taskRows;
+    args.c = t.data() + b0 * outSize * m;
+    if (packed)
+      sgemm(args, nullptr, *packed);
+    else
+      sgemm(args, nullptr);
+    for (int64_t b = b0; b < b1; ++b) {
+      float *yb = y + b * m * outSize;
+      const float *tb = t.data() + b * outSize * m;
+      for (int64_t o = 0; o < m; ++o)
+        for (int64_t p = 0; p < outSize; ++p)
+          yb[o * outSize + p] = tb[p * m + o];
+      ep.apply(yb, outSize, 0, m, 0, outSize);
+    }
+  });
 }
 
 /// One image's group: in blocks when large, else its whole im2col matrix
@@ -325,6 +288,13 @@ Status convKernel(KernelContext &ctx) {
     groupConv(ctx, w, x0 + (b * c + g * cg) * w.inSize(), w0 + g * mg * kdim,
               cg, mg, direct, wt.constant && group == 1, ep, col, yg);
   };
+  if (group == 1 && n > 1 && outSize < kNarrowOutput && m > outSize &&
+      kdim * n * outSize <= kMaxBatchedColumns) {
+    ConvEpilogue ep;
+    ep.bias = bias, ep.act = act;
+    batchedNarrowConv(ctx, w, x0, n, c, w0, m, wt.constant, ep, y);
+    return Status::ok();
+  }
   // Small GEMMs (a VAD's 4-frame convs over a batch of 10) spend more on
   // waking the pool than on arithmetic: then (image, group) pairs run in
   // parallel, each GEMM serially (the nested parallelFor runs inline).
