@@ -13,8 +13,57 @@ namespace ingot::cpu {
 namespace {
 
 /// The larger of two values, NaN winning as in the per-window loop below.
+/// Written as one select on non-short-circuit tests so that it compiles to
+/// compare-and-blend: with `||`, random data mispredicted a branch per
+/// element (a 2x2 pool of 55k values took 320 us instead of ~30).
 inline float maxOrNan(float acc, float v) {
-  return v > acc || (v != v && acc == acc) ? v : acc;
+  const bool take = (v > acc) | ((v != v) & (acc == acc));
+  return take ? v : acc;
+}
+
+/// One input row's maxima over each output column's window: columns
+/// [lo, hi) read their taps without bounds checks, one strided pass per tap
+/// (simple loops the compiler vectorises), the edge columns tap by tap.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+rowMaxima(const Window &w, const float *xr, int64_t lo, int64_t hi, float *m) {
+  const int64_t s = w.stride[2], d = w.dil[2], outCols = w.out[2];
+  for (int64_t o = 0; o < outCols; ++o) {
+    if (o == lo && lo < hi) {
+      o = hi - 1;
+      continue;
+    }
+    float acc = -INFINITY;
+    for (int64_t e = 0; e < w.k[2]; ++e)
+      if (int64_t i = tapSource(w, 2, o, e); i >= 0)
+        acc = maxOrNan(acc, xr[i]);
+    m[o] = acc;
+  }
+  if (lo >= hi)
+    return;
+  const float *x0 = xr + lo * s - w.pad[2];
+  float *mo = m + lo;
+  const int64_t n = hi - lo;
+  for (int64_t o = 0; o < n; ++o)
+    mo[o] = x0[o * s];
+  for (int64_t e = 1; e < w.k[2]; ++e) {
+    const float *xe = x0 + e * d;
+    for (int64_t o = 0; o < n; ++o)
+      mo[o] = maxOrNan(mo[o], xe[o * s]);
+  }
+}
+
+/// Each output's maximum over the row maxima of its window's rows.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+columnMaxima(const Window &w, const float *rowMax, float *y) {
+  const int64_t outRows = w.out[1], outCols = w.out[2];
+  for (int64_t o1 = 0; o1 < outRows; ++o1) {
+    float *out = y + o1 * outCols;
+    std::fill(out, out + outCols, -INFINITY);
+    for (int64_t b = 0; b < w.k[1]; ++b)
+      if (int64_t i = tapSource(w, 1, o1, b); i >= 0)
+        for (int64_t o = 0; o < outCols; ++o)
+          out[o] = maxOrNan(out[o], rowMax[i * outCols + o]);
+  }
 }
 
 /// A 2-D max pool (no argmax) as two 1-D passes: each input row's maxima
@@ -23,8 +72,7 @@ inline float maxOrNan(float acc, float v) {
 /// tap; this is k_h + k_w reads per output instead of k_h * k_w.
 void separableMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
                       const float *src, float *dst) {
-  const int64_t inRows = w.in[1], inCols = w.in[2];
-  const int64_t outRows = w.out[1], outCols = w.out[2];
+  const int64_t inRows = w.in[1], inCols = w.in[2], outCols = w.out[2];
   ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
     std::vector<float> rowMax(size_t(inRows * outCols));
     for (int64_t p = pb; p < pe; ++p) {
@@ -39,35 +87,9 @@ void separableMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
           ++lo;
         while (hi > lo && tapSource(w, 2, hi - 1, w.k[2] - 1) < 0)
           --hi;
-        for (int64_t o = 0; o < outCols; ++o) {
-          if (o == lo && lo < hi) {
-            const int64_t s = w.stride[2], d = w.dil[2];
-            const float *xo = xr + lo * s - w.pad[2];
-            for (; o < hi; ++o, xo += s) {
-              float acc = xo[0];
-              for (int64_t e = 1; e < w.k[2]; ++e)
-                acc = maxOrNan(acc, xo[e * d]);
-              m[o] = acc;
-            }
-            if (o == outCols)
-              break;
-          }
-          float acc = -INFINITY;
-          for (int64_t e = 0; e < w.k[2]; ++e)
-            if (int64_t i = tapSource(w, 2, o, e); i >= 0)
-              acc = maxOrNan(acc, xr[i]);
-          m[o] = acc;
-        }
+        rowMaxima(w, xr, lo, hi, m);
       }
-      float *y = dst + p * w.outSize();
-      for (int64_t o1 = 0; o1 < outRows; ++o1) {
-        float *out = y + o1 * outCols;
-        std::fill(out, out + outCols, -INFINITY);
-        for (int64_t b = 0; b < w.k[1]; ++b)
-          if (int64_t i = tapSource(w, 1, o1, b); i >= 0)
-            for (int64_t o = 0; o < outCols; ++o)
-              out[o] = maxOrNan(out[o], rowMax[i * outCols + o]);
-      }
+      columnMaxima(w, rowMax.data(), dst + p * w.outSize());
     }
   });
 }
