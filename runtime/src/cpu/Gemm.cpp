@@ -338,9 +338,25 @@ PackedB::PackedB(int64_t k, int64_t n, GemmIsa isa)
     : isa_(isa), k_(k), n_(n), nr_(gemmKernels(isa).nr) {
   const int64_t panels = ceilDiv(n_, nr_);
   // 16 spare floats to start the panels on a 64-byte boundary.
-  storage_.assign(size_t(panels * k_ * nr_ + 16), 0.0f);
-  const uintptr_t at = reinterpret_cast<uintptr_t>(storage_.data());
-  data_ = storage_.data() + ((64 - at % 64) % 64) / sizeof(float);
+  size_ = size_t(panels * k_ * nr_ + 16);
+  storage_.reset(new float[size_]);
+  const uintptr_t at = reinterpret_cast<uintptr_t>(storage_.get());
+  data_ = storage_.get() + ((64 - at % 64) % 64) / sizeof(float);
+  zeroTail(n_);
+}
+
+void PackedB::zeroTail(int64_t n) {
+  const int64_t used = n % nr_;
+  if (used == 0)
+    return;
+  float *panel = data_ + (n / nr_) * k_ * nr_;
+  for (int64_t r = 0; r < k_; ++r)
+    std::fill(panel + r * nr_ + used, panel + (r + 1) * nr_, 0.0f);
+}
+
+void PackedB::setColumns(int64_t n) {
+  n_ = n;
+  zeroTail(n);
 }
 
 PackedB::PackedB(const GemmArgs &g, GemmIsa isa) : PackedB(g.k, g.n, isa) {

@@ -2,6 +2,7 @@
 #include "cpu/Im2col.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 namespace ingot::cpu {
@@ -35,6 +36,72 @@ std::vector<ColRun> colRuns(const Window &w, int64_t p0, int64_t p1,
   return runs;
 }
 
+/// Whether every tap of `w` reads the input plane shifted by a fixed
+/// offset: a 1-D or 2-D conv of stride 1 whose output rows are as wide as
+/// its input rows (a 3x3 conv padded by 1, TensorFlow's 1x3 and 3x1
+/// pairs). Output position p = o1 * W + o2 then reads input p + shift.
+bool isShiftedCopy(const Window &w) {
+  return w.in[0] == 1 && w.out[0] == 1 && w.k[0] == 1 && w.stride[1] == 1 &&
+         w.stride[2] == 1 && w.in[2] == w.out[2];
+}
+
+/// `n` zeros at `dst` (a helper the compiler keeps as a plain loop).
+inline void zeros(float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = 0.0f;
+}
+
+/// im2col when isShiftedCopy(w): each tap's row of a chunk of columns is
+/// one copy of the input shifted by (b·dil − pad) rows and (e·dil − pad)
+/// columns, zeros where that leaves the plane, then the columns the shift
+/// takes past each line's ends set to zero. Chunks (the GEMM's panels) are
+/// outermost so that the writes of one panel are contiguous. The general
+/// path below works per output line and cost as much as the GEMM on
+/// oww-embedding's 1x3/3x1 convs.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+im2colShifted(const float *x, int64_t channels, const Window &w, int64_t p0,
+              int64_t p1, float *col, const ColLayout &l) {
+  const int64_t width = w.in[2], inSize = w.inSize();
+  struct Tap {
+    const float *src; // the input at output position 0's tap
+    int64_t shift, dc;
+  };
+  std::vector<Tap> taps;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t b = 0; b < w.k[1]; ++b)
+      for (int64_t e = 0; e < w.k[2]; ++e) {
+        const int64_t dc = e * w.dil[2] - w.pad[2];
+        const int64_t shift = (b * w.dil[1] - w.pad[1]) * width + dc;
+        taps.push_back({x + c * inSize + shift, shift, dc});
+      }
+  for (int64_t j0 = 0; j0 < p1 - p0;) {
+    const int64_t inPanel = j0 % l.width;
+    const int64_t j1 = std::min(p1 - p0, j0 + l.width - inPanel);
+    // Output positions [a, z); row r's dst[p] is position p.
+    const int64_t a = p0 + j0, z = p0 + j1;
+    float *chunk = col + (j0 / l.width) * l.panelStride + inPanel - a;
+    for (size_t r = 0; r < taps.size(); ++r) {
+      const Tap &t = taps[r];
+      float *dst = chunk + int64_t(r) * l.ld;
+      const int64_t lo = std::clamp(-t.shift, a, z);
+      const int64_t hi = std::clamp(inSize - t.shift, lo, z);
+      zeros(dst + a, lo - a);
+      for (int64_t p = lo; p < hi; ++p)
+        dst[p] = t.src[p];
+      zeros(dst + hi, z - hi);
+      for (int64_t line = a / width; t.dc != 0 && line * width < z; ++line) {
+        // The columns of this line whose tap falls off its row.
+        const int64_t start = line * width, d = std::min(std::abs(t.dc), width);
+        const int64_t c0 = t.dc < 0 ? start : start + width - d;
+        const int64_t f0 = std::max(c0, a), f1 = std::min(c0 + d, z);
+        if (f0 < f1)
+          zeros(dst + f0, f1 - f0);
+      }
+    }
+    j0 = j1;
+  }
+}
+
 } // namespace
 
 /// Columns [p0, p1) of im2col's matrix (output positions, row-major over
@@ -44,6 +111,8 @@ std::vector<ColRun> colRuns(const Window &w, int64_t p0, int64_t p1,
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
 im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
             int64_t p1, float *col, const ColLayout &l) {
+  if (isShiftedCopy(w))
+    return im2colShifted(x, channels, w, p0, p1, col, l);
   const std::vector<ColRun> runs = colRuns(w, p0, p1, l);
   const int64_t s = w.stride[2];
   int64_t r = 0;
