@@ -88,6 +88,17 @@ void blockedConv(KernelContext &ctx, const Window &w, const float *xg,
   });
 }
 
+/// Wᵀ (args.b, transposed, n x k) packed once per step: the B of a
+/// transposed conv GEMM whose weight is a weight of the model.
+std::shared_ptr<const PackedB> cachedWeightsT(KernelContext &ctx,
+                                              const GemmArgs &args) {
+  const GemmIsa isa = bestGemmIsa();
+  uint64_t key = reinterpret_cast<uintptr_t>(args.b);
+  for (uint64_t v : {uint64_t(args.n), uint64_t(args.k), uint64_t(isa)})
+    key = (key ^ v) * 0x100000001b3ull;
+  return ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(args, isa); });
+}
+
 /// Few output positions (a VAD's 4-frame convs): C = W · cols would fill
 /// one NR-wide column panel to outSize of its 32 columns, so the GEMM runs
 /// transposed, Cᵀ = colsᵀ · Wᵀ, into a small buffer then transposed into
@@ -102,17 +113,10 @@ void narrowConv(KernelContext &ctx, const float *wg, const float *cols,
   args.a = cols, args.lda = outSize, args.transA = true;
   args.b = wg, args.ldb = kdim, args.transB = true;
   args.c = t.data(), args.ldc = mg;
-  if (cacheW && outSize > kSmallM && ctx.stepCache()) {
-    const GemmIsa isa = bestGemmIsa();
-    uint64_t key = reinterpret_cast<uintptr_t>(wg);
-    for (uint64_t v : {uint64_t(mg), uint64_t(kdim), uint64_t(isa)})
-      key = (key ^ v) * 0x100000001b3ull;
-    sgemm(args, ctx.pool(), *ctx.stepCache()->get<PackedB>(key, [&] {
-      return PackedB(args, isa);
-    }));
-  } else {
+  if (cacheW && outSize > kSmallM && ctx.stepCache())
+    sgemm(args, ctx.pool(), *cachedWeightsT(ctx, args));
+  else
     sgemm(args, ctx.pool());
-  }
   for (int64_t o = 0; o < mg; ++o)
     for (int64_t p = 0; p < outSize; ++p)
       yg[o * outSize + p] = t[p * mg + o];
@@ -141,14 +145,8 @@ void batchedNarrowConv(KernelContext &ctx, const Window &w, const float *x,
   whole.b = wt, whole.ldb = kdim, whole.transB = true;
   whole.ldc = m;
   std::shared_ptr<const PackedB> packed;
-  if (cacheW && ctx.stepCache()) {
-    const GemmIsa isa = bestGemmIsa();
-    uint64_t key = reinterpret_cast<uintptr_t>(wt);
-    for (uint64_t v : {uint64_t(m), uint64_t(kdim), uint64_t(isa)})
-      key = (key ^ v) * 0x100000001b3ull;
-    packed =
-        ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(whole, isa); });
-  }
+  if (cacheW && ctx.stepCache())
+    packed = cachedWeightsT(ctx, whole);
   ctx.parallelFor(n, 1, [&](int64_t b0, int64_t b1) {
     // The task's own columns: rows of a shared matrix would put two
     // threads' columns in one cache line.
