@@ -4,10 +4,12 @@
 #include "ingot/ParamProducer.h"
 #include "ingot/PosixRead.h"
 #include "ingot/SourceSlice.h"
+#include "ingot/ThreadPool.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -186,6 +188,24 @@ public:
   }
 };
 
+/// One external tensor's bytes, made at its offset in `space`.
+Status makeTensor(CheckedSource &source, const TensorEntry &t, uint8_t *space) {
+  uint8_t *dst = space + t.offset;
+  uint64_t written = 0;
+  Status s = produceParam(source, paramSpecOf(t), [&](const void *p, size_t n) {
+    if (written + n <= t.bytes)
+      std::memcpy(dst + written, p, n);
+    written += n;
+  });
+  if (!s)
+    return s;
+  if (written != t.bytes)
+    return Status::error("weight '" + t.name + "' came to " +
+                         std::to_string(written) + " bytes, expected " +
+                         std::to_string(t.bytes));
+  return Status::ok();
+}
+
 } // namespace
 
 Status loadExternalWeights(const Manifest &m, const std::string &dir,
@@ -204,24 +224,26 @@ Status loadExternalWeights(const Manifest &m, const std::string &dir,
     if (Status s = files[t.file]->check(t, &checked.stored, &checked.at); !s)
       return s;
   }
-  for (const TensorEntry &t : m.tensors) {
-    if (!t.external)
-      continue;
-    uint8_t *dst = space + t.offset;
-    uint64_t written = 0;
-    Status s =
-        produceParam(source, paramSpecOf(t), [&](const void *p, size_t n) {
-          if (written + n <= t.bytes)
-            std::memcpy(dst + written, p, n);
-          written += n;
-        });
-    if (!s)
-      return s;
-    if (written != t.bytes)
-      return Status::error(dir + ": weight '" + t.name + "' came to " +
-                           std::to_string(written) + " bytes, expected " +
-                           std::to_string(t.bytes));
-  }
+  // Tensors are independent: made in parallel, the largest first, each
+  // worker taking the next one; the first failure in table order is the
+  // one reported, whatever the timing.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < m.tensors.size(); ++i)
+    if (m.tensors[i].external)
+      order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return m.tensors[a].bytes > m.tensors[b].bytes;
+  });
+  std::vector<Status> results(m.tensors.size(), Status::ok());
+  std::atomic<size_t> next{0};
+  ThreadPool pool(0);
+  pool.parallelFor(int64_t(pool.size()), 1, [&](int64_t, int64_t) {
+    for (size_t k; (k = next.fetch_add(1)) < order.size();)
+      results[order[k]] = makeTensor(source, m.tensors[order[k]], space);
+  });
+  for (const Status &r : results)
+    if (!r)
+      return r;
   return Status::ok();
 }
 
