@@ -17,6 +17,7 @@ script, and are kept when it reruns.
 """
 import argparse
 import json
+import struct
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,39 @@ def hf_seeds(work):
             seed("safetensors", f"{case}.safetensors",
                  (path / "model.safetensors").read_bytes())
         seed("tokenizer_json", f"{case}.json", (path / "tokenizer.json").read_bytes())
+
+
+def external_weights_seeds():
+    """model.safetensors files for fuzz_external_weights.cpp's fixed
+    manifest: the tensors it reads (a F32 [6,3], b BF16 [4,5], c F16 [8],
+    d F32 [2,32]), one with an extra tensor and shuffled offsets, and one
+    with b in another dtype."""
+    rng = np.random.default_rng(17)
+
+    def file(tensors):
+        header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+        for name, (dtype, shape, raw) in tensors.items():
+            header[name] = {"dtype": dtype, "shape": shape,
+                            "data_offsets": [offset, offset + len(raw)]}
+            blobs.append(raw)
+            offset += len(raw)
+        text = json.dumps(header).encode()
+        return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+    def f32(shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    bf16 = (f32((4, 5)).view(np.uint32) >> 16).astype(np.uint16).tobytes()
+    good = {"a": ("F32", [6, 3], f32((6, 3)).tobytes()),
+            "b": ("BF16", [4, 5], bf16),
+            "c": ("F16", [8], f32((8,)).astype(np.float16).tobytes()),
+            "d": ("F32", [2, 32], f32((2, 32)).tobytes())}
+    seed("external_weights", "good.safetensors", file(good))
+    extra = dict(reversed(list(good.items())))
+    extra["e"] = ("I64", [3], np.arange(3, dtype=np.int64).tobytes())
+    seed("external_weights", "extra.safetensors", file(extra))
+    other = dict(good, b=("F32", [4, 5], f32((4, 5)).tobytes()))
+    seed("external_weights", "other_dtype.safetensors", file(other))
 
 
 def gguf_seeds(work):
@@ -190,6 +224,7 @@ def main():
         hf_seeds(Path(work) / "hf")
         gguf_seeds(Path(work) / "gguf")
         text_seeds()
+        external_weights_seeds()
         artifact_seeds(args.ingot, work)
     return 0
 
