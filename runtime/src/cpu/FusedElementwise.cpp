@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/FusedOpcodes.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/StepCache.h"
 
 #include "ingot/FusedProgram.h"
 
@@ -248,6 +249,47 @@ float reduceRow(RowReduction kind, const float *row, int64_t d) {
   return acc;
 }
 
+/// What a step's attributes say: its program and trailing reduction.
+struct FusedStep {
+  Status status = Status::ok(); // a malformed program's error
+  fused::Program program;
+  std::string reduce; // "", "mean", "sum" or "max"
+  int64_t keepDims = 1;
+};
+
+/// The key fused_elementwise keeps its FusedStep under in the step cache
+/// (nothing else of the step is cached).
+constexpr uint64_t kFusedStepKey = 0x66757365645f6577ull;
+
+FusedStep readFusedStep(const KernelContext &ctx) {
+  FusedStep f;
+  std::string ops;
+  std::vector<int64_t> args;
+  std::vector<double> constants;
+  if (Status s = ctx.attrStr("ops", &ops); !s)
+    return f.status = s, f;
+  if (Status s = ctx.attrInts("args", &args); !s)
+    return f.status = s, f;
+  if (Status s = ctx.attrFloats("constants", &constants, std::vector<double>{});
+      !s)
+    return f.status = s, f;
+  if (Status s = ctx.attrStr("reduce", &f.reduce, std::string()); !s)
+    return f.status = s, f;
+  if (Status s = ctx.attrInt("keepdims", &f.keepDims, 1); !s)
+    return f.status = s, f;
+  if (!f.reduce.empty() && f.reduce != "mean" && f.reduce != "sum" &&
+      f.reduce != "max") {
+    f.status = ctx.error("unknown reduction \"" + f.reduce + "\"");
+    return f;
+  }
+  std::string err;
+  if (!fused::parseProgram(ops, args, constants,
+                           static_cast<int64_t>(ctx.numInputs()), &f.program,
+                           &err))
+    f.status = ctx.error("malformed program: " + err);
+  return f;
+}
+
 Status fusedElementwiseKernel(KernelContext &ctx) {
   if (ctx.numInputs() < 1)
     return ctx.error("expects at least 1 input, got 0");
@@ -258,29 +300,23 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
       return s;
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
-  std::string ops, reduce;
-  std::vector<int64_t> args;
-  std::vector<double> constants;
-  int64_t keepDims = 1;
-  if (Status s = ctx.attrStr("ops", &ops); !s)
-    return s;
-  if (Status s = ctx.attrInts("args", &args); !s)
-    return s;
-  if (Status s = ctx.attrFloats("constants", &constants, std::vector<double>{});
-      !s)
-    return s;
-  if (Status s = ctx.attrStr("reduce", &reduce, std::string()); !s)
-    return s;
-  if (Status s = ctx.attrInt("keepdims", &keepDims, 1); !s)
-    return s;
-  if (!reduce.empty() && reduce != "mean" && reduce != "sum" && reduce != "max")
-    return ctx.error("unknown reduction \"" + reduce + "\"");
-  fused::Program program;
-  std::string err;
+  // The program and reduction are the step's attributes: parsed once and
+  // kept in the step's cache (per run they cost more than a small region's
+  // arithmetic: hey-jarvis runs six regions of a few hundred values).
+  std::shared_ptr<const FusedStep> spec;
+  if (ctx.stepCache())
+    spec = ctx.stepCache()->get<FusedStep>(kFusedStepKey,
+                                           [&] { return readFusedStep(ctx); });
+  else
+    spec = std::make_shared<const FusedStep>(readFusedStep(ctx));
+  if (!spec->status)
+    return spec->status;
+  const fused::Program &program = spec->program;
+  const std::string &reduce = spec->reduce;
+  const int64_t keepDims = spec->keepDims;
   const int64_t numInputs = static_cast<int64_t>(ctx.numInputs());
-  if (!fused::parseProgram(ops, args, constants, numInputs, &program, &err))
-    return ctx.error("malformed program: " + err);
 
+  std::string err;
   std::vector<shape::Shape> inShapes;
   for (size_t i = 0; i < ctx.numInputs(); ++i)
     inShapes.push_back(ctx.input(i).shape);
