@@ -79,8 +79,11 @@ void planWalks(const shape::Shape &out, std::vector<InputWalk> &walks,
 }
 
 /// Copies output elements [begin, begin + n) of a broadcast input to dst.
-void gather(const InputWalk &w, const std::vector<int64_t> &dims, int64_t begin,
-            int64_t n, float *dst) {
+/// Cloned per ISA: filling a broadcast value's runs (BN's per-channel
+/// scales over small planes) was 18% of ppocr-cls's regions at SSE width.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+gather(const InputWalk &w, const std::vector<int64_t> &dims, int64_t begin,
+       int64_t n, float *dst) {
   const int r = static_cast<int>(dims.size());
   int64_t idx[kMaxRank * 2];
   int64_t off = 0, rem = begin;
