@@ -14,13 +14,6 @@ namespace {
 /// Rows of a column slice are read this many bytes at a time.
 constexpr uint64_t kChunkBytes = 4u << 20;
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// Bytes of the whole stored tensor (its shape was checked against its
 /// data offsets when its file was opened, so this does not overflow).
 uint64_t storedBytes(const StoredTensor &t) {
@@ -187,6 +180,13 @@ Status produceSourcePart(const StoredTensor &t, const SourcePart &part,
   }
   }
   return bad("unknown part kind");
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
 }
 
 size_t safetensorsDTypeSize(const std::string &name) {

@@ -57,6 +57,9 @@ Status produceSourcePart(const StoredTensor &t, const SourcePart &part,
                          const std::string &name, const StoredReader &read,
                          const ByteSink &sink);
 
+/// "[2, 3]": a shape as the messages about source tensors write it.
+std::string shapeText(const std::vector<int64_t> &shape);
+
 /// Bytes per element of a safetensors dtype name; 0 when unknown.
 size_t safetensorsDTypeSize(const std::string &name);
 

@@ -24,13 +24,6 @@ namespace {
 /// Headers over this size are damage (the safetensors package's own limit).
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// Streaming reads go through a buffer of this size.
 constexpr uint64_t kChunkBytes = 4u << 20;
 
