@@ -50,8 +50,23 @@ bool isAllF32(Operation *op) {
          llvm::all_of(op->getOperandTypes(), isF32);
 }
 
+/// Whether `op` converts an i32 tensor to f32 (matmul_integer's result on
+/// its way to the dequantising multiply): the region reads the i32 input
+/// and converts it with `from_i32`.
+bool isCastFromI32(Operation *op) {
+  auto cast = dyn_cast<CastOp>(op);
+  if (!cast)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(cast.getInput().getType());
+  auto out = dyn_cast<RankedTensorType>(cast.getType());
+  return in && out && in.getElementType().isSignlessInteger(32) &&
+         out.getElementType().isF32();
+}
+
 /// The opcode `op` becomes, or nullopt if it is not fusible.
 std::optional<Lowered> lowerOp(Operation *op) {
+  if (isCastFromI32(op))
+    return Lowered{"from_i32", {}};
   if (!isAllF32(op))
     return std::nullopt;
   // These kernels' names are their opcodes.

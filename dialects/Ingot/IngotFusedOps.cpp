@@ -20,9 +20,13 @@ using namespace ingot::graph;
 LogicalResult FusedElementwiseOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
-  for (Value v : getInputs())
-    if (!elementType(v).isF32())
-      return emitOpError("inputs must be f32, got ") << v.getType();
+  std::vector<bool> isI32;
+  for (Value v : getInputs()) {
+    Type t = elementType(v);
+    if (!t.isF32() && !t.isSignlessInteger(32))
+      return emitOpError("inputs must be f32 or i32, got ") << v.getType();
+    isI32.push_back(!t.isF32());
+  }
   if (!elementType(getResult()).isF32())
     return emitOpError("result must be f32, got ") << getType();
   fused::Program program;
@@ -32,6 +36,8 @@ LogicalResult FusedElementwiseOp::verify() {
   if (!fused::parseProgram(getOps(), args, constants,
                            static_cast<int64_t>(getInputs().size()), &program,
                            &error))
+    return emitOpError(error);
+  if (!fused::checkInputKinds(program, isI32, &error))
     return emitOpError(error);
   if (bool(getReduce()) != bool(getKeepdims()))
     return emitOpError("`reduce` and `keepdims` come together");

@@ -12,7 +12,7 @@ struct OpcodeInfo {
   OperandKind kind;
 };
 
-constexpr std::array<OpcodeInfo, 29> kOpcodes = {{
+constexpr std::array<OpcodeInfo, 30> kOpcodes = {{
     {Opcode::Add, "add", OperandKind::Binary},
     {Opcode::Sub, "sub", OperandKind::Binary},
     {Opcode::Mul, "mul", OperandKind::Binary},
@@ -38,6 +38,7 @@ constexpr std::array<OpcodeInfo, 29> kOpcodes = {{
     {Opcode::Ceil, "ceil", OperandKind::Unary},
     {Opcode::Round, "round", OperandKind::Unary},
     {Opcode::Sign, "sign", OperandKind::Unary},
+    {Opcode::FromI32, "from_i32", OperandKind::Unary},
     {Opcode::LeakyRelu, "leaky_relu", OperandKind::Param1},
     {Opcode::Elu, "elu", OperandKind::Param1},
     {Opcode::HardSigmoid, "hard_sigmoid", OperandKind::Param2},
@@ -155,6 +156,34 @@ bool parseProgram(std::string_view ops, const std::vector<int64_t> &args,
     if (!ok)
       return false;
     out->code.push_back(ins);
+  }
+  return true;
+}
+
+bool checkInputKinds(const Program &p, const std::vector<bool> &isI32,
+                     std::string *error) {
+  auto isIntInput = [&](int64_t r) {
+    return r >= 0 && r < p.numInputs && size_t(r) < isI32.size() &&
+           isI32[size_t(r)];
+  };
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const Instruction &ins = p.code[i];
+    const std::string where =
+        "instruction " + std::to_string(i) + " (" + opcodeName(ins.op) + ")";
+    if (ins.op == Opcode::FromI32) {
+      if (!isIntInput(ins.a)) {
+        *error = where + " must read an int32 input";
+        return false;
+      }
+      continue;
+    }
+    const OperandKind kind = operandKind(ins.op);
+    const bool readsA = kind != OperandKind::Const;
+    const bool readsB = kind == OperandKind::Binary;
+    if ((readsA && isIntInput(ins.a)) || (readsB && isIntInput(ins.b))) {
+      *error = where + " reads an int32 input (only from_i32 may)";
+      return false;
+    }
   }
   return true;
 }

@@ -16,9 +16,10 @@ using namespace sig::dtypes;
 
 /// FusedElementwise (runtime/src/cpu/FusedElementwise.cpp).
 void addFusedElementwiseSpecs(std::vector<KernelSpec> &table) {
+  // Inputs f32, or int32 read by the program's from_i32 alone.
   table.push_back({"fused_elementwise",
                    true,
-                   {{in("x", kF32)},
+                   {{in("x", DTypeSet{DType::F32, DType::I32})},
                     {in("y", kF32)},
                     {"ops", "args", "constants", "reduce", "keepdims"},
                     /*variadic=*/true}});

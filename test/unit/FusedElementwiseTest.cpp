@@ -246,3 +246,39 @@ TEST(FusedElementwise, MalformedProgramsAreRejected) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(FusedElementwise, FromI32ConvertsAsCastDoes) {
+  // int32 values across the range f32 rounds (|v| > 2^24 loses bits), over
+  // several tiles, dense, broadcast along the rows and as one value.
+  Rng rng(41);
+  std::vector<int32_t> big(3 * 700), row(700);
+  for (size_t i = 0; i < big.size(); ++i) // spread over +-2^31, signs mixed
+    big[i] =
+        int32_t((int64_t(i) * 2654435761ll) % 2147483647ll) * (i % 2 ? -1 : 1);
+  for (size_t i = 0; i < row.size(); ++i)
+    row[i] = int32_t(i) * 40009 - 14000000;
+  Tensor q = i32({3, 700}, big), r = i32({700}, row), one = i32({}, {-123457});
+  Tensor s = rng.uniform({700}, -2, 2);
+  for (const Tensor *in : {&q, &r, &one}) {
+    Tensor asF32 = runOk({"cast", {in}, {}, {DType::F32}});
+    expectSameBits(runOk(fusedCall({in}, "from_i32", {0, -1})), asF32);
+    // As matmul_integer's dequantise: from_i32, then times a scale row.
+    Tensor want = runOk(Call("mul", {&asF32, &s}));
+    expectSameBits(runOk(fusedCall({in, &s}, "from_i32 mul", {0, -1, 2, 1})),
+                   want);
+  }
+}
+
+TEST(FusedElementwise, IntInputsAreReadOnlyByFromI32) {
+  Tensor q = i32({4}, {1, 2, 3, 4}), x = f32({4}, {1, 2, 3, 4});
+  EXPECT_NE(errorOf(fusedCall({&q}, "neg", {0, -1}))
+                .find("reads an int32 input (only from_i32 may)"),
+            std::string::npos);
+  EXPECT_NE(errorOf(fusedCall({&x}, "from_i32", {0, -1}))
+                .find("must read an int32 input"),
+            std::string::npos);
+}
+
+} // namespace

@@ -54,6 +54,10 @@ enum class Opcode : uint8_t {
   Ceil,
   Round,
   Sign,
+  // The operand is an int32 input of the step (its bits as the kernel
+  // reads them), converted to f32 as `cast` converts: an int32 producer
+  // such as matmul_integer feeds the region directly.
+  FromI32,
   // Unary with constants: alpha = constants[b] (and beta = constants[b + 1]).
   LeakyRelu,
   Elu,
@@ -86,5 +90,11 @@ OperandKind operandKind(Opcode op);
 bool parseProgram(std::string_view ops, const std::vector<int64_t> &args,
                   const std::vector<double> &constants, int64_t numInputs,
                   Program *out, std::string *error);
+
+/// Checks `p` against its inputs' kinds (`isI32[i]`: input i holds int32,
+/// else f32): every from_i32 reads an int32 input, and an int32 input is
+/// read by from_i32 alone. False with *error set otherwise.
+bool checkInputKinds(const Program &p, const std::vector<bool> &isI32,
+                     std::string *error);
 
 } // namespace ingot::fused

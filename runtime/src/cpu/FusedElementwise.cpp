@@ -298,9 +298,13 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
     return ctx.error("expects at least 1 input, got 0");
   if (Status s = ctx.expectArity(ctx.numInputs(), ctx.numInputs(), 1); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
+  std::vector<bool> isI32(ctx.numInputs());
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    if (Status s = ctx.expectInputDType(i, {DType::F32, DType::I32}); !s)
       return s;
+    // int32 lanes travel as raw 4-byte words until from_i32 converts them.
+    isI32[i] = ctx.input(i).dtype == DType::I32;
+  }
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   // The program and reduction are the step's attributes: parsed once and
@@ -315,6 +319,8 @@ Status fusedElementwiseKernel(KernelContext &ctx) {
   if (!spec->status)
     return spec->status;
   const fused::Program &program = spec->program;
+  if (std::string why; !fused::checkInputKinds(program, isI32, &why))
+    return ctx.error("malformed program: " + why);
   const std::string &reduce = spec->reduce;
   const int64_t keepDims = spec->keepDims;
   const int64_t numInputs = static_cast<int64_t>(ctx.numInputs());

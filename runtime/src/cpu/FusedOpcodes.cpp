@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #define INGOT_FUSED_INLINE inline __attribute__((always_inline))
 

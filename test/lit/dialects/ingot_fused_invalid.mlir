@@ -36,7 +36,7 @@ func.func @constant_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @integer_input(%x: tensor<4xi64>) -> tensor<4xf32> {
-  // expected-error @+1 {{'ingot.fused_elementwise' op inputs must be f32, got 'tensor<4xi64>'}}
+  // expected-error @+1 {{'ingot.fused_elementwise' op inputs must be f32 or i32, got 'tensor<4xi64>'}}
   %0 = ingot.fused_elementwise %x {ops = "neg", args = array<i64: 0, -1>, constants = array<f64>} : (tensor<4xi64>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -79,4 +79,20 @@ func.func @reduced_shape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'ingot.fused_elementwise' op result shape [4,8] does not match the inferred [4]}}
   %0 = ingot.fused_elementwise %x {ops = "neg", args = array<i64: 0, -1>, constants = array<f64>, reduce = "max", keepdims = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @i32_read_by_another_op(%x: tensor<4xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ingot.fused_elementwise' op instruction 0 (neg) reads an int32 input (only from_i32 may)}}
+  %0 = ingot.fused_elementwise %x {ops = "neg", args = array<i64: 0, -1>, constants = array<f64>} : (tensor<4xi32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @from_i32_of_f32(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'ingot.fused_elementwise' op instruction 0 (from_i32) must read an int32 input}}
+  %0 = ingot.fused_elementwise %x {ops = "from_i32 neg", args = array<i64: 0, -1, 1, -1>, constants = array<f64>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -205,3 +205,32 @@ func.func @reduce_first_axis(%x: tensor<4x16xf32>) -> tensor<1x16xf32> {
   %1 = ingot.reduce_mean %0 {axes = array<i64: 0>, keepdims = 1 : i64} : tensor<4x16xf32> -> tensor<1x16xf32>
   return %1 : tensor<1x16xf32>
 }
+
+// -----
+
+// An i32 -> f32 cast (matmul_integer's result) joins the region as
+// from_i32, reading the i32 tensor itself; a cast from another type does not.
+// CHECK-LABEL: func.func @cast_from_i32
+// CHECK-SAME:    (%[[Q:.+]]: tensor<8x16xi32>, %[[S:.+]]: tensor<16xf32>, %[[B:.+]]: tensor<16xf32>)
+// CHECK-NOT:     ingot.cast
+// CHECK:         ingot.fused_elementwise %[[Q]], %[[S]], %[[B]] {{{.*}}ops = "from_i32 mul add"} : (tensor<8x16xi32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+func.func @cast_from_i32(%q: tensor<8x16xi32>, %s: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %0 = ingot.cast %q : tensor<8x16xi32> -> tensor<8x16xf32>
+  %1 = ingot.mul %0, %s : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %2 = ingot.add %1, %b : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+
+// -----
+
+// Must not fire on the cast: only int32 has a conversion opcode, so an
+// int64 tensor stays outside the region behind its cast.
+// CHECK-LABEL: func.func @cast_from_i64
+// CHECK:         ingot.cast
+// CHECK:         ingot.fused_elementwise %{{.*}} {{{.*}}ops = "mul add"}
+func.func @cast_from_i64(%q: tensor<8x16xi64>, %s: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %0 = ingot.cast %q : tensor<8x16xi64> -> tensor<8x16xf32>
+  %1 = ingot.mul %0, %s : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %2 = ingot.add %1, %b : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
