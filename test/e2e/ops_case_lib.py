@@ -7,7 +7,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from ingot_testlib import (Model, assert_clean_failure, compile_and_run,
+from ingot_testlib import (Model, assert_clean_failure, assert_close,
+                           compile_and_run,
                            compile_model, node, run_model, save_model,
                            value_info)
 
@@ -69,6 +70,17 @@ def results_fixture():
             return cache[model.key]
         return get
     return results
+
+
+def check_case(results, model, outputs=None):
+    """Every run of `model` (per symbol binding) gives the reference's
+    outputs, by name, each within assert_close's tolerance; `outputs`
+    picks the ones to compare (default: all)."""
+    for label, got, expected in results(model):
+        assert sorted(got) == sorted(expected), (
+            f"outputs {sorted(got)}, expected {sorted(expected)}")
+        for name in outputs or expected:
+            assert_close(got[name], expected[name], what=f"{name} ({label})")
 
 
 def ms_model(nodes, inputs, outputs, inits, domain_of_ops="com.microsoft"):

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from onnx import helper, numpy_helper
 
-from ingot_testlib import Model, assert_close, node, rand
-from ops_case_lib import results_fixture
+from ingot_testlib import Model, node, rand
+from ops_case_lib import check_case, results_fixture
 
 F32, I64, I32, BOOL = np.float32, np.int64, np.int32, np.bool_
 
@@ -378,8 +378,4 @@ results = results_fixture()  # ops_case_lib: one run per model
 
 @pytest.mark.parametrize("model,outputs", CASES)
 def test_op(model, outputs, results):
-    for label, got, expected in results(model):
-        assert sorted(got) == sorted(expected), (
-            f"outputs {sorted(got)}, expected {sorted(expected)}")
-        for name in outputs or expected:
-            assert_close(got[name], expected[name], what=f"{name} ({label})")
+    check_case(results, model, outputs)

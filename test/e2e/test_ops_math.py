@@ -11,8 +11,9 @@ model with one output per op (one test id each).
 import numpy as np
 import pytest
 
-from ingot_testlib import Model, assert_close, node, rand
-from ops_case_lib import (BOOL, F32, I32, I64, one, results_fixture, sym2,
+from ingot_testlib import Model, node, rand
+from ops_case_lib import (check_case,
+                          BOOL, F32, I32, I64, one, results_fixture, sym2,
                           uniform)
 
 CASES, KEYS = [], {}
@@ -137,9 +138,5 @@ results = results_fixture()
 
 @pytest.mark.parametrize("model,outputs", CASES)
 def test_math_op(model, outputs, results):
-    for label, got, expected in results(model):
-        assert sorted(got) == sorted(expected), (
-            f"outputs {sorted(got)}, expected {sorted(expected)}")
-        for name in outputs or expected:
-            assert_close(got[name], expected[name], what=f"{name} ({label})")
+    check_case(results, model, outputs)
 

@@ -16,7 +16,8 @@ from onnx import helper
 from ingot_testlib import (Model, assert_close, compile_model, make_model,
                            node, ort_run, rand, run_model, save_model,
                            seed_for)
-from ops_case_lib import (BOOL, F32, I32, I64, compile_error, i64, ms_model,
+from ops_case_lib import (check_case,
+                          BOOL, F32, I32, I64, compile_error, i64, ms_model,
                           one, results_fixture, sym2, uniform)
 
 CASES, KEYS = [], {}
@@ -222,11 +223,7 @@ results = results_fixture()
 
 @pytest.mark.parametrize("model,outputs", CASES)
 def test_math_op(model, outputs, results):
-    for label, got, expected in results(model):
-        assert sorted(got) == sorted(expected), (
-            f"outputs {sorted(got)}, expected {sorted(expected)}")
-        for name in outputs or expected:
-            assert_close(got[name], expected[name], what=f"{name} ({label})")
+    check_case(results, model, outputs)
 
 
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from ingot_testlib import Model, assert_close, make_model, node
-from ops_case_lib import (F32, compile_error, f32, i64, one, results_fixture,
+from ingot_testlib import Model, make_model, node
+from ops_case_lib import (check_case,
+                          F32, compile_error, f32, i64, one, results_fixture,
                           signed)
 
 CASES, KEYS = [], {}
@@ -151,11 +152,7 @@ results = results_fixture()
 
 @pytest.mark.parametrize("model", CASES)
 def test_op(model, results):
-    for label, got, expected in results(model):
-        assert sorted(got) == sorted(expected), (
-            f"outputs {sorted(got)}, expected {sorted(expected)}")
-        for name in expected:
-            assert_close(got[name], expected[name], what=f"{name} ({label})")
+    check_case(results, model)
 
 
 def test_resize_antialias_with_nearest_is_refused(tmp_path):

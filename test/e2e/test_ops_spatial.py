@@ -11,9 +11,10 @@ values; symbolic dims run at two sizes from one artifact.
 import numpy as np
 import pytest
 
-from ingot_testlib import (Model, assert_close, compile_model, make_model,
+from ingot_testlib import (Model, compile_model, make_model,
                            node, run_model, save_model)
-from ops_case_lib import (BOOL, F32, I32, I64, f32, i64, idx_gen, one,
+from ops_case_lib import (check_case,
+                          BOOL, F32, I32, I64, f32, i64, idx_gen, one,
                           results_fixture, signed, sym2)
 
 CASES, KEYS = [], {}
@@ -242,11 +243,7 @@ results = results_fixture()
 
 @pytest.mark.parametrize("model", CASES)
 def test_op(model, results):
-    for label, got, expected in results(model):
-        assert sorted(got) == sorted(expected), (
-            f"outputs {sorted(got)}, expected {sorted(expected)}")
-        for name in expected:
-            assert_close(got[name], expected[name], what=f"{name} ({label})")
+    check_case(results, model)
 
 
 

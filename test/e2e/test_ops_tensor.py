@@ -14,7 +14,8 @@ import pytest
 
 from ingot_testlib import (Model, assert_clean_failure, assert_close,
                            compile_model, make_model, node, save_model)
-from ops_case_lib import (BOOL, F32, I32, I64, f32, i64, idx_gen, one,
+from ops_case_lib import (check_case,
+                          BOOL, F32, I32, I64, f32, i64, idx_gen, one,
                           results_fixture, sym2)
 
 CASES, KEYS = [], {}
@@ -255,11 +256,7 @@ results = results_fixture()
 
 @pytest.mark.parametrize("model", CASES)
 def test_op(model, results):
-    for label, got, expected in results(model):
-        assert sorted(got) == sorted(expected), (
-            f"outputs {sorted(got)}, expected {sorted(expected)}")
-        for name in expected:
-            assert_close(got[name], expected[name], what=f"{name} ({label})")
+    check_case(results, model)
 
 
 
