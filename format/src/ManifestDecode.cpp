@@ -129,17 +129,67 @@ bool Decoder::addedToken(const fb::AddedToken &in,
          boolean(in, fb::AddedToken::VT_SPECIAL, "special", &a->special);
 }
 
-bool Decoder::tokenizer(const fb::TokenizerData &in, TokenizerData *t) {
-  using T = fb::TokenizerData;
-  if (!str(in.model(), &t->model) || !strings(in.vocab(), &t->vocab))
+bool Decoder::vocab(const fb::TokenizerData &in, TokenizerData *t) {
+  const Vector<uint8_t> *text = in.vocab_text();
+  const Vector<uint32_t> *ends = in.vocab_ends();
+  const uint32_t textSize = text ? text->size() : 0;
+  if (!ends)
+    return textSize == 0 || fail("vocab_text without vocab_ends");
+  if (!take(size_t(ends->size()) * sizeof(uint32_t) + textSize))
     return false;
-  if (const Vector<const fb::Merge *> *merges = in.merges()) {
-    if (!take(size_t(merges->size()) * sizeof(fb::Merge)))
+  if (reinterpret_cast<uintptr_t>(ends->data()) % alignof(uint32_t))
+    return fail("vocab_ends is misaligned");
+  t->vocab.resize(ends->size());
+  uint32_t begin = 0;
+  for (uint32_t i = 0; i < ends->size(); ++i) {
+    const uint32_t end = ends->Get(i);
+    if (end < begin || end > textSize)
+      return fail("vocab_ends[" + std::to_string(i) + "] = " +
+                  std::to_string(end) + " (expected " + std::to_string(begin) +
+                  " to " + std::to_string(textSize) + ")");
+    t->vocab[i].assign(reinterpret_cast<const char *>(text->data()) + begin,
+                       end - begin);
+    begin = end;
+  }
+  if (begin != textSize)
+    return fail("vocab_text holds " + std::to_string(textSize - begin) +
+                " bytes past the last token");
+  return true;
+}
+
+bool Decoder::merges(const fb::TokenizerData &in, TokenizerData *t) {
+  const Vector<const fb::Merge *> *wide = in.merges();
+  const Vector<uint16_t> *narrow = in.merges_u16();
+  if (wide && narrow)
+    return fail("both merges and merges_u16 are present");
+  if (wide) {
+    if (!take(size_t(wide->size()) * sizeof(fb::Merge)))
       return false;
-    t->merges.reserve(merges->size());
-    for (const fb::Merge *p : *merges)
+    t->merges.reserve(wide->size());
+    for (const fb::Merge *p : *wide)
       t->merges.emplace_back(p->left(), p->right());
   }
+  if (narrow) {
+    if (narrow->size() % 2)
+      return fail("merges_u16 holds an odd number of ids (" +
+                  std::to_string(narrow->size()) + ")");
+    if (!take(size_t(narrow->size()) * sizeof(uint16_t)))
+      return false;
+    if (reinterpret_cast<uintptr_t>(narrow->data()) % alignof(uint16_t))
+      return fail("merges_u16 is misaligned");
+    t->merges.reserve(narrow->size() / 2);
+    for (uint32_t i = 0; i < narrow->size(); i += 2)
+      t->merges.emplace_back(narrow->Get(i), narrow->Get(i + 1));
+  }
+  return true;
+}
+
+bool Decoder::tokenizer(const fb::TokenizerData &in, TokenizerData *t) {
+  using T = fb::TokenizerData;
+  if (!str(in.model(), &t->model) || !vocab(in, t))
+    return false;
+  if (!merges(in, t))
+    return false;
   t->unkId = in.unk_id();
   t->bosId = in.bos_id();
   t->eosId = in.eos_id();

@@ -153,6 +153,8 @@ private:
   bool symbol(const fb::SymbolBound &in, SymbolBound *s);
   bool llm(const fb::LlmConfig &in, LlmConfig *l);
   bool addedToken(const fb::AddedToken &in, TokenizerData::AddedToken *a);
+  bool vocab(const fb::TokenizerData &in, TokenizerData *t);
+  bool merges(const fb::TokenizerData &in, TokenizerData *t);
   bool tokenizer(const fb::TokenizerData &in, TokenizerData *t);
   bool generation(const fb::GenerationDefaults &in, GenerationDefaults *g);
   // ManifestDecodeGpu.cpp

@@ -12,6 +12,7 @@
 
 #include "ingot/ArtifactWriter.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ingot {
@@ -160,9 +161,31 @@ Offset<fb::TokenizerData> tokenizer(FlatBufferBuilder &b,
                                     const TokenizerData &t) {
   const TokenizerData d;
   auto model = str(b, t.model, d.model.c_str());
-  auto vocab = strings(b, t.vocab);
+  std::vector<uint8_t> text;
+  std::vector<uint32_t> ends;
+  ends.reserve(t.vocab.size());
+  for (const std::string &token : t.vocab) {
+    text.insert(text.end(), token.begin(), token.end());
+    ends.push_back(uint32_t(text.size()));
+  }
+  auto vocabText = vec(b, text);
+  auto vocabEnds = vec(b, ends);
   Offset<flatbuffers::Vector<const fb::Merge *>> merges = 0;
-  if (!t.merges.empty()) {
+  Offset<flatbuffers::Vector<uint16_t>> merges16 = 0;
+  const bool narrow =
+      std::all_of(t.merges.begin(), t.merges.end(), [](auto pair) {
+        return uint32_t(pair.first) <= 0xffff &&
+               uint32_t(pair.second) <= 0xffff;
+      });
+  if (narrow && !t.merges.empty()) {
+    std::vector<uint16_t> flat;
+    flat.reserve(2 * t.merges.size());
+    for (auto [left, right] : t.merges) {
+      flat.push_back(uint16_t(left));
+      flat.push_back(uint16_t(right));
+    }
+    merges16 = b.CreateVector(flat);
+  } else if (!t.merges.empty()) {
     std::vector<fb::Merge> pairs;
     pairs.reserve(t.merges.size());
     for (auto [left, right] : t.merges)
@@ -174,9 +197,10 @@ Offset<fb::TokenizerData> tokenizer(FlatBufferBuilder &b,
   auto pre = str(b, t.pretokenizer, d.pretokenizer.c_str());
   auto decoder = str(b, t.decoder, d.decoder.c_str());
   auto chat = str(b, t.chatTemplate, d.chatTemplate.c_str());
-  return fb::CreateTokenizerData(b, model, vocab, merges, scores,
+  return fb::CreateTokenizerData(b, model, vocabText, vocabEnds, merges, scores,
                                  t.byteFallback, t.unkId, t.fuseUnk, added, pre,
-                                 decoder, t.bosId, t.eosId, t.addBos, chat);
+                                 decoder, t.bosId, t.eosId, t.addBos, chat,
+                                 merges16);
 }
 
 Offset<fb::GenerationDefaults> generation(FlatBufferBuilder &b,

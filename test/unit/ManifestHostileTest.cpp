@@ -46,7 +46,8 @@ TEST(ManifestHostileTest, RefusesBoolsOtherThanZeroOrOne) {
   c.AddElement<uint8_t>(fb::AddedToken::VT_SPECIAL, 255);
   auto token = ab.Finish();
   auto tokens = c.CreateVector(&token, 1);
-  auto tok = fb::CreateTokenizerData(c, 0, 0, 0, 0, false, -1, false, tokens);
+  auto tok =
+      fb::CreateTokenizerData(c, 0, 0, 0, 0, 0, false, -1, false, tokens);
   fb::ManifestBuilder mc(c);
   mc.add_tokenizer(tok);
   EXPECT_EQ(decodeError(finish(c, mc.Finish())),
@@ -56,18 +57,88 @@ TEST(ManifestHostileTest, RefusesBoolsOtherThanZeroOrOne) {
 
 TEST(ManifestHostileTest, RefusesAStringReferencedOverAndOver) {
   // 4 bytes per reference to a 4 KiB string: decoded, 40 KiB of input
-  // would become 40 MiB of vocabulary.
+  // would become 40 MiB of target names.
   flatbuffers::FlatBufferBuilder b;
   auto big = b.CreateString(std::string(4096, 'x'));
   std::vector<flatbuffers::Offset<flatbuffers::String>> refs(10000, big);
-  auto vocab = b.CreateVector(refs);
-  auto tok = fb::CreateTokenizerData(b, 0, vocab);
+  auto targets = b.CreateVector(refs);
+  fb::ManifestBuilder mb(b);
+  mb.add_targets(targets);
+  EXPECT_EQ(decodeError(finish(b, mb.Finish())),
+            "malformed manifest: its strings and vectors add up to more bytes "
+            "than the manifest holds (expected each stored once)");
+}
+
+/// A manifest whose tokenizer has this vocabulary blob and these ends.
+std::vector<uint8_t> vocabManifest(const std::string &text,
+                                   const std::vector<uint32_t> &ends) {
+  flatbuffers::FlatBufferBuilder b;
+  auto blob =
+      text.empty()
+          ? 0
+          : b.CreateVector(reinterpret_cast<const uint8_t *>(text.data()),
+                           text.size());
+  auto endOffsets = b.CreateVector(ends);
+  auto tok = fb::CreateTokenizerData(b, 0, blob, endOffsets);
+  fb::ManifestBuilder mb(b);
+  mb.add_tokenizer(tok);
+  return finish(b, mb.Finish());
+}
+
+TEST(ManifestHostileTest, RefusesVocabEndsOutsideTheText) {
+  Manifest got;
+  std::vector<uint8_t> good = vocabManifest("abcde", {1, 1, 5});
+  ASSERT_TRUE(decodeManifest(good.data(), good.size(), &got));
+  EXPECT_EQ(got.tokenizer.vocab, (std::vector<std::string>{"a", "", "bcde"}));
+  EXPECT_EQ(decodeError(vocabManifest("abcde", {3, 2, 5})),
+            "malformed manifest at tokenizer: vocab_ends[1] = 2 (expected 3 "
+            "to 5)");
+  EXPECT_EQ(decodeError(vocabManifest("abcde", {1, 6})),
+            "malformed manifest at tokenizer: vocab_ends[1] = 6 (expected 1 "
+            "to 5)");
+  EXPECT_EQ(decodeError(vocabManifest("abcde", {1, 4})),
+            "malformed manifest at tokenizer: vocab_text holds 1 bytes past "
+            "the last token");
+  EXPECT_EQ(decodeError(vocabManifest("", {0xffffffffu})),
+            "malformed manifest at tokenizer: vocab_ends[0] = 4294967295 "
+            "(expected 0 to 0)");
+}
+
+TEST(ManifestHostileTest, MergesNarrowOrWideButNotBoth) {
+  Manifest m;
+  for (int32_t i = 0; i < 1000; ++i)
+    m.tokenizer.merges.emplace_back(i * 65, 65535 - i);
+  std::vector<uint8_t> bytes = encodeManifest(m);
+  Manifest got;
+  ASSERT_TRUE(decodeManifest(bytes.data(), bytes.size(), &got));
+  EXPECT_EQ(got.tokenizer.merges, m.tokenizer.merges);
+  const size_t narrowSize = bytes.size();
+  m.tokenizer.merges.emplace_back(3, 65536); // one id too wide: all wide
+  bytes = encodeManifest(m);
+  ASSERT_TRUE(decodeManifest(bytes.data(), bytes.size(), &got));
+  EXPECT_EQ(got.tokenizer.merges, m.tokenizer.merges);
+  EXPECT_GT(bytes.size(), narrowSize + 3000); // ~4 more bytes per merge
+
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<fb::Merge> wide = {fb::Merge(1, 2)};
+  auto wideVec = b.CreateVectorOfStructs(wide);
+  auto narrowVec = b.CreateVector(std::vector<uint16_t>{1, 2, 3});
+  auto tok = fb::CreateTokenizerData(b, 0, 0, 0, wideVec, 0, false, -1, false,
+                                     0, 0, 0, -1, -1, false, 0, narrowVec);
   fb::ManifestBuilder mb(b);
   mb.add_tokenizer(tok);
   EXPECT_EQ(decodeError(finish(b, mb.Finish())),
-            "malformed manifest at tokenizer: its strings and vectors add up "
-            "to more bytes than the manifest holds (expected each stored "
-            "once)");
+            "malformed manifest at tokenizer: both merges and merges_u16 are "
+            "present");
+  flatbuffers::FlatBufferBuilder c;
+  narrowVec = c.CreateVector(std::vector<uint16_t>{1, 2, 3});
+  tok = fb::CreateTokenizerData(c, 0, 0, 0, 0, 0, false, -1, false, 0, 0, 0, -1,
+                                -1, false, 0, narrowVec);
+  fb::ManifestBuilder mc(c);
+  mc.add_tokenizer(tok);
+  EXPECT_EQ(decodeError(finish(c, mc.Finish())),
+            "malformed manifest at tokenizer: merges_u16 holds an odd number "
+            "of ids (3)");
 }
 
 TEST(ManifestHostileTest, RefusesATableReferencedOverAndOver) {
