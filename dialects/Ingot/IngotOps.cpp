@@ -96,6 +96,19 @@ LogicalResult MatMulIntegerOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult DynamicQuantizeLinearOp::verify() {
+  if (!elementType(getInput()).isF32())
+    return emitOpError("input must be f32, got ") << elementType(getInput());
+  if (!elementType(getResult()).isUnsignedInteger(8) ||
+      !elementType(getZeroPoint()).isUnsignedInteger(8) ||
+      !elementType(getScale()).isF32())
+    return emitOpError("results must be ui8, f32 and ui8");
+  if (!shapeOf(getScale().getType()).empty() ||
+      !shapeOf(getZeroPoint().getType()).empty())
+    return emitOpError("scale and zero point must be rank-0");
+  return verifyShapeRule(*this);
+}
+
 LogicalResult PowOp::verify() {
   if (failed(verifySameElementType(*this, {getLhs()})))
     return failure();

@@ -251,6 +251,27 @@ def Ingot_MatMulIntegerOp
   let hasVerifier = 1;
 }
 
+def Ingot_DynamicQuantizeLinearOp : Ingot_Op<"dynamic_quantize_linear"> {
+  let summary = "uint8 quantisation with a scale and zero point from the range";
+  let description = [{
+    ONNX `DynamicQuantizeLinear`, the activation quantiser in front of
+    MatMulInteger: with lo = min(x, 0) and hi = max(x, 0) over the whole
+    tensor, scale = (hi - lo) / 255 (1 when hi = lo), zero_point =
+    saturate(round(-lo / scale)) and y = saturate(round(x / scale) +
+    zero_point), rounding half to even. One kernel rather than the dozen
+    reductions and elementwise ops it otherwise takes.
+
+    ```mlir
+    %y, %scale, %zp = ingot.dynamic_quantize_linear %x : (tensor<?x384xf32>) -> (tensor<?x384xui8>, tensor<f32>, tensor<ui8>)
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$input);
+  let results = (outs Ingot_Tensor:$result, Ingot_Tensor:$scale,
+                      Ingot_Tensor:$zero_point);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Ingot_ConvIntegerOp
     : Ingot_Op<"conv_integer", [AttrSizedOperandSegments]> {
   let summary = "exact int32 convolution of uint8/int8 tensors minus zero points";

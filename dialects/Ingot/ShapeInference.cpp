@@ -362,6 +362,11 @@ LogicalResult inferValueInfo(Operation *op, ArrayRef<ValueInfo> ins,
     results[0].shape = results[1].shape = ins[0].shape;
     return success();
   }
+  // The quantised tensor, then its rank-0 scale and zero point.
+  if (isa<DynamicQuantizeLinearOp>(op)) {
+    results[0].shape = ins.empty() ? shape::Shape() : ins[0].shape;
+    return success();
+  }
   if (results.size() != 1) {
     error = "expected exactly one result";
     return failure();

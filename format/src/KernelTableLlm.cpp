@@ -71,6 +71,12 @@ void addMatMulSpecs(std::vector<KernelSpec> &table) {
                      opt("b_zero_point", q8)},
                     {in("y", DTypeSet{DType::I32})},
                     {}}});
+  table.push_back({"dynamic_quantize_linear",
+                   false,
+                   {{in("x", kF32)},
+                    {in("y", DTypeSet{DType::U8}), in("scale", kF32),
+                     in("zero_point", DTypeSet{DType::U8})},
+                    {}}});
   table.push_back({"gemm",
                    false,
                    {{in("a", kF32), in("b", kF32), opt("c", kF32)},

@@ -145,6 +145,20 @@ def test_dynamic_quantize_linear(tmp_path, lo, hi):
     assert_same(*run_both(tmp_path, model, {"x": x}))
 
 
+def test_dynamic_quantize_linear_ties_and_zeros(tmp_path):
+    """Range [-255, 0] makes the scale exactly 1, so x.5 values are ties
+    that round to even, in the vector body and the tail; an all-zero
+    tensor gets scale 1 and zero point 0."""
+    ties = -np.arange(0.5, 160.5, 1.0)
+    x = np.concatenate([[-255.0, 0.0], ties]).astype(F32).reshape(2, 81)
+    model = make_model(
+        [node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zp"])],
+        [("x", F32, [2, 81])], ["y", "scale", "zp"])
+    assert_same(*run_both(tmp_path, model, {"x": x}))
+    zeros = np.zeros((2, 81), F32)
+    assert_same(*run_both(tmp_path, model, {"x": zeros}))
+
+
 @pytest.mark.parametrize("a_type,b_type,per_column",
                          [(U8, I8, False), (U8, U8, True), (I8, I8, False)],
                          ids=["u8s8", "u8u8_per_column", "s8s8"])

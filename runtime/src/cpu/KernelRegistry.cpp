@@ -44,6 +44,7 @@ std::vector<KernelInfo> buildTable() {
   addUnaryKernels(impls);
   addMatMulKernels(impls);
   addMatMulIntegerKernels(impls);
+  addDynamicQuantizeKernels(impls);
   addConvIntegerKernels(impls);
   addNormalizationKernels(impls);
   addReduceKernels(impls);

@@ -213,6 +213,7 @@ void addElementwiseKernels(std::vector<KernelImpl> &table);
 void addUnaryKernels(std::vector<KernelImpl> &table);
 void addMatMulKernels(std::vector<KernelImpl> &table);
 void addMatMulIntegerKernels(std::vector<KernelImpl> &table);
+void addDynamicQuantizeKernels(std::vector<KernelImpl> &table);
 void addConvIntegerKernels(std::vector<KernelImpl> &table);
 void addNormalizationKernels(std::vector<KernelImpl> &table);
 void addReduceKernels(std::vector<KernelImpl> &table);

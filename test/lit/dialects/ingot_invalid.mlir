@@ -68,6 +68,30 @@ func.func @matmul_integer_float_operand(%a: tensor<4x8xf32>, %b: tensor<8x2xi8>)
 
 // -----
 
+func.func @dynamic_quantize_linear_int_input(%x: tensor<4x8xi32>) -> tensor<4x8xui8> {
+  // expected-error @+1 {{'ingot.dynamic_quantize_linear' op input must be f32, got 'i32'}}
+  %y, %s, %z = ingot.dynamic_quantize_linear %x : (tensor<4x8xi32>) -> (tensor<4x8xui8>, tensor<f32>, tensor<ui8>)
+  return %y : tensor<4x8xui8>
+}
+
+// -----
+
+func.func @dynamic_quantize_linear_vector_scale(%x: tensor<4x8xf32>) -> tensor<4x8xui8> {
+  // expected-error @+1 {{'ingot.dynamic_quantize_linear' op scale and zero point must be rank-0}}
+  %y, %s, %z = ingot.dynamic_quantize_linear %x : (tensor<4x8xf32>) -> (tensor<4x8xui8>, tensor<4xf32>, tensor<ui8>)
+  return %y : tensor<4x8xui8>
+}
+
+// -----
+
+func.func @dynamic_quantize_linear_wrong_shape(%x: tensor<4x8xf32>) -> tensor<4x7xui8> {
+  // expected-error @+1 {{'ingot.dynamic_quantize_linear' op result shape [4,7] does not match the inferred [4,8]}}
+  %y, %s, %z = ingot.dynamic_quantize_linear %x : (tensor<4x8xf32>) -> (tensor<4x7xui8>, tensor<f32>, tensor<ui8>)
+  return %y : tensor<4x7xui8>
+}
+
+// -----
+
 func.func @matmul_integer_zero_point_per_row(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %zp: tensor<4xui8>) -> tensor<4x2xi32> {
   // expected-error @+1 {{'ingot.matmul_integer' op zero point of shape [4]: expected one value}}
   %r = ingot.matmul_integer %a, %b lhs_zp %zp : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<4xui8>) -> tensor<4x2xi32>

@@ -159,6 +159,13 @@ func.func @matmul_integer(%a: tensor<?x7x37xui8>, %w: tensor<37x19xi8>, %azp: te
   return %0, %1 : tensor<?x7x19xi32>, tensor<?x7x19xi32>
 }
 
+// CHECK-LABEL: func.func @dynamic_quantize_linear
+// CHECK: ingot.dynamic_quantize_linear %{{.*}} : (tensor<?x384xf32>) -> (tensor<?x384xui8>, tensor<f32>, tensor<ui8>)
+func.func @dynamic_quantize_linear(%x: tensor<?x384xf32>) -> (tensor<?x384xui8>, tensor<f32>, tensor<ui8>) {
+  %y, %s, %z = ingot.dynamic_quantize_linear %x : (tensor<?x384xf32>) -> (tensor<?x384xui8>, tensor<f32>, tensor<ui8>)
+  return %y, %s, %z : tensor<?x384xui8>, tensor<f32>, tensor<ui8>
+}
+
 // -----
 
 // ConvInteger: the result's channels come from the weight, its spatial
