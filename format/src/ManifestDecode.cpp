@@ -139,6 +139,8 @@ bool Decoder::vocab(const fb::TokenizerData &in, TokenizerData *t) {
     return false;
   if (reinterpret_cast<uintptr_t>(ends->data()) % alignof(uint32_t))
     return fail("vocab_ends is misaligned");
+  // A vocabulary of empty tokens may omit vocab_text altogether.
+  const char *chars = text ? reinterpret_cast<const char *>(text->data()) : "";
   t->vocab.resize(ends->size());
   uint32_t begin = 0;
   for (uint32_t i = 0; i < ends->size(); ++i) {
@@ -147,8 +149,7 @@ bool Decoder::vocab(const fb::TokenizerData &in, TokenizerData *t) {
       return fail("vocab_ends[" + std::to_string(i) + "] = " +
                   std::to_string(end) + " (expected " + std::to_string(begin) +
                   " to " + std::to_string(textSize) + ")");
-    t->vocab[i].assign(reinterpret_cast<const char *>(text->data()) + begin,
-                       end - begin);
+    t->vocab[i].assign(chars + begin, end - begin);
     begin = end;
   }
   if (begin != textSize)

@@ -99,6 +99,10 @@ TEST(ManifestHostileTest, RefusesVocabEndsOutsideTheText) {
   EXPECT_EQ(decodeError(vocabManifest("abcde", {1, 4})),
             "malformed manifest at tokenizer: vocab_text holds 1 bytes past "
             "the last token");
+  // Only empty tokens: the writer omits vocab_text altogether.
+  const std::vector<uint8_t> emptyTokens = vocabManifest("", {0, 0});
+  ASSERT_TRUE(decodeManifest(emptyTokens.data(), emptyTokens.size(), &got));
+  EXPECT_EQ(got.tokenizer.vocab, (std::vector<std::string>{"", ""}));
   EXPECT_EQ(decodeError(vocabManifest("", {0xffffffffu})),
             "malformed manifest at tokenizer: vocab_ends[0] = 4294967295 "
             "(expected 0 to 0)");
