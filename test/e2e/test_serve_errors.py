@@ -235,9 +235,12 @@ def test_bad_flags_are_usage_errors(model):  # noqa: F811
 @pytest.mark.skipif(SANITIZED, reason="ASan's shadow memory and quarantine "
                     "make RSS say nothing about the KV cache")
 def test_kv_budget_is_committed_at_start_unless_told_not_to(model):  # noqa: F811
+    # The weights' pages count in both (the model alone is ~95 MiB), so
+    # the committed budget shows as the difference between the two.
     with ServeProcess(model["art"], "--kv-cache-mb", 96) as s:
-        assert s.rss_kib() >= 96 * 1024  # flat from the first request on
+        committed = s.rss_kib()  # flat from the first request on
         assert s.stop() == 0, s.stderr()
     with ServeProcess(model["art"], "--kv-cache-mb", 96, "--no-kv-prefault") as s:
-        assert s.rss_kib() < 96 * 1024
+        lazy = s.rss_kib()
         assert s.stop() == 0, s.stderr()
+    assert committed - lazy >= 90 * 1024, (committed, lazy)
