@@ -10,6 +10,7 @@
 // right after its GEMM, while it is in cache. Pooling is in PoolKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
+#include "cpu/ConvImplicit.h"
 #include "cpu/ConvWindow.h"
 #include "cpu/Gemm.h"
 #include "cpu/Im2col.h"
@@ -286,6 +287,12 @@ Status convKernel(KernelContext &ctx) {
     groupConv(ctx, w, x0 + (b * c + g * cg) * w.inSize(), w0 + g * mg * kdim,
               cg, mg, direct, wt.constant && group == 1, ep, col, yg);
   };
+  if (group == 1 && implicitConvFits(w, m)) {
+    for (int64_t b = 0; b < n; ++b)
+      implicitConv(ctx, w, x0 + b * c * w.inSize(), c, w0, wt.constant, m, bias,
+                   act, y + b * m * outSize);
+    return Status::ok();
+  }
   if (group == 1 && n > 1 && outSize < kNarrowOutput && m > outSize &&
       kdim * n * outSize <= kMaxBatchedColumns) {
     ConvEpilogue ep;

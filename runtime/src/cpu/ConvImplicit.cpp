@@ -1,0 +1,192 @@
+//===- ConvImplicit.cpp - conv as a GEMM over shifted input rows ----------===//
+#include "cpu/ConvImplicit.h"
+
+#include "cpu/StepCache.h"
+#include "ingot/ThreadPool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace ingot::cpu {
+namespace {
+
+/// The stride-phase planes of one image: plane (c, ph, pw) holds the
+/// padded input's rows ph, ph + sh, ... and columns pw, pw + sw, ..., so a
+/// tap (b, e) reads plane (c, b·dh mod sh, e·dw mod sw) from row b·dh / sh,
+/// column e·dw / sw, for every output position at once.
+struct Planes {
+  int64_t sh, sw, hq, wq;
+  int64_t size; // floats per plane, slack included
+  int64_t count() const { return sh * sw; }
+
+  explicit Planes(const Window &w, int nr)
+      : sh(w.stride[1]), sw(w.stride[2]),
+        hq((w.pad[1] + w.in[1] + w.padEnd[1] + sh - 1) / sh),
+        wq((w.pad[2] + w.in[2] + w.padEnd[2] + sw - 1) / sw),
+        // Garbage columns of the last line read up to one row past the
+        // plane, and the last tile up to nr columns past the output.
+        size((hq + 1) * wq + nr) {}
+
+  /// Plane (c, ph, pw) of x [c, h, w], zeros outside the input.
+  void fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
+            float *plane) const {
+    const int64_t h = w.in[1], width = w.in[2];
+    for (int64_t i = 0; i < hq; ++i) {
+      float *dst = plane + i * wq;
+      const int64_t si = i * sh + ph - w.pad[1];
+      if (si < 0 || si >= h) {
+        std::fill(dst, dst + wq, 0.0f);
+        continue;
+      }
+      const float *src = xc + si * width;
+      // Column j reads input column j·sw + pw − pad: inside for j in [lo, hi).
+      const int64_t first = w.pad[2] - pw;
+      const int64_t lo = std::clamp<int64_t>((first + sw - 1) / sw, 0, wq);
+      const int64_t hi =
+          std::clamp<int64_t>((first + width + sw - 1) / sw, lo, wq);
+      std::fill(dst, dst + lo, 0.0f);
+      if (sw == 1)
+        std::memcpy(dst + lo, src + lo - first, size_t(hi - lo) * 4);
+      else
+        for (int64_t j = lo; j < hi; ++j)
+          dst[j] = src[j * sw - first];
+      std::fill(dst + hi, dst + wq, 0.0f);
+    }
+    std::fill(plane + hq * wq, plane + size, 0.0f);
+  }
+};
+
+/// The weights [m, k] as the tiles read them: per block of mr rows, k
+/// steps of mr values, rows past m zero.
+std::vector<float> packWeights(const float *wt, int64_t m, int64_t k, int mr) {
+  const int64_t blocks = (m + mr - 1) / mr;
+  std::vector<float> packed(size_t(blocks * mr * k), 0.0f);
+  for (int64_t r = 0; r < m; ++r) {
+    float *dst = packed.data() + (r / mr) * mr * k + r % mr;
+    for (int64_t kk = 0; kk < k; ++kk)
+      dst[kk * mr] = wt[r * k + kk];
+  }
+  return packed;
+}
+
+std::shared_ptr<const std::vector<float>>
+packedWeights(KernelContext &ctx, const float *wt, bool constant, int64_t m,
+              int64_t k, int mr) {
+  if (!constant || !ctx.stepCache())
+    return std::make_shared<const std::vector<float>>(
+        packWeights(wt, m, k, mr));
+  uint64_t key = reinterpret_cast<uintptr_t>(wt) ^ 0x9e3779b97f4a7c15ull;
+  for (uint64_t v : {uint64_t(m), uint64_t(k), uint64_t(mr)})
+    key = (key ^ v) * 0x100000001b3ull;
+  return ctx.stepCache()->get<std::vector<float>>(
+      key, [&] { return packWeights(wt, m, k, mr); });
+}
+
+/// How the output is split among tasks: runs of `lines` output lines,
+/// each run's rows in `mGroups` groups of row blocks.
+struct Split {
+  int64_t lines, chunks, mGroups, rowsPerGroup;
+};
+
+Split splitWork(const Window &w, const Planes &p, int64_t m, int mr, int nr,
+                unsigned threads) {
+  const int64_t ho = w.out[1];
+  Split s;
+  // About 8 tiles of columns per task: the planes' rows it reads stay in
+  // L2 while every row block passes over them.
+  s.lines = std::max<int64_t>(1, 8 * nr / p.wq);
+  s.lines = std::min(s.lines, std::max<int64_t>(1, ho / (2 * threads)));
+  // A whole number of chunks per thread: the pool splits tasks evenly.
+  s.chunks = (ho + s.lines - 1) / s.lines;
+  s.chunks = std::min(ho, (s.chunks + threads - 1) / threads * threads);
+  s.lines = (ho + s.chunks - 1) / s.chunks;
+  s.chunks = (ho + s.lines - 1) / s.lines;
+  const int64_t blocks = (m + mr - 1) / mr;
+  s.mGroups =
+      std::clamp<int64_t>((2 * threads + s.chunks - 1) / s.chunks, 1, blocks);
+  s.rowsPerGroup = (blocks + s.mGroups - 1) / s.mGroups * mr;
+  s.mGroups = (m + s.rowsPerGroup - 1) / s.rowsPerGroup;
+  return s;
+}
+
+} // namespace
+
+bool implicitConvFits(const Window &w, int64_t m) {
+  const bool flat = w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1;
+  const bool unit = w.k[1] * w.k[2] == 1 && w.stride[1] * w.stride[2] == 1;
+  // Few output positions or channels: the im2col paths' narrow and
+  // small-M GEMMs fit those better.
+  return flat && !unit && w.out[1] >= 4 && w.outSize() >= 64 && m >= 8 &&
+         implicitKernels(bestGemmIsa()).mr > 0;
+}
+
+void implicitConv(KernelContext &ctx, const Window &w, const float *x,
+                  int64_t c, const float *wt, bool weightIsConstant, int64_t m,
+                  const float *bias, linear::Act act, float *y) {
+  implicitConvOn(bestGemmIsa(), ctx, w, x, c, wt, weightIsConstant, m, bias,
+                 act, y);
+}
+
+void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
+                    const float *x, int64_t c, const float *wt,
+                    bool weightIsConstant, int64_t m, const float *bias,
+                    linear::Act act, float *y) {
+  const ImplicitKernels kernels = implicitKernels(isa);
+  const Planes p(w, kernels.nr);
+  const int64_t kh = w.k[1], kw = w.k[2], k = c * kh * kw;
+  std::vector<float> planes(size_t(c * p.count() * p.size));
+  ctx.parallelFor(c * p.count(), 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      p.fill(w, x + i / p.count() * w.inSize(), i % p.count() / p.sw, i % p.sw,
+             planes.data() + i * p.size);
+  });
+  std::vector<const float *> rows(static_cast<size_t>(k));
+  for (int64_t ch = 0, r = 0; ch < c; ++ch)
+    for (int64_t b = 0; b < kh; ++b)
+      for (int64_t e = 0; e < kw; ++e, ++r) {
+        const int64_t dy = b * w.dil[1], dx = e * w.dil[2];
+        const int64_t plane = (ch * p.sh + dy % p.sh) * p.sw + dx % p.sw;
+        rows[size_t(r)] =
+            planes.data() + plane * p.size + dy / p.sh * p.wq + dx / p.sw;
+      }
+  const auto packed =
+      packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
+  const unsigned threads = ctx.pool() ? ctx.pool()->size() : 1;
+  const Split s = splitWork(w, p, m, kernels.mr, kernels.nr, threads);
+  const int64_t ho = w.out[1], wo = w.out[2], outSize = w.outSize();
+  ctx.parallelFor(s.chunks * s.mGroups, 1, [&](int64_t t0, int64_t t1) {
+    const int64_t span =
+        (s.lines * p.wq + kernels.nr - 1) / kernels.nr * kernels.nr;
+    std::vector<float> cbuf(size_t(s.rowsPerGroup * span));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t line0 = t / s.mGroups * s.lines;
+      const int64_t line1 = std::min(ho, line0 + s.lines);
+      const int64_t r0 = t % s.mGroups * s.rowsPerGroup;
+      ImplicitBlock blk;
+      blk.k = k, blk.m = std::min(s.rowsPerGroup, m - r0);
+      blk.packedA = packed->data() + r0 * k;
+      blk.rows = rows.data();
+      blk.q0 = line0 * p.wq, blk.q1 = line1 * p.wq;
+      blk.c = cbuf.data(), blk.ldc = span;
+      kernels.block(blk);
+      // The valid columns of each line into y, then bias and activation
+      // over the rows' contiguous run of output positions.
+      for (int64_t r = 0; r < blk.m; ++r) {
+        float *yr = y + (r0 + r) * outSize + line0 * wo;
+        for (int64_t l = 0; l < line1 - line0; ++l) {
+          const float *src = cbuf.data() + r * span + l * p.wq;
+          if (bias)
+            for (int64_t o = 0; o < wo; ++o)
+              yr[l * wo + o] = src[o] + bias[r0 + r];
+          else
+            std::memcpy(yr + l * wo, src, size_t(wo) * sizeof(float));
+        }
+        linear::activate(act, yr, (line1 - line0) * wo);
+      }
+    }
+  });
+}
+
+} // namespace ingot::cpu

@@ -1,0 +1,62 @@
+//===- ConvImplicit.h - conv as a GEMM over shifted input rows --*- C++ -*-===//
+//
+// A 1-D or 2-D conv (group 1) without an im2col matrix. The padded input is
+// split into stride-phase planes (one plane per channel at stride 1; four
+// at stride 2x2), each `wq` columns wide. Every (channel, tap) row of the
+// im2col matrix is then one of those planes read from a fixed offset, so
+// the GEMM's B rows are pointers into the planes, and the micro-kernel
+// computes output position q = o1 * wq + o2: the columns o2 >= the output
+// width are garbage, dropped when the result is copied into y with the
+// bias and activation. YOLOv8n spent a third of its conv time writing and
+// reading im2col panels.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "cpu/ConvWindow.h"
+#include "cpu/Gemm.h"
+#include "cpu/LinearBlocks.h"
+
+#include <cstdint>
+
+namespace ingot::cpu {
+
+/// One call of an ISA's block kernel: rows [0, m) of C over columns
+/// [q0, q1) (rounded up to whole tiles: C and the planes have room).
+struct ImplicitBlock {
+  int64_t k = 0, m = 0;
+  /// A packed as the ISA's tiles read it: for each kMr-row block, k steps
+  /// of kMr values (rows past m zero).
+  const float *packedA = nullptr;
+  /// k pointers: B row r is rows[r][q].
+  const float *const *rows = nullptr;
+  int64_t q0 = 0, q1 = 0;
+  float *c = nullptr; // C[r][q - q0] at c + r * ldc
+  int64_t ldc = 0;
+};
+
+struct ImplicitKernels {
+  int mr = 0, nr = 0; // tile rows and columns
+  void (*block)(const ImplicitBlock &) = nullptr;
+};
+
+/// The tiles for an ISA; mr == 0 for one without them (generic).
+ImplicitKernels implicitKernels(GemmIsa isa);
+
+/// Whether implicitConv computes this conv (on the best ISA).
+bool implicitConvFits(const Window &w, int64_t m);
+
+/// One image: x [c, in...] convolved with wt [m, c, k...] into y [m, out...],
+/// then bias (m values, or null) and the activation. `weightIsConstant`
+/// lets the packed weights be kept in the step's cache.
+void implicitConv(KernelContext &ctx, const Window &w, const float *x,
+                  int64_t c, const float *wt, bool weightIsConstant, int64_t m,
+                  const float *bias, linear::Act act, float *y);
+
+/// Same, on the given ISA's tiles (unit tests compare ISAs).
+void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
+                    const float *x, int64_t c, const float *wt,
+                    bool weightIsConstant, int64_t m, const float *bias,
+                    linear::Act act, float *y);
+
+} // namespace ingot::cpu

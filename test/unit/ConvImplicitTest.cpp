@@ -1,0 +1,147 @@
+//===- ConvImplicitTest.cpp - implicit conv vs a float64 reference --------===//
+//
+// ConvImplicit.cpp reads the input through stride-phase planes and drops
+// the garbage columns past each output line; these cases move every edge
+// of that: strides 1-3 per dim, dilations, asymmetric pads, 1-D windows,
+// channels that fill no tile exactly. Each output is a sequential FMA
+// chain over the same k terms on every ISA, so AVX2 and AVX-512 give the
+// same bits, and the error against float64 is within the rigorous bound
+// of a k-term sum, (k + 2) u Σ|term|, u = 2^-24.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+
+#include "cpu/ConvImplicit.h"
+#include "cpu/StepCache.h"
+
+#include <algorithm>
+
+using namespace ingot;
+using namespace ingot::test;
+
+namespace {
+
+struct Case {
+  int64_t c, h, wd, m, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+};
+
+cpu::Window windowOf(const Case &k) {
+  cpu::Window w{};
+  const int64_t in[3] = {1, k.h, k.wd}, kern[3] = {1, k.kh, k.kw},
+                st[3] = {1, k.sh, k.sw}, dil[3] = {1, k.dh, k.dw},
+                pad[3] = {0, k.pt, k.pl}, end[3] = {0, k.pb, k.pr};
+  for (int d = 0; d < 3; ++d) {
+    w.in[d] = in[d], w.k[d] = kern[d], w.stride[d] = st[d];
+    w.dil[d] = dil[d], w.pad[d] = pad[d], w.padEnd[d] = end[d];
+    w.out[d] =
+        (in[d] + pad[d] + end[d] - (kern[d] - 1) * dil[d] - 1) / st[d] + 1;
+  }
+  return w;
+}
+
+/// y in float64 and, per output, Σ|term| (bias included) for the bound.
+void reference(const Case &k, const cpu::Window &w, const Tensor &x,
+               const Tensor &wt, const Tensor &b, std::vector<double> *y,
+               std::vector<double> *mag) {
+  for (int64_t o = 0; o < k.m; ++o)
+    for (int64_t i = 0; i < w.out[1]; ++i)
+      for (int64_t j = 0; j < w.out[2]; ++j) {
+        double acc = ptr<float>(b)[o], sum = std::fabs(acc);
+        for (int64_t c = 0; c < k.c; ++c)
+          for (int64_t a = 0; a < k.kh; ++a)
+            for (int64_t e = 0; e < k.kw; ++e) {
+              const int64_t r = i * k.sh - k.pt + a * k.dh;
+              const int64_t s = j * k.sw - k.pl + e * k.dw;
+              if (r < 0 || r >= k.h || s < 0 || s >= k.wd)
+                continue;
+              const double t =
+                  double(ptr<float>(x)[(c * k.h + r) * k.wd + s]) *
+                  ptr<float>(wt)[((o * k.c + c) * k.kh + a) * k.kw + e];
+              acc += t, sum += std::fabs(t);
+            }
+        y->push_back(acc);
+        mag->push_back(sum);
+      }
+}
+
+std::vector<cpu::GemmIsa> isas() {
+  std::vector<cpu::GemmIsa> out;
+  for (cpu::GemmIsa isa : {cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512})
+    if (cpu::gemmIsaSupported(isa))
+      out.push_back(isa);
+  return out;
+}
+
+TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
+  if (isas().empty())
+    GTEST_SKIP() << "no AVX2: convs take the im2col path";
+  const std::vector<Case> cases = {
+      {16, 40, 40, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, // YOLO's 3x3
+      {3, 33, 35, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},  // a stem, odd sizes
+      {5, 21, 19, 13, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0},  // asymmetric pads
+      {4, 17, 23, 9, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},   // dilated, wide pads
+      {6, 12, 30, 11, 3, 1, 3, 1, 1, 1, 1, 0, 1, 0},  // 3x1 with row stride
+      {6, 12, 30, 25, 1, 3, 1, 2, 1, 1, 0, 1, 0, 1},  // 1x3 with col stride
+      {7, 9, 64, 8, 2, 4, 1, 3, 1, 2, 0, 0, 0, 0},    // no pads, stride 3
+      {8, 20, 20, 40, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},  // strided 1x1
+      {2, 5, 200, 24, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3},  // a 1-D window
+  };
+  Rng rng(23);
+  for (const Case &k : cases) {
+    const cpu::Window w = windowOf(k);
+    Tensor x = rng.uniform({k.c, k.h, k.wd});
+    Tensor wt = rng.uniform({k.m, k.c, k.kh, k.kw});
+    Tensor b = rng.uniform({k.m});
+    std::vector<double> ref, mag;
+    reference(k, w, x, wt, b, &ref, &mag);
+    const double bound = double(k.c * k.kh * k.kw + 2) * 0x1p-24;
+    std::vector<float> first;
+    for (cpu::GemmIsa isa : isas()) {
+      cpu::KernelContext ctx("conv", "test/conv", nullptr, &testPool());
+      std::vector<float> y(size_t(k.m * w.outSize()), NAN);
+      cpu::implicitConvOn(isa, ctx, w, ptr<float>(x), k.c, ptr<float>(wt),
+                          false, k.m, ptr<float>(b), cpu::linear::Act::None,
+                          y.data());
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_LE(std::fabs(y[i] - ref[i]), bound * mag[i])
+            << cpu::gemmIsaName(isa) << " case h=" << k.h << " w=" << k.wd
+            << " output " << i << ": got " << y[i] << ", want " << ref[i];
+      if (first.empty())
+        first = y;
+      else
+        EXPECT_EQ(y, first) << "ISAs disagree, case h=" << k.h;
+    }
+  }
+}
+
+TEST(ConvImplicit, ThreadsCacheAndActivationKeepTheBits) {
+  if (isas().empty())
+    GTEST_SKIP() << "no AVX2: convs take the im2col path";
+  const Case k{12, 26, 26, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+  const cpu::Window w = windowOf(k);
+  Rng rng(29);
+  Tensor x = rng.uniform({k.c, k.h, k.wd}), wt = rng.uniform({k.m, k.c, 3, 3});
+  const cpu::GemmIsa isa = isas().back();
+  auto run = [&](ThreadPool *pool, cpu::StepCache *cache, bool constant,
+                 cpu::linear::Act act) {
+    cpu::KernelContext ctx("conv", "test/conv", nullptr, pool);
+    ctx.setStepCache(cache);
+    std::vector<float> y(size_t(k.m * w.outSize()));
+    cpu::implicitConvOn(isa, ctx, w, ptr<float>(x), k.c, ptr<float>(wt),
+                        constant, k.m, nullptr, act, y.data());
+    return y;
+  };
+  const std::vector<float> serial =
+      run(nullptr, nullptr, false, cpu::linear::Act::None);
+  EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::None), serial);
+  cpu::StepCache cache; // packed weights kept, then reused
+  EXPECT_EQ(run(&testPool(), &cache, true, cpu::linear::Act::None), serial);
+  EXPECT_EQ(run(&testPool(), &cache, true, cpu::linear::Act::None), serial);
+  // The fused activation is linear's function applied to the same sums.
+  std::vector<float> silu = serial;
+  cpu::linear::activate(cpu::linear::Act::Silu, silu.data(),
+                        int64_t(silu.size()));
+  EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::Silu), silu);
+}
+
+} // namespace
