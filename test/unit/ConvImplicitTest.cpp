@@ -85,6 +85,7 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       {7, 9, 64, 8, 2, 4, 1, 3, 1, 2, 0, 0, 0, 0},    // no pads, stride 3
       {8, 20, 20, 40, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},  // strided 1x1
       {2, 5, 200, 24, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3},  // a 1-D window
+      {70, 10, 21, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, // k = 630: 3 passes
   };
   Rng rng(23);
   for (const Case &k : cases) {

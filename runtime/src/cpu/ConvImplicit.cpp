@@ -12,6 +12,21 @@
 namespace ingot::cpu {
 namespace {
 
+/// Per-thread buffers that keep their pages between calls: allocating and
+/// zeroing them per conv cost as much as a third of the GEMM's time on
+/// YOLOv8n's shapes. The calling thread's planes are shared with the pool
+/// for the duration of one call (it waits for every task); the tile
+/// buffers are each worker's own.
+enum ScratchUse { kPlanesScratch, kTileScratch };
+
+float *scratch(ScratchUse use, size_t floats) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float> &b = buffers[use];
+  if (b.size() < floats)
+    b.resize(floats);
+  return b.data();
+}
+
 /// The stride-phase planes of one image: plane (c, ph, pw) holds the
 /// padded input's rows ph, ph + sh, ... and columns pw, pw + sw, ..., so a
 /// tap (b, e) reads plane (c, b·dh mod sh, e·dw mod sw) from row b·dh / sh,
@@ -31,32 +46,41 @@ struct Planes {
 
   /// Plane (c, ph, pw) of x [c, h, w], zeros outside the input.
   void fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
-            float *plane) const {
-    const int64_t h = w.in[1], width = w.in[2];
-    for (int64_t i = 0; i < hq; ++i) {
-      float *dst = plane + i * wq;
-      const int64_t si = i * sh + ph - w.pad[1];
-      if (si < 0 || si >= h) {
-        std::fill(dst, dst + wq, 0.0f);
-        continue;
-      }
-      const float *src = xc + si * width;
-      // Column j reads input column j·sw + pw − pad: inside for j in [lo, hi).
-      const int64_t first = w.pad[2] - pw;
-      const int64_t lo = std::clamp<int64_t>((first + sw - 1) / sw, 0, wq);
-      const int64_t hi =
-          std::clamp<int64_t>((first + width + sw - 1) / sw, lo, wq);
-      std::fill(dst, dst + lo, 0.0f);
-      if (sw == 1)
-        std::memcpy(dst + lo, src + lo - first, size_t(hi - lo) * 4);
-      else
-        for (int64_t j = lo; j < hi; ++j)
-          dst[j] = src[j * sw - first];
-      std::fill(dst + hi, dst + wq, 0.0f);
-    }
-    std::fill(plane + hq * wq, plane + size, 0.0f);
-  }
+            float *plane) const;
 };
+
+/// Every row of the plane in one call (cloned per ISA so the strided
+/// copies vectorise): YOLOv8n's downsampling convs have rows of 20 to 160
+/// values, and a call per row cost more than the copying.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+Planes::fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
+             float *plane) const {
+  const int64_t h = w.in[1], width = w.in[2];
+  // Column j reads input column j·sw + pw − pad: inside for j in [lo, hi).
+  const int64_t first = w.pad[2] - pw;
+  const int64_t lo = std::clamp<int64_t>((first + sw - 1) / sw, 0, wq);
+  const int64_t hi = std::clamp<int64_t>((first + width + sw - 1) / sw, lo, wq);
+  for (int64_t i = 0; i < hq; ++i) {
+    float *dst = plane + i * wq;
+    const int64_t si = i * sh + ph - w.pad[1];
+    if (si < 0 || si >= h) {
+      std::fill(dst, dst + wq, 0.0f);
+      continue;
+    }
+    const float *src = xc + si * width + lo * sw - first;
+    std::fill(dst, dst + lo, 0.0f);
+    if (sw == 1)
+      std::copy_n(src, hi - lo, dst + lo);
+    else if (sw == 2)
+      for (int64_t j = 0; j < hi - lo; ++j)
+        dst[lo + j] = src[2 * j];
+    else
+      for (int64_t j = 0; j < hi - lo; ++j)
+        dst[lo + j] = src[j * sw];
+    std::fill(dst + hi, dst + wq, 0.0f);
+  }
+  std::fill(plane + hq * wq, plane + size, 0.0f);
+}
 
 /// The weights [m, k] as the tiles read them: per block of mr rows, k
 /// steps of mr values, rows past m zero.
@@ -136,11 +160,11 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   const ImplicitKernels kernels = implicitKernels(isa);
   const Planes p(w, kernels.nr);
   const int64_t kh = w.k[1], kw = w.k[2], k = c * kh * kw;
-  std::vector<float> planes(size_t(c * p.count() * p.size));
+  float *planes = scratch(kPlanesScratch, size_t(c * p.count() * p.size));
   ctx.parallelFor(c * p.count(), 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       p.fill(w, x + i / p.count() * w.inSize(), i % p.count() / p.sw, i % p.sw,
-             planes.data() + i * p.size);
+             planes + i * p.size);
   });
   std::vector<const float *> rows(static_cast<size_t>(k));
   for (int64_t ch = 0, r = 0; ch < c; ++ch)
@@ -149,7 +173,7 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
         const int64_t dy = b * w.dil[1], dx = e * w.dil[2];
         const int64_t plane = (ch * p.sh + dy % p.sh) * p.sw + dx % p.sw;
         rows[size_t(r)] =
-            planes.data() + plane * p.size + dy / p.sh * p.wq + dx / p.sw;
+            planes + plane * p.size + dy / p.sh * p.wq + dx / p.sw;
       }
   const auto packed =
       packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
@@ -159,7 +183,7 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   ctx.parallelFor(s.chunks * s.mGroups, 1, [&](int64_t t0, int64_t t1) {
     const int64_t span =
         (s.lines * p.wq + kernels.nr - 1) / kernels.nr * kernels.nr;
-    std::vector<float> cbuf(size_t(s.rowsPerGroup * span));
+    float *cbuf = scratch(kTileScratch, size_t(s.rowsPerGroup * span));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t line0 = t / s.mGroups * s.lines;
       const int64_t line1 = std::min(ho, line0 + s.lines);
@@ -169,14 +193,14 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
       blk.packedA = packed->data() + r0 * k;
       blk.rows = rows.data();
       blk.q0 = line0 * p.wq, blk.q1 = line1 * p.wq;
-      blk.c = cbuf.data(), blk.ldc = span;
+      blk.c = cbuf, blk.ldc = span;
       kernels.block(blk);
       // The valid columns of each line into y, then bias and activation
       // over the rows' contiguous run of output positions.
       for (int64_t r = 0; r < blk.m; ++r) {
         float *yr = y + (r0 + r) * outSize + line0 * wo;
         for (int64_t l = 0; l < line1 - line0; ++l) {
-          const float *src = cbuf.data() + r * span + l * p.wq;
+          const float *src = cbuf + r * span + l * p.wq;
           if (bias)
             for (int64_t o = 0; o < wo; ++o)
               yr[l * wo + o] = src[o] + bias[r0 + r];
