@@ -12,16 +12,19 @@
 namespace ingot::cpu {
 namespace {
 
-/// Per-thread buffers that keep their pages between calls: allocating and
-/// zeroing them per conv cost as much as a third of the GEMM's time on
-/// YOLOv8n's shapes. The calling thread's planes are shared with the pool
-/// for the duration of one call (it waits for every task); the tile
-/// buffers are each worker's own.
+/// Per-thread buffers that keep their pages between calls, so a conv does
+/// not allocate, fault in and zero its planes on every run. The calling
+/// thread's planes are shared with the pool for the duration of one call
+/// (it waits for every task); the tile buffers are each worker's own.
+/// Past kKeptScratchFloats (16 MiB) a buffer lives for the call only
+/// (`oneOff`), so a large image does not pin its planes for the process's
+/// life.
 enum ScratchUse { kPlanesScratch, kTileScratch };
+constexpr size_t kKeptScratchFloats = size_t(1) << 22;
 
-float *scratch(ScratchUse use, size_t floats) {
+float *scratch(ScratchUse use, size_t floats, std::vector<float> &oneOff) {
   thread_local std::vector<float> buffers[2];
-  std::vector<float> &b = buffers[use];
+  std::vector<float> &b = floats > kKeptScratchFloats ? oneOff : buffers[use];
   if (b.size() < floats)
     b.resize(floats);
   return b.data();
@@ -160,7 +163,9 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   const ImplicitKernels kernels = implicitKernels(isa);
   const Planes p(w, kernels.nr);
   const int64_t kh = w.k[1], kw = w.k[2], k = c * kh * kw;
-  float *planes = scratch(kPlanesScratch, size_t(c * p.count() * p.size));
+  std::vector<float> largePlanes;
+  float *planes =
+      scratch(kPlanesScratch, size_t(c * p.count() * p.size), largePlanes);
   ctx.parallelFor(c * p.count(), 1, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       p.fill(w, x + i / p.count() * w.inSize(), i % p.count() / p.sw, i % p.sw,
@@ -183,7 +188,9 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   ctx.parallelFor(s.chunks * s.mGroups, 1, [&](int64_t t0, int64_t t1) {
     const int64_t span =
         (s.lines * p.wq + kernels.nr - 1) / kernels.nr * kernels.nr;
-    float *cbuf = scratch(kTileScratch, size_t(s.rowsPerGroup * span));
+    std::vector<float> largeTile;
+    float *cbuf =
+        scratch(kTileScratch, size_t(s.rowsPerGroup * span), largeTile);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t line0 = t / s.mGroups * s.lines;
       const int64_t line1 = std::min(ho, line0 + s.lines);
