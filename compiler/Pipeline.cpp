@@ -65,6 +65,7 @@ void addFusionPasses(OpPassManager &pm, const PhaseInputs &in) {
   fn.addPass(createMergeLinears());
   fn.addPass(createFuseRopeAttention());
   fn.addPass(createFuseLinearEpilogue());
+  fn.addPass(createFoldConvBatchNorm());
   fn.addPass(createFuseConvActivation());
   fn.addPass(createCanonicalize());
   fn.addPass(createFuseElementwise());

@@ -128,6 +128,39 @@ def FuseLinearEpilogue : Pass<"ingot-fuse-linear-epilogue", "mlir::func::FuncOp"
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 
+def FoldConvBatchNorm : Pass<"ingot-fold-conv-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Fold per-channel sub/mul/add of weights into the producing conv";
+  let description = [{
+    A conv read only by an `add`, `sub` or `mul` whose other operand is
+    computed from weights alone and holds one value per output channel
+    (BatchNormalization as imported: sub mean, mul scale / sqrt(var + eps),
+    add B) becomes a conv with new weights W · f (row m scaled by f[m])
+    and bias (b − mean) · f + B, written as ops on the weights. Those read
+    weights only, so the runtime computes them on the first run and keeps
+    them: later runs do no BN work at all. A conv that already has an
+    activation, or a value that varies per run, is left alone.
+
+    Before:
+    ```mlir
+    %y = ingot.conv %x, %w {...} : (...) -> tensor<1x8x16x16xf32>
+    %s = ingot.sub %y, %mean : (tensor<1x8x16x16xf32>, tensor<8x1x1xf32>) -> tensor<1x8x16x16xf32>
+    %z = ingot.mul %s, %f : (tensor<1x8x16x16xf32>, tensor<8x1x1xf32>) -> tensor<1x8x16x16xf32>
+    ```
+    After:
+    ```mlir
+    %nm = ingot.neg %mean8 : tensor<8xf32>
+    %w2 = ingot.mul %w, %f8111 : (...) -> tensor<8x3x3x3xf32>
+    %b2 = ingot.mul %nm, %f8 : (...) -> tensor<8xf32>
+    %z = ingot.conv %x, %w2, %b2 {...} : (...) -> tensor<1x8x16x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"bias", "bias", "bool", /*default=*/"true",
+           "Fold adds into the bias (sub and mul always fold)">,
+  ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"> {
   let summary = "Fuse relu and silu into the producing conv";
   let description = [{

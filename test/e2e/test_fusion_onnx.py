@@ -185,3 +185,65 @@ def test_conv_activation_fused(name, tmp_path, request):
         assert_close(got, want, what=f"fused y, batch {batch}")
         assert np.array_equal(got.view(np.uint32), plain.view(np.uint32)), (
             f"fused and unfused differ at batch {batch}")
+
+
+def conv_batch_norm_model(channels=12, size=19):
+    """Conv (no bias) -> BatchNormalization -> Relu, then a depthwise conv
+    with a bias -> BatchNormalization -> hard-swish as PaddlePaddle writes
+    it (Add 3, Clip 0..6, Mul, Div 6): PP-OCR's conv blocks."""
+    rng = np.random.default_rng(17)
+    c = channels
+    inits = {"w0": (rng.standard_normal((c, 3, 3, 3)) / 5).astype(F32),
+             "w1": (rng.standard_normal((c, 1, 3, 3)) / 3).astype(F32),
+             "b1": (0.5 * rng.standard_normal(c)).astype(F32),
+             "three": np.array(3, F32), "zero": np.array(0, F32),
+             "six": np.array(6, F32)}
+    for i in (0, 1):
+        inits[f"scale{i}"] = rng.uniform(0.5, 2.0, c).astype(F32)
+        inits[f"shift{i}"] = rng.standard_normal(c).astype(F32)
+        inits[f"mean{i}"] = rng.standard_normal(c).astype(F32)
+        inits[f"var{i}"] = rng.uniform(0.1, 3.0, c).astype(F32)
+    bn = [f"scale{{}}", f"shift{{}}", f"mean{{}}", f"var{{}}"]
+    nodes = [node("Conv", ["x", "w0"], ["c0"], pads=[1] * 4, strides=[2] * 2),
+             node("BatchNormalization", ["c0"] + [s.format(0) for s in bn],
+                  ["n0"], epsilon=1e-3),
+             node("Relu", ["n0"], ["r0"]),
+             node("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1] * 4, group=c),
+             node("BatchNormalization", ["c1"] + [s.format(1) for s in bn],
+                  ["n1"]),
+             node("Add", ["n1", "three"], ["a1"]),
+             node("Clip", ["a1", "zero", "six"], ["k1"]),
+             node("Mul", ["n1", "k1"], ["m1"]),
+             node("Div", ["m1", "six"], ["y"])]
+    return make_model(nodes, [("x", F32, ["batch", 3, size, size])], ["y"],
+                      inits)
+
+
+def test_batch_norm_folds_into_the_conv(tmp_path, request):
+    """Both BatchNormalizations fold into their convs' weights and biases
+    (computed once, on the first run: constant steps), the Relu then fuses
+    into the first conv, and what remains per run is two convs and the
+    hard-swish; fused and unfused artifacts match onnxruntime within
+    F32_RTOL (folding reorders the rounding, so not bit for bit)."""
+    model = conv_batch_norm_model()
+    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
+                                  tmp_path, "--max-dim", "batch=2")
+    proc = ingot("inspect", fused, "--json")
+    assert proc.returncode == 0, describe(proc)
+    plan = json.loads(proc.stdout)
+    # The steps every run does: those reading the input, transitively (the
+    # others read weights alone and run once).
+    per_run, live = [], {i["buffer"] for i in plan["inputs"]}
+    for s in plan["steps"]:
+        if live & set(s["inputs"]):
+            per_run.append(s["kernel"])
+            live |= set(s["outputs"])
+    assert per_run == ["conv", "conv", "fused_elementwise"], per_run
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    for batch in (1, 2):
+        feed = {"x": rng.standard_normal((batch, 3, 19, 19)).astype(F32)}
+        want = ort_run(model, feed)["y"]
+        for artifact in (fused, unfused):
+            for _ in range(2):  # the first run computes the folded weights
+                got = run_model(artifact, feed, tmp_path)["y"]
+                assert_close(got, want, what=f"{artifact.stem}, batch {batch}")

@@ -1,0 +1,143 @@
+//===- FoldConvBatchNorm.cpp - per-channel affine ops into the conv -------===//
+//
+// BatchNormalization after a conv (PaddlePaddle's exports keep it; the ONNX
+// importer writes it as sub mean, mul scale/sqrt(var+eps), add B) is an
+// affine map per output channel, so it folds into the conv's weights and
+// bias: mul by f scales W's row m and the bias, add/sub of c moves the
+// bias. The new weight and bias are ops on weights alone, which the
+// runtime computes once, on the first run, and keeps (constant steps), so
+// every later run convolves with the folded weights and the BN costs
+// nothing; without the fold it was a fused_elementwise pass over the
+// conv's whole output, with three per-channel gathers per tile.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusePatterns.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace ingot {
+#define GEN_PASS_DEF_FOLDCONVBATCHNORM
+#include "passes/Passes.h.inc"
+} // namespace ingot
+
+using namespace mlir;
+using namespace ingot::graph;
+
+namespace {
+
+/// Whether `v` is computed from weights and constants alone (the runtime
+/// then runs its steps once). Bounded, so a deep chain is just not folded.
+bool weightOnly(Value v, int depth = 0) {
+  Operation *op = v.getDefiningOp();
+  if (!op || depth > 16)
+    return false;
+  if (isa<ParamOp, ConstantOp>(op))
+    return true;
+  if (op->getNumRegions() || op->getNumOperands() == 0)
+    return false;
+  return llvm::all_of(op->getOperands(),
+                      [&](Value o) { return weightOnly(o, depth + 1); });
+}
+
+/// `c` holds one value per output channel of `conv`'s result, laid out to
+/// broadcast along the channel axis only ([M, 1, 1], [1, M, 1, 1], ...).
+bool perChannel(Value c, ConvOp conv) {
+  auto ct = dyn_cast<RankedTensorType>(c.getType());
+  auto yt = cast<RankedTensorType>(conv.getType());
+  auto wt = cast<RankedTensorType>(conv.getWeight().getType());
+  if (!ct || !ct.hasStaticShape() || !ct.getElementType().isF32() ||
+      wt.isDynamicDim(0) || ct.getRank() > yt.getRank())
+    return false;
+  const int64_t channel = 1 - (yt.getRank() - ct.getRank());
+  if (channel < 0 || ct.getDimSize(channel) != wt.getDimSize(0))
+    return false;
+  for (int64_t i = 0; i < ct.getRank(); ++i)
+    if (i != channel && ct.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
+/// `v` reshaped to `dims` (a constant target shape).
+Value reshapeTo(PatternRewriter &rw, Location loc, Value v,
+                ArrayRef<int64_t> dims) {
+  auto shapeType =
+      RankedTensorType::get({int64_t(dims.size())}, rw.getI64Type());
+  Value shape = ConstantOp::create(rw, loc, shapeType,
+                                   DenseElementsAttr::get(shapeType, dims));
+  auto type = RankedTensorType::get(dims, rw.getF32Type());
+  return ReshapeOp::create(rw, loc, type, v, shape, rw.getI64IntegerAttr(0));
+}
+
+/// conv ∘ op, with op one of add/sub/mul by per-channel weights `c`.
+template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rw) const override {
+    constexpr bool kSub = std::is_same_v<OpTy, SubOp>;
+    // Sub folds only as conv − c; add and mul commute.
+    for (bool convOnLeft : {true, false}) {
+      if (kSub && !convOnLeft)
+        break;
+      Value y = convOnLeft ? op.getLhs() : op.getRhs();
+      Value c = convOnLeft ? op.getRhs() : op.getLhs();
+      auto conv = y.getDefiningOp<ConvOp>();
+      if (!conv || conv.getActivation() || !y.hasOneUse() ||
+          op.getType() != conv.getType() || !perChannel(c, conv) ||
+          !weightOnly(c) || !weightOnly(conv.getWeight()) ||
+          (conv.getBias() && !weightOnly(conv.getBias())))
+        continue;
+      fold(rw, op, conv, c);
+      return success();
+    }
+    return rw.notifyMatchFailure(op, "not conv and per-channel weights");
+  }
+
+  void fold(PatternRewriter &rw, OpTy op, ConvOp conv, Value c) const {
+    rw.setInsertionPoint(op);
+    const Location loc = op.getLoc();
+    auto wt = cast<RankedTensorType>(conv.getWeight().getType());
+    const int64_t m = wt.getDimSize(0);
+    auto vecType = RankedTensorType::get({m}, rw.getF32Type());
+    Value flat = reshapeTo(rw, loc, c, {m});
+    Value weight = conv.getWeight(), bias = conv.getBias();
+    if constexpr (std::is_same_v<OpTy, MulOp>) {
+      SmallVector<int64_t> rows(wt.getRank(), 1);
+      rows[0] = m;
+      weight = MulOp::create(rw, loc, wt, weight, reshapeTo(rw, loc, c, rows));
+      if (bias)
+        bias = MulOp::create(rw, loc, vecType, bias, flat);
+    } else if constexpr (std::is_same_v<OpTy, AddOp>) {
+      bias =
+          bias ? AddOp::create(rw, loc, vecType, bias, flat).getResult() : flat;
+    } else {
+      bias = bias ? SubOp::create(rw, loc, vecType, bias, flat).getResult()
+                  : NegOp::create(rw, loc, vecType, flat).getResult();
+    }
+    auto folded = cast<ConvOp>(rw.clone(*conv.getOperation()));
+    folded->setLoc(rw.getFusedLoc({conv.getLoc(), loc}));
+    folded->setOperand(1, weight);
+    if (conv.getBias())
+      folded->setOperand(2, bias);
+    else
+      folded->insertOperands(2, bias);
+    rw.replaceOp(op, folded.getResult());
+    rw.eraseOp(conv);
+  }
+};
+
+struct FoldConvBatchNormPass
+    : public ingot::impl::FoldConvBatchNormBase<FoldConvBatchNormPass> {
+  using FoldConvBatchNormBase::FoldConvBatchNormBase;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    patterns.add<FoldIntoConv<SubOp>, FoldIntoConv<MulOp>>(ctx);
+    if (bias)
+      patterns.add<FoldIntoConv<AddOp>>(ctx);
+    ingot::applyFusionPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
