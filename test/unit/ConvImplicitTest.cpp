@@ -72,6 +72,31 @@ std::vector<cpu::GemmIsa> isas() {
   return out;
 }
 
+TEST(ConvImplicit, RowBlocksEndInTwoThirdTilesNotATinyOne) {
+  auto heights = [](int64_t m, int mr) {
+    std::vector<std::pair<int64_t, int>> out; // (rows, height)
+    int64_t next = 0;
+    for (const cpu::RowBlock &b : cpu::rowBlocks(m, mr)) {
+      EXPECT_EQ(b.r0, next) << "m = " << m;
+      EXPECT_LE(b.rows, b.height) << "m = " << m;
+      next = b.r0 + b.rows;
+      out.emplace_back(b.rows, b.height);
+    }
+    EXPECT_EQ(next, m);
+    return out;
+  };
+  using V = std::vector<std::pair<int64_t, int>>;
+  EXPECT_EQ(heights(16, 12), (V{{8, 8}, {8, 8}}));
+  EXPECT_EQ(heights(13, 12), (V{{8, 8}, {5, 8}}));
+  EXPECT_EQ(heights(24, 12), (V{{12, 12}, {12, 12}}));
+  EXPECT_EQ(heights(28, 12), (V{{12, 12}, {8, 8}, {8, 8}}));
+  EXPECT_EQ(heights(3, 12), (V{{3, 4}}));
+  EXPECT_EQ(heights(8, 6), (V{{4, 4}, {4, 4}}));
+  EXPECT_EQ(heights(7, 6), (V{{4, 4}, {3, 4}}));
+  for (int64_t m = 1; m < 100; ++m)
+    heights(m, 12), heights(m, 6);
+}
+
 TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
   if (isas().empty())
     GTEST_SKIP() << "no AVX2: convs take the im2col path";

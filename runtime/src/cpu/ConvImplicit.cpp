@@ -85,16 +85,19 @@ Planes::fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
   std::fill(plane + hq * wq, plane + size, 0.0f);
 }
 
-/// The weights [m, k] as the tiles read them: per block of mr rows, k
-/// steps of mr values, rows past m zero.
+/// The weights [m, k] as the tiles read them: each row block's k steps of
+/// `height` values, rows past the block's own zero.
 std::vector<float> packWeights(const float *wt, int64_t m, int64_t k, int mr) {
-  const int64_t blocks = (m + mr - 1) / mr;
-  std::vector<float> packed(size_t(blocks * mr * k), 0.0f);
-  for (int64_t r = 0; r < m; ++r) {
-    float *dst = packed.data() + (r / mr) * mr * k + r % mr;
-    for (int64_t kk = 0; kk < k; ++kk)
-      dst[kk * mr] = wt[r * k + kk];
-  }
+  const std::vector<RowBlock> blocks = rowBlocks(m, mr);
+  const RowBlock &last = blocks.back();
+  std::vector<float> packed(size_t((last.r0 + last.height) * k), 0.0f);
+  for (const RowBlock &b : blocks)
+    for (int64_t r = 0; r < b.rows; ++r) {
+      float *dst = packed.data() + b.r0 * k + r;
+      const float *src = wt + (b.r0 + r) * k;
+      for (int64_t kk = 0; kk < k; ++kk)
+        dst[kk * b.height] = src[kk];
+    }
   return packed;
 }
 
@@ -112,12 +115,12 @@ packedWeights(KernelContext &ctx, const float *wt, bool constant, int64_t m,
 }
 
 /// How the output is split among tasks: runs of `lines` output lines,
-/// each run's rows in `mGroups` groups of row blocks.
+/// each run's row blocks in `mGroups` groups of `blocksPerGroup`.
 struct Split {
-  int64_t lines, chunks, mGroups, rowsPerGroup;
+  int64_t lines, chunks, mGroups, blocksPerGroup;
 };
 
-Split splitWork(const Window &w, const Planes &p, int64_t m, int mr, int nr,
+Split splitWork(const Window &w, const Planes &p, int64_t blocks, int nr,
                 unsigned threads) {
   const int64_t ho = w.out[1];
   Split s;
@@ -130,15 +133,31 @@ Split splitWork(const Window &w, const Planes &p, int64_t m, int mr, int nr,
   s.chunks = std::min(ho, (s.chunks + threads - 1) / threads * threads);
   s.lines = (ho + s.chunks - 1) / s.chunks;
   s.chunks = (ho + s.lines - 1) / s.lines;
-  const int64_t blocks = (m + mr - 1) / mr;
   s.mGroups =
       std::clamp<int64_t>((2 * threads + s.chunks - 1) / s.chunks, 1, blocks);
-  s.rowsPerGroup = (blocks + s.mGroups - 1) / s.mGroups * mr;
-  s.mGroups = (m + s.rowsPerGroup - 1) / s.rowsPerGroup;
+  s.blocksPerGroup = (blocks + s.mGroups - 1) / s.mGroups;
+  s.mGroups = (blocks + s.blocksPerGroup - 1) / s.blocksPerGroup;
   return s;
 }
 
 } // namespace
+
+std::vector<RowBlock> rowBlocks(int64_t m, int mr) {
+  std::vector<RowBlock> blocks;
+  int64_t r = 0;
+  for (; m - r > mr + mr / 3; r += mr)
+    blocks.push_back({r, mr, mr});
+  if (m - r > mr) {
+    blocks.push_back({r, 2 * mr / 3, 2 * mr / 3});
+    r += 2 * mr / 3;
+  }
+  if (const int64_t rest = m - r; rest > 0)
+    blocks.push_back({r, rest,
+                      rest <= mr / 3       ? mr / 3
+                      : rest <= 2 * mr / 3 ? 2 * mr / 3
+                                           : mr});
+  return blocks;
+}
 
 bool implicitConvFits(const Window &w, int64_t m) {
   const bool flat = w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1;
@@ -182,29 +201,36 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
       }
   const auto packed =
       packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
+  const std::vector<RowBlock> blocks = rowBlocks(m, kernels.mr);
   const unsigned threads = ctx.pool() ? ctx.pool()->size() : 1;
-  const Split s = splitWork(w, p, m, kernels.mr, kernels.nr, threads);
+  const Split s = splitWork(w, p, int64_t(blocks.size()), kernels.nr, threads);
   const int64_t ho = w.out[1], wo = w.out[2], outSize = w.outSize();
   ctx.parallelFor(s.chunks * s.mGroups, 1, [&](int64_t t0, int64_t t1) {
     const int64_t span =
         (s.lines * p.wq + kernels.nr - 1) / kernels.nr * kernels.nr;
     std::vector<float> largeTile;
-    float *cbuf =
-        scratch(kTileScratch, size_t(s.rowsPerGroup * span), largeTile);
+    float *cbuf = scratch(
+        kTileScratch, size_t(s.blocksPerGroup * kernels.mr * span), largeTile);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t line0 = t / s.mGroups * s.lines;
       const int64_t line1 = std::min(ho, line0 + s.lines);
-      const int64_t r0 = t % s.mGroups * s.rowsPerGroup;
+      const int64_t b0 = t % s.mGroups * s.blocksPerGroup;
+      const int64_t b1 =
+          std::min<int64_t>(int64_t(blocks.size()), b0 + s.blocksPerGroup);
+      const int64_t r0 = blocks[size_t(b0)].r0;
       ImplicitBlock blk;
-      blk.k = k, blk.m = std::min(s.rowsPerGroup, m - r0);
-      blk.packedA = packed->data() + r0 * k;
+      blk.k = k;
+      blk.blocks = blocks.data() + b0, blk.numBlocks = b1 - b0;
+      blk.packedA = packed->data();
       blk.rows = rows.data();
       blk.q0 = line0 * p.wq, blk.q1 = line1 * p.wq;
       blk.c = cbuf, blk.ldc = span;
       kernels.block(blk);
+      const int64_t groupRows =
+          blocks[size_t(b1 - 1)].r0 + blocks[size_t(b1 - 1)].rows - r0;
       // The valid columns of each line into y, then bias and activation
       // over the rows' contiguous run of output positions.
-      for (int64_t r = 0; r < blk.m; ++r) {
+      for (int64_t r = 0; r < groupRows; ++r) {
         float *yr = y + (r0 + r) * outSize + line0 * wo;
         for (int64_t l = 0; l < line1 - line0; ++l) {
           const float *src = cbuf + r * span + l * p.wq;

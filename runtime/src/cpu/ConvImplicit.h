@@ -18,20 +18,35 @@
 #include "cpu/LinearBlocks.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace ingot::cpu {
 
-/// One call of an ISA's block kernel: rows [0, m) of C over columns
-/// [q0, q1) (rounded up to whole tiles: C and the planes have room).
+/// Rows [r0, r0 + rows) of C, computed by a tile of `height` rows
+/// (rows <= height; the packed weights hold `height` values per k step).
+struct RowBlock {
+  int64_t r0 = 0, rows = 0;
+  int height = 0;
+};
+
+/// Tiles of `mr` rows and, at the end, of 2/3 or 1/3 of that: 16 rows
+/// are 8 + 8, not 12 + 4 (a 4-row tile loads a B vector per 2 FMAs).
+std::vector<RowBlock> rowBlocks(int64_t m, int mr);
+
+/// One call of an ISA's block kernel: row blocks [0, numBlocks) of C over
+/// columns [q0, q1) (rounded up to whole tiles: C and the planes have
+/// room).
 struct ImplicitBlock {
-  int64_t k = 0, m = 0;
-  /// A packed as the ISA's tiles read it: for each kMr-row block, k steps
-  /// of kMr values (rows past m zero).
+  int64_t k = 0;
+  const RowBlock *blocks = nullptr;
+  int64_t numBlocks = 0;
+  /// A packed as the tiles read it: block b's k steps of `height` values
+  /// at packedA + b.r0 * k (rows past the block's own zero).
   const float *packedA = nullptr;
   /// k pointers: B row r is rows[r][q].
   const float *const *rows = nullptr;
   int64_t q0 = 0, q1 = 0;
-  float *c = nullptr; // C[r][q - q0] at c + r * ldc
+  float *c = nullptr; // C[r][q - q0] at c + (r - blocks[0].r0) * ldc
   int64_t ldc = 0;
 };
 
