@@ -376,3 +376,73 @@ TEST(TensorKernels, DepthToSpaceOneHotNonZero) {
 }
 
 } // namespace
+
+namespace {
+
+/// Where output coordinate o of a dim of `dim` values padded by `begin`
+/// reads, per ONNX Pad (non-negative pads), or -1 for the pad value.
+int64_t padReference(int64_t o, int64_t begin, int64_t dim, int mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < dim)
+    return i;
+  if (mode == 0)
+    return -1;
+  if (mode == 1)
+    return i < 0 ? 0 : dim - 1;
+  if (mode == 3)
+    return ((i % dim) + dim) % dim;
+  while (i < 0 || i >= dim) // reflect, edge values not repeated
+    i = i < 0 ? -i : 2 * (dim - 1) - i;
+  return i;
+}
+
+TEST(TensorKernels, PadRowsMergeUnpaddedTrailingDims) {
+  // NHWC-style: pads on dims 1 and 2 only, so the kernel copies rows of
+  // W·C values; and dims padded last, so rows are one value wide.
+  Rng rng(31);
+  const Shape shape{2, 3, 4, 5};
+  Tensor x = rng.uniform(shape);
+  const char *modes[] = {"constant", "edge", "reflect", "wrap"};
+  for (const std::vector<int64_t> &pads :
+       {std::vector<int64_t>{0, 1, 2, 0, 0, 2, 1, 0},
+        std::vector<int64_t>{0, 0, 0, 2, 0, 0, 0, 1},
+        std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0}})
+    for (int mode = 0; mode < 4; ++mode) {
+      Tensor p = i64({8}, pads), v = f32({}, {7.5f});
+      Call call("pad", {&x, &p, &v}, {});
+      call.attrs.push_back(Attr());
+      call.attrs.back().name = "mode";
+      call.attrs.back().kind = Attr::Kind::Str;
+      call.attrs.back().s = modes[mode];
+      Tensor y = runOk(call);
+      Shape out = shape;
+      for (int d = 0; d < 4; ++d)
+        out[d] += pads[d] + pads[d + 4];
+      ASSERT_EQ(y.shape, out) << modes[mode];
+      int64_t at = 0;
+      for (int64_t a = 0; a < out[0]; ++a)
+        for (int64_t b = 0; b < out[1]; ++b)
+          for (int64_t c = 0; c < out[2]; ++c)
+            for (int64_t e = 0; e < out[3]; ++e, ++at) {
+              const int64_t o[4] = {a, b, c, e};
+              int64_t src = 0;
+              for (int d = 0; d < 4 && src >= 0; ++d) {
+                const int64_t s = padReference(o[d], pads[d], shape[d], mode);
+                src = s < 0 ? -1 : src * shape[d] + s;
+              }
+              const float want = src < 0 ? 7.5f : ptr<float>(x)[src];
+              ASSERT_EQ(ptr<float>(y)[at], want)
+                  << modes[mode] << " at " << a << "," << b << "," << c << ","
+                  << e;
+            }
+    }
+  // Negative pads crop (constant mode): dim 1 loses its first row.
+  Tensor p = i64({8}, {0, -1, 1, 0, 0, 0, 1, 0});
+  Tensor y = runOk(Call("pad", {&x, &p}, {}));
+  ASSERT_EQ(y.shape, (Shape{2, 2, 6, 5}));
+  EXPECT_EQ(ptr<float>(y)[5],
+            ptr<float>(x)[20]); // (0, 0, 1, 0) <- (0, 1, 0, 0)
+  EXPECT_EQ(ptr<float>(y)[0], 0.0f);
+}
+
+} // namespace

@@ -206,12 +206,26 @@ Status padKernel(KernelContext &ctx) {
       dst[0] = src[0];
       return;
     }
-    const int64_t last = rank - 1, len = out.back();
+    // Trailing dims without pads join the last padded one's rows: an NHWC
+    // image padded along H and W copies rows of W·C values, not of C (a
+    // row of one value per element took 73 us for 5k values).
+    int64_t last = rank - 1, inner = 1;
+    while (last > 0 && pads[last] == 0 && pads[last + rank] == 0)
+      inner *= x.shape[last--];
+    const int64_t len = out[last] * inner;
     std::vector<int64_t> lastSrc(len);
-    for (int64_t i = 0; i < len; ++i)
-      lastSrc[i] =
-          padSource(i, pads[last], pads[last + rank], x.shape[last], mode);
-    shape::Shape rows(out.begin(), out.end() - 1);
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t s = padSource(i / inner, pads[last], pads[last + rank],
+                                  x.shape[last], mode);
+      lastSrc[i] = s < 0 ? -1 : s * inner + i % inner;
+    }
+    // With constant padding a row's sources are one contiguous run.
+    int64_t first = 0, end = len;
+    while (first < len && lastSrc[first] < 0)
+      ++first;
+    while (end > first && lastSrc[end - 1] < 0)
+      --end;
+    shape::Shape rows(out.begin(), out.begin() + last);
     std::vector<int64_t> idx(last, 0);
     do {
       int64_t off = 0;
@@ -221,6 +235,18 @@ Status padKernel(KernelContext &ctx) {
             padSource(idx[d], pads[d], pads[d + rank], x.shape[d], mode);
         inside &= s >= 0;
         off += s * inSt[d];
+      }
+      if (mode == 0) {
+        if (inside && first < end) {
+          std::fill(dst, dst + first, value);
+          std::copy_n(src + off + lastSrc[size_t(first)], end - first,
+                      dst + first);
+          std::fill(dst + end, dst + len, value);
+        } else {
+          std::fill(dst, dst + len, value);
+        }
+        dst += len;
+        continue;
       }
       for (int64_t i = 0; i < len; ++i)
         *dst++ = inside && lastSrc[i] >= 0 ? src[off + lastSrc[i]] : value;
