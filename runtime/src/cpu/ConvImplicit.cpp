@@ -107,9 +107,8 @@ packedWeights(KernelContext &ctx, const float *wt, bool constant, int64_t m,
   if (!constant || !ctx.stepCache())
     return std::make_shared<const std::vector<float>>(
         packWeights(wt, m, k, mr));
-  uint64_t key = reinterpret_cast<uintptr_t>(wt) ^ 0x9e3779b97f4a7c15ull;
-  for (uint64_t v : {uint64_t(m), uint64_t(k), uint64_t(mr)})
-    key = (key ^ v) * 0x100000001b3ull;
+  const uint64_t key =
+      stepCacheKey(wt, {uint64_t(m), uint64_t(k), uint64_t(mr)});
   return ctx.stepCache()->get<std::vector<float>>(
       key, [&] { return packWeights(wt, m, k, mr); });
 }

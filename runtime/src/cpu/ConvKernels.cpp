@@ -94,9 +94,8 @@ void blockedConv(KernelContext &ctx, const Window &w, const float *xg,
 std::shared_ptr<const PackedB> cachedWeightsT(KernelContext &ctx,
                                               const GemmArgs &args) {
   const GemmIsa isa = bestGemmIsa();
-  uint64_t key = reinterpret_cast<uintptr_t>(args.b);
-  for (uint64_t v : {uint64_t(args.n), uint64_t(args.k), uint64_t(isa)})
-    key = (key ^ v) * 0x100000001b3ull;
+  const uint64_t key =
+      stepCacheKey(args.b, {uint64_t(args.n), uint64_t(args.k), uint64_t(isa)});
   return ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(args, isa); });
 }
 

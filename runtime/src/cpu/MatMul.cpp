@@ -30,10 +30,9 @@ void gemmWithWeights(const KernelContext &ctx, const KernelInput &b,
   }
   const GemmIsa isa = bestGemmIsa();
   // Everything the panels depend on, so another B or shape repacks.
-  uint64_t key = reinterpret_cast<uintptr_t>(g.b);
-  for (uint64_t v : {uint64_t(g.k), uint64_t(g.n), uint64_t(g.ldb),
-                     uint64_t(g.transB), uint64_t(isa)})
-    key = (key ^ v) * 0x100000001b3ull;
+  const uint64_t key =
+      stepCacheKey(g.b, {uint64_t(g.k), uint64_t(g.n), uint64_t(g.ldb),
+                         uint64_t(g.transB), uint64_t(isa)});
   std::shared_ptr<const PackedB> packed =
       ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(g, isa); });
   sgemm(g, ctx.pool(), *packed);

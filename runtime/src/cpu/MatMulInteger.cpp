@@ -194,9 +194,8 @@ Status matmulIntegerKernel(KernelContext &ctx) {
   const QGemmIsa isa = bestQGemmIsa();
   if (isa == QGemmIsa::Avx512Vnni && b.constant && ctx.stepCache()) {
     // A weight B: its panels and column sums are packed once per step.
-    uint64_t key = reinterpret_cast<uintptr_t>(g.b);
-    for (uint64_t v : {uint64_t(g.k), uint64_t(g.n), uint64_t(g.bUnsigned)})
-      key = (key ^ v) * 0x100000001b3ull;
+    const uint64_t key = stepCacheKey(
+        g.b, {uint64_t(g.k), uint64_t(g.n), uint64_t(g.bUnsigned)});
     std::shared_ptr<const QPackedB> packed = ctx.stepCache()->get<QPackedB>(
         key, [&] { return qpackBVnni(g, ctx.pool()); });
     qgemmVnni(g, ctx.pool(), packed.get());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cpu/KernelRegistry.h"
+#include "cpu/StepCache.h"
 
 #include <cstdint>
 #include <string>
@@ -68,12 +69,10 @@ inline Status readRecurrentStep(KernelContext &ctx, int64_t gates,
 inline uint64_t recurrentPackKey(const KernelContext &ctx,
                                  const RecurrentStep &r, bool packR,
                                  uint64_t isa) {
-  uint64_t key = reinterpret_cast<uintptr_t>(ctx.input(1).data);
-  for (uint64_t v : {uint64_t(reinterpret_cast<uintptr_t>(ctx.input(2).data)),
-                     uint64_t(r.input), uint64_t(r.hidden), uint64_t(r.dirs),
-                     uint64_t(packR), isa})
-    key = (key ^ v) * 0x100000001b3ull;
-  return key;
+  return stepCacheKey(ctx.input(1).data,
+                      {uint64_t(reinterpret_cast<uintptr_t>(ctx.input(2).data)),
+                       uint64_t(r.input), uint64_t(r.hidden), uint64_t(r.dirs),
+                       uint64_t(packR), isa});
 }
 
 } // namespace ingot::cpu
