@@ -54,4 +54,12 @@ std::optional<bool> inferIndexingOp(mlir::Operation *op,
                                     llvm::ArrayRef<ValueInfo> ins,
                                     shape::Shape &out, std::string &error);
 
+/// Gather, Shape, ConstantOfShape (ShapeInferenceShapeVector.cpp): nullopt
+/// if `op` is none of them, else whether the rule succeeded.
+std::optional<bool>
+inferShapeVectorOp(mlir::Operation *op, llvm::ArrayRef<ValueInfo> ins,
+                   const std::vector<shape::Shape> &shapes, shape::Shape &out,
+                   std::optional<std::vector<int64_t>> &values,
+                   std::string &error);
+
 } // namespace ingot::graph
