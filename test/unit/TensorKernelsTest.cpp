@@ -6,8 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
-#include "cpu/StepCache.h"
-
 #include <algorithm>
 #include <numeric>
 
@@ -112,6 +110,67 @@ TEST(TensorKernels, PadModes) {
   }
 }
 
+/// Where output coordinate o of a dim of `dim` values padded by `begin`
+/// reads, per ONNX Pad (non-negative pads), or -1 for the pad value.
+int64_t padReference(int64_t o, int64_t begin, int64_t dim, int mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < dim)
+    return i;
+  if (mode == 0)
+    return -1;
+  if (mode == 1)
+    return i < 0 ? 0 : dim - 1;
+  if (mode == 3)
+    return ((i % dim) + dim) % dim;
+  while (i < 0 || i >= dim) // reflect, edge values not repeated
+    i = i < 0 ? -i : 2 * (dim - 1) - i;
+  return i;
+}
+
+TEST(TensorKernels, PadRowsMergeUnpaddedTrailingDims) {
+  // NHWC-style: pads on dims 1 and 2 only, so the kernel copies rows of
+  // W·C values; and dims padded last, so rows are one value wide.
+  Rng rng(31);
+  const Shape shape{2, 3, 4, 5};
+  Tensor x = rng.uniform(shape);
+  const char *modes[] = {"constant", "edge", "reflect", "wrap"};
+  for (const std::vector<int64_t> &pads :
+       {std::vector<int64_t>{0, 1, 2, 0, 0, 2, 1, 0},
+        std::vector<int64_t>{0, 0, 0, 2, 0, 0, 0, 1},
+        std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0}})
+    for (int mode = 0; mode < 4; ++mode) {
+      Tensor p = i64({8}, pads), v = f32({}, {7.5f});
+      Tensor y = runOk(Call("pad", {&x, &p, &v}, {str("mode", modes[mode])}));
+      Shape out = shape;
+      for (int d = 0; d < 4; ++d)
+        out[d] += pads[d] + pads[d + 4];
+      ASSERT_EQ(y.shape, out) << modes[mode];
+      int64_t at = 0;
+      for (int64_t a = 0; a < out[0]; ++a)
+        for (int64_t b = 0; b < out[1]; ++b)
+          for (int64_t c = 0; c < out[2]; ++c)
+            for (int64_t e = 0; e < out[3]; ++e, ++at) {
+              const int64_t o[4] = {a, b, c, e};
+              int64_t src = 0;
+              for (int d = 0; d < 4 && src >= 0; ++d) {
+                const int64_t s = padReference(o[d], pads[d], shape[d], mode);
+                src = s < 0 ? -1 : src * shape[d] + s;
+              }
+              const float want = src < 0 ? 7.5f : ptr<float>(x)[src];
+              ASSERT_EQ(ptr<float>(y)[at], want)
+                  << modes[mode] << " at " << a << "," << b << "," << c << ","
+                  << e;
+            }
+    }
+  // Negative pads crop (constant mode): dim 1 loses its first row.
+  Tensor p = i64({8}, {0, -1, 1, 0, 0, 0, 1, 0});
+  Tensor y = runOk(Call("pad", {&x, &p}, {}));
+  ASSERT_EQ(y.shape, (Shape{2, 2, 6, 5}));
+  EXPECT_EQ(ptr<float>(y)[5],
+            ptr<float>(x)[20]); // (0, 0, 1, 0) <- (0, 1, 0, 0)
+  EXPECT_EQ(ptr<float>(y)[0], 0.0f);
+}
+
 TEST(TensorKernels, ExpandAndTile) {
   Rng rng(3);
   Tensor x = rng.uniform({3, 1});
@@ -194,126 +253,6 @@ TEST(TensorKernels, TopKValuesAndIndices) {
   EXPECT_EQ(ptr<int64_t>(s)[1], 3);
 }
 
-/// Direct convolution over NCHW with explicit pads; `mag` gets each
-/// output's Σ|term| (bias included), the scale of its rounding error.
-std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const Tensor *b,
-                              int64_t group, int64_t s, int64_t d, int64_t p,
-                              Shape *out, std::vector<double> *mag) {
-  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
-  int64_t m = w.shape[0], kh = w.shape[2], kw = w.shape[3];
-  int64_t oh = (h + 2 * p - (kh - 1) * d - 1) / s + 1;
-  int64_t ow = (wd + 2 * p - (kw - 1) * d - 1) / s + 1;
-  *out = {n, m, oh, ow};
-  std::vector<double> y;
-  int64_t cg = c / group, mg = m / group;
-  for (int64_t in = 0; in < n; ++in)
-    for (int64_t om = 0; om < m; ++om)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          double acc = b ? ptr<float>(*b)[om] : 0.0, sum = std::fabs(acc);
-          int64_t g = om / mg;
-          for (int64_t ic = 0; ic < cg; ++ic)
-            for (int64_t a = 0; a < kh; ++a)
-              for (int64_t e = 0; e < kw; ++e) {
-                int64_t hh = i * s - p + a * d, ww = j * s - p + e * d;
-                if (hh < 0 || hh >= h || ww < 0 || ww >= wd)
-                  continue;
-                const double t =
-                    double(ptr<float>(
-                        x)[((in * c + g * cg + ic) * h + hh) * wd + ww]) *
-                    ptr<float>(w)[((om * cg + ic) * kh + a) * kw + e];
-                acc += t, sum += std::fabs(t);
-              }
-          y.push_back(acc);
-          mag->push_back(sum);
-        }
-  return y;
-}
-
-TEST(TensorKernels, ConvMatchesDirectLoops) {
-  Rng rng(6);
-  struct C {
-    Shape x, w;
-    int64_t group, s, d, p;
-  };
-  for (const C &c : {C{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1},
-                     C{{1, 4, 11, 7}, {6, 2, 3, 2}, 2, 2, 2, 0},
-                     C{{1, 3, 5, 5}, {3, 1, 3, 3}, 3, 1, 1, 1},
-                     // Depthwise kernel: channel multiplier 2, strides,
-                     // dilations, pads past the taps' reach.
-                     C{{2, 4, 10, 9}, {8, 1, 3, 3}, 4, 2, 2, 2},
-                     C{{1, 6, 7, 13}, {6, 1, 5, 5}, 6, 1, 1, 3},
-                     // Lines of 37 and 20 outputs: whole 16-wide chunks,
-                     // then one overlapping the chunk before.
-                     C{{1, 8, 6, 37}, {8, 1, 5, 5}, 8, 1, 1, 2},
-                     C{{1, 8, 12, 40}, {8, 1, 5, 5}, 8, 2, 1, 2},
-                     // Blocks of output positions (1845 >= 4 x 448).
-                     C{{1, 64, 45, 41}, {8, 64, 3, 3}, 1, 1, 1, 1},
-                     C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0},
-                     // [N, C, H, 1] images by [kh, 1] kernels (TensorFlow's
-                     // 1-D convs), plain, strided and depthwise.
-                     C{{1, 5, 17, 1}, {4, 5, 5, 1}, 1, 1, 1, 0},
-                     C{{2, 3, 12, 1}, {4, 3, 3, 1}, 1, 2, 2, 0},
-                     C{{1, 4, 10, 1}, {4, 1, 3, 1}, 4, 1, 1, 0},
-                     // Fewer output positions than channels: the GEMM
-                     // runs transposed (im2col and a direct 1x1).
-                     C{{2, 6, 5, 3}, {20, 6, 3, 3}, 1, 1, 1, 0},
-                     C{{1, 8, 2, 2}, {24, 8, 1, 1}, 1, 1, 1, 0}}) {
-    Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
-           b = rng.uniform({c.w[0]});
-    Shape out;
-    std::vector<double> mag;
-    std::vector<double> ref =
-        naiveConv(x, w, &b, c.group, c.s, c.d, c.p, &out, &mag);
-    Call call("conv", {&x, &w, &b},
-              {intAttr("group", c.group), intsAttr("strides", {c.s, c.s}),
-               intsAttr("dilations", {c.d, c.d}),
-               intsAttr("pads", {c.p, c.p, c.p, c.p})});
-    Tensor y = runOk(call);
-    // A sum of k float terms (and the bias) is within (k + 2) u Σ|term| of
-    // the exact one in any order, u = 2^-24: cancellation makes a bound
-    // relative to the result itself unjustified at k = 576.
-    const double k = double(count(c.w) / c.w[0]);
-    expectClose(y, out, ref, (k + 2) * 0x1p-24, 1e-30, &mag);
-    // The weight as a weight: what the kernel keeps in the step's cache
-    // (packed panels) gives the same bits on the first and a later run.
-    cpu::StepCache cache;
-    call.constants = {false, true, true};
-    call.stepCache = &cache;
-    EXPECT_EQ(runOk(call).data, y.data);
-    EXPECT_EQ(runOk(call).data, y.data);
-  }
-}
-
-TEST(TensorKernels, Conv3DMatchesDirectLoops) {
-  Rng rng(10);
-  Tensor x = rng.uniform({1, 2, 4, 5, 3}), w = rng.uniform({3, 2, 2, 3, 2});
-  Tensor y = runOk(Call(
-      "conv", {&x, &w},
-      {intsAttr("strides", {1, 2, 1}), intsAttr("pads", {1, 1, 0, 0, 1, 1})}));
-  // Begin pads (1, 1, 0), end pads (0, 1, 1): output dims 4, 3, 3.
-  std::vector<double> ref;
-  for (int64_t m = 0; m < 3; ++m)
-    for (int64_t a = 0; a < 4; ++a)
-      for (int64_t b = 0; b < 3; ++b)
-        for (int64_t c = 0; c < 3; ++c) {
-          double acc = 0;
-          for (int64_t ic = 0; ic < 2; ++ic)
-            for (int64_t i = 0; i < 2; ++i)
-              for (int64_t j = 0; j < 3; ++j)
-                for (int64_t k = 0; k < 2; ++k) {
-                  int64_t d = a - 1 + i, h = b * 2 - 1 + j, v = c + k;
-                  if (d < 0 || d >= 4 || h < 0 || h >= 5 || v >= 3)
-                    continue;
-                  acc +=
-                      double(ptr<float>(x)[((ic * 4 + d) * 5 + h) * 3 + v]) *
-                      ptr<float>(w)[(((m * 2 + ic) * 2 + i) * 3 + j) * 2 + k];
-                }
-          ref.push_back(acc);
-        }
-  expectClose(y, {1, 3, 4, 3, 3}, ref, 1e-5, 1e-5);
-}
-
 TEST(TensorKernels, ResizeNearestAndLinear) {
   Rng rng(8);
   Tensor x = rng.uniform({1, 1, 3, 4});
@@ -373,76 +312,6 @@ TEST(TensorKernels, DepthToSpaceOneHotNonZero) {
   std::vector<int64_t> want = {0, 1, 1, 1, 1, 2};
   for (int j = 0; j < 6; ++j)
     EXPECT_EQ(ptr<int64_t>(nz)[j], want[j]);
-}
-
-} // namespace
-
-namespace {
-
-/// Where output coordinate o of a dim of `dim` values padded by `begin`
-/// reads, per ONNX Pad (non-negative pads), or -1 for the pad value.
-int64_t padReference(int64_t o, int64_t begin, int64_t dim, int mode) {
-  int64_t i = o - begin;
-  if (i >= 0 && i < dim)
-    return i;
-  if (mode == 0)
-    return -1;
-  if (mode == 1)
-    return i < 0 ? 0 : dim - 1;
-  if (mode == 3)
-    return ((i % dim) + dim) % dim;
-  while (i < 0 || i >= dim) // reflect, edge values not repeated
-    i = i < 0 ? -i : 2 * (dim - 1) - i;
-  return i;
-}
-
-TEST(TensorKernels, PadRowsMergeUnpaddedTrailingDims) {
-  // NHWC-style: pads on dims 1 and 2 only, so the kernel copies rows of
-  // W·C values; and dims padded last, so rows are one value wide.
-  Rng rng(31);
-  const Shape shape{2, 3, 4, 5};
-  Tensor x = rng.uniform(shape);
-  const char *modes[] = {"constant", "edge", "reflect", "wrap"};
-  for (const std::vector<int64_t> &pads :
-       {std::vector<int64_t>{0, 1, 2, 0, 0, 2, 1, 0},
-        std::vector<int64_t>{0, 0, 0, 2, 0, 0, 0, 1},
-        std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0}})
-    for (int mode = 0; mode < 4; ++mode) {
-      Tensor p = i64({8}, pads), v = f32({}, {7.5f});
-      Call call("pad", {&x, &p, &v}, {});
-      call.attrs.push_back(Attr());
-      call.attrs.back().name = "mode";
-      call.attrs.back().kind = Attr::Kind::Str;
-      call.attrs.back().s = modes[mode];
-      Tensor y = runOk(call);
-      Shape out = shape;
-      for (int d = 0; d < 4; ++d)
-        out[d] += pads[d] + pads[d + 4];
-      ASSERT_EQ(y.shape, out) << modes[mode];
-      int64_t at = 0;
-      for (int64_t a = 0; a < out[0]; ++a)
-        for (int64_t b = 0; b < out[1]; ++b)
-          for (int64_t c = 0; c < out[2]; ++c)
-            for (int64_t e = 0; e < out[3]; ++e, ++at) {
-              const int64_t o[4] = {a, b, c, e};
-              int64_t src = 0;
-              for (int d = 0; d < 4 && src >= 0; ++d) {
-                const int64_t s = padReference(o[d], pads[d], shape[d], mode);
-                src = s < 0 ? -1 : src * shape[d] + s;
-              }
-              const float want = src < 0 ? 7.5f : ptr<float>(x)[src];
-              ASSERT_EQ(ptr<float>(y)[at], want)
-                  << modes[mode] << " at " << a << "," << b << "," << c << ","
-                  << e;
-            }
-    }
-  // Negative pads crop (constant mode): dim 1 loses its first row.
-  Tensor p = i64({8}, {0, -1, 1, 0, 0, 0, 1, 0});
-  Tensor y = runOk(Call("pad", {&x, &p}, {}));
-  ASSERT_EQ(y.shape, (Shape{2, 2, 6, 5}));
-  EXPECT_EQ(ptr<float>(y)[5],
-            ptr<float>(x)[20]); // (0, 0, 1, 0) <- (0, 1, 0, 0)
-  EXPECT_EQ(ptr<float>(y)[0], 0.0f);
 }
 
 } // namespace
