@@ -203,7 +203,7 @@ def conv_batch_norm_model(channels=12, size=19):
         inits[f"shift{i}"] = rng.standard_normal(c).astype(F32)
         inits[f"mean{i}"] = rng.standard_normal(c).astype(F32)
         inits[f"var{i}"] = rng.uniform(0.1, 3.0, c).astype(F32)
-    bn = [f"scale{{}}", f"shift{{}}", f"mean{{}}", f"var{{}}"]
+    bn = ["scale{}", "shift{}", "mean{}", "var{}"]
     nodes = [node("Conv", ["x", "w0"], ["c0"], pads=[1] * 4, strides=[2] * 2),
              node("BatchNormalization", ["c0"] + [s.format(0) for s in bn],
                   ["n0"], epsilon=1e-3),

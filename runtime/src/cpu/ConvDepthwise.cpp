@@ -4,9 +4,9 @@
 // serially; instead each (image, output channel) is one task of direct
 // convolution. The task first writes its input channel with the padding
 // as zeros, so every output reads all its taps without a bounds check,
-// then computes each output line in register chunks. (Checking taps per
-// output at the edges made PP-OCRv4's 5x5 depthwise convs over 160-wide
-// lines run at a tenth of the interior's speed.)
+// then computes each output line in register chunks. (With taps checked
+// one by one at each line's edges and tail, PP-OCRv4's 5x5 depthwise
+// convs ran at about 10 GFLOP/s.)
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/ConvWindow.h"
