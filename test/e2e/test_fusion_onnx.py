@@ -150,11 +150,13 @@ def conv_act_model(act, channels, size, kernel, group=1):
                       inits)
 
 
-# (activation, (C, M), spatial size, kernel, group): a 3x3 conv large
-# enough for the blocked path (positions in blocks, each block's
-# epilogue right after its GEMM), a 1x1 one read in place, a grouped
-# one and a depthwise one.
-CONV_CASES = {"silu_3x3_blocked": ("silu", (16, 32), 96, 3, 1),
+# (activation, (C, M), spatial size, kernel, group): a 3x3 conv of group
+# 1 (the implicit GEMM, its epilogue as lines are copied out), a grouped
+# one large enough for the blocked im2col path (positions in blocks, each
+# block's epilogue right after its GEMM), a 1x1 one read in place, a small
+# grouped one and a depthwise one.
+CONV_CASES = {"silu_3x3_implicit": ("silu", (16, 32), 96, 3, 1),
+              "silu_grouped_blocked": ("silu", (128, 32), 45, 3, 2),
               "relu_1x1": ("relu", (24, 40), 20, 1, 1),
               "silu_grouped": ("silu", (8, 16), 24, 3, 2),
               "relu_depthwise": ("relu", (16, 16), 33, 3, 16),

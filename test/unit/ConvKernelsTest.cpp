@@ -68,8 +68,11 @@ TEST(ConvKernels, MatchesDirectLoops) {
                      // then one overlapping the chunk before.
                      C{{1, 8, 6, 37}, {8, 1, 5, 5}, 8, 1, 1, 2},
                      C{{1, 8, 12, 40}, {8, 1, 5, 5}, 8, 2, 1, 2},
-                     // Blocks of output positions (1845 >= 4 x 448).
+                     // Group 1 and 8 channels: the implicit GEMM. Two
+                     // groups: im2col in blocks of output positions
+                     // (1845 >= 4 x 448), into packed panels (8 rows).
                      C{{1, 64, 45, 41}, {8, 64, 3, 3}, 1, 1, 1, 1},
+                     C{{1, 128, 45, 41}, {16, 64, 3, 3}, 2, 1, 1, 1},
                      C{{2, 8, 4, 4}, {5, 8, 1, 1}, 1, 1, 1, 0},
                      // [N, C, H, 1] images by [kh, 1] kernels (TensorFlow's
                      // 1-D convs), plain, strided and depthwise.
