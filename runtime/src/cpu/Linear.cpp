@@ -81,10 +81,12 @@ void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
   // keeps every column's vector-or-tail treatment (and so its sum) fixed;
   // at most what the L1 accumulators hold, and the same number per thread
   // (the longest thread sets the time).
-  int64_t maxWidth = linearKnMaxWidth(groupRows);
+  // `knMany` packs W a panel at a time and keeps it in L1 for all rows,
+  // so its chunks only split the columns evenly over the threads.
+  int64_t maxWidth = many ? ceilDiv(a.n, 64) * 64 : linearKnMaxWidth(groupRows);
   // With several row groups, each re-reads its chunk of W: narrow enough
   // to stay in L2 between them.
-  if (a.m > groupRows)
+  if (!many && a.m > groupRows)
     maxWidth = std::clamp<int64_t>(
         kKnPanelBytes / std::max<int64_t>(1, a.k * dtypeSize(a.wType)) / 64 *
             64,

@@ -17,8 +17,9 @@
 // "kn": each weight row segment is loaded once and scaled into m f32
 // accumulator rows held in L1, four k rows per pass to amortise their
 // load/store; rows further ahead are prefetched. With many rows (prefill)
-// register tiles replace the L1 accumulators, with the same per-element
-// operations (see knTile). The "kn" kernels live in LinearAvx512Tiled.cpp.
+// register tiles over packed weight panels replace the L1 accumulators,
+// with the same per-element operations (see knPanelTile). The "kn" kernels
+// live in LinearAvx512Tiled.cpp.
 //
 //===----------------------------------------------------------------------===//
 
