@@ -7,6 +7,7 @@
 // they get the same epilogues.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/DecomposedGelu.h"
 #include "passes/FusePatterns.h"
 #include "passes/Passes.h"
 
@@ -62,6 +63,34 @@ struct RaiseMatMul : OpRewritePattern<MatMulOp> {
     rewriter.replaceOpWithNewOp<LinearOp>(
         m, m.getType(), m.getLhs(), w, Value(), Value(),
         rewriter.getStringAttr("kn"), rewriter.getStringAttr("none"));
+    return success();
+  }
+};
+
+/// gemm(x, W, b) with W a 2-D weight param and b absent or a 1-D [N]
+/// param, no scaling and no transposed x -> linear ("nk" when transB).
+struct RaiseGemm : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GemmOp g,
+                                PatternRewriter &rewriter) const override {
+    auto w = g.getB().getDefiningOp<ParamOp>();
+    auto x = cast<RankedTensorType>(g.getA().getType());
+    auto bias = g.getC() ? g.getC().getDefiningOp<ParamOp>() : nullptr;
+    if (!w || w.getType().getRank() != 2 || !x.getElementType().isF32() ||
+        g.getTransA() != 0 || g.getAlpha().convertToDouble() != 1.0 ||
+        (g.getC() && (!bias || bias.getType().getRank() != 1 ||
+                      g.getBeta().convertToDouble() != 1.0)))
+      return rewriter.notifyMatchFailure(g, "not x·W (+ b) with weights");
+    Type we = w.getType().getElementType();
+    const int64_t n = w.getType().getDimSize(g.getTransB() ? 0 : 1);
+    if ((!we.isF32() && !we.isF16() && !we.isBF16()) ||
+        (bias && bias.getType().getDimSize(0) != n))
+      return rewriter.notifyMatchFailure(g, "weight or bias does not fit");
+    rewriter.replaceOpWithNewOp<LinearOp>(
+        g, g.getType(), g.getA(), w, bias ? Value(bias) : Value(), Value(),
+        rewriter.getStringAttr(g.getTransB() ? "nk" : "kn"),
+        rewriter.getStringAttr("none"));
     return success();
   }
 };
@@ -160,6 +189,31 @@ struct FuseSilu : OpRewritePattern<MulOp> {
   }
 };
 
+/// GELU as an exporter decomposes it (DecomposedGelu.h) of a linear read
+/// by nothing else: the linear's gelu/gelu_tanh activation. The erf and
+/// tanh ops go; the kernel's own GELU replaces them (within a few ulp).
+struct FuseDecomposedGelu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    std::optional<ingot::DecomposedGelu> g = ingot::matchDecomposedGelu(mul);
+    auto l = g ? g->input.getDefiningOp<LinearOp>() : nullptr;
+    if (!l || l.getResidual() || l.getActivation() != "none")
+      return rewriter.notifyMatchFailure(mul, "not gelu(linear) decomposed");
+    rewriter.setInsertionPoint(mul);
+    auto fused = LinearOp::create(
+        rewriter, rewriter.getFusedLoc({l.getLoc(), mul.getLoc()}), l.getType(),
+        l.getInput(), l.getWeight(), l.getBias(), Value(), l.getWLayoutAttr(),
+        rewriter.getStringAttr(g->tanhForm ? "gelu_tanh" : "gelu"));
+    rewriter.replaceOp(mul, fused.getResult());
+    for (Operation *op : llvm::reverse(g->inner))
+      rewriter.eraseOp(op);
+    rewriter.eraseOp(l);
+    return success();
+  }
+};
+
 struct FuseLinearEpiloguePass
     : public ingot::impl::FuseLinearEpilogueBase<FuseLinearEpiloguePass> {
   using FuseLinearEpilogueBase::FuseLinearEpilogueBase;
@@ -167,10 +221,10 @@ struct FuseLinearEpiloguePass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<RaiseMatMul, FuseBias>(ctx);
+    patterns.add<RaiseMatMul, RaiseGemm, FuseBias>(ctx);
     if (activation)
-      patterns.add<FuseActivation<ReluOp>, FuseActivation<GeluOp>, FuseSilu>(
-          ctx);
+      patterns.add<FuseActivation<ReluOp>, FuseActivation<GeluOp>, FuseSilu,
+                   FuseDecomposedGelu>(ctx);
     if (residual)
       patterns.add<FuseResidual>(ctx);
     ingot::applyFusionPatterns(getOperation(), std::move(patterns));

@@ -107,7 +107,10 @@ def FuseLinearEpilogue : Pass<"ingot-fuse-linear-epilogue", "mlir::func::FuncOp"
     used once becomes the linear's `activation`; an `add` of a linear used
     once (and without a residual yet) and a same-shaped tensor becomes the
     linear's `residual`. The epilogue runs on each output tile while it is
-    in cache instead of another pass over memory.
+    in cache instead of another pass over memory. GELU decomposed into
+    elementwise ops as PyTorch's ONNX export writes it (erf or tanh form,
+    factors in any order; DecomposedGelu.h) counts as a `gelu` activation
+    when the linear is read only by those ops.
 
     Before:
     ```mlir

@@ -249,3 +249,45 @@ def test_batch_norm_folds_into_the_conv(tmp_path, request):
             for _ in range(2):  # the first run computes the folded weights
                 got = run_model(artifact, feed, tmp_path)["y"]
                 assert_close(got, want, what=f"{artifact.stem}, batch {batch}")
+
+
+def gelu_mlp_model(hidden=96):
+    """An exported MLP: MatMul + bias then the erf GELU in BERT's op order,
+    Gemm (transB) then the tanh GELU with Pow, as PyTorch writes them."""
+    rng = np.random.default_rng(5)
+    c = {"sqrt2": math.sqrt(2), "one": 1, "half": 0.5, "three": 3,
+         "k": 0.044715, "s": math.sqrt(2 / math.pi)}
+    inits = {name: np.array(v, F32) for name, v in c.items()}
+    inits.update({
+        "w1": (rng.standard_normal((D, hidden)) / math.sqrt(D)).astype(F32),
+        "b1": (0.1 * rng.standard_normal(hidden)).astype(F32),
+        "w2": (rng.standard_normal((D, hidden)) / math.sqrt(hidden))
+        .astype(F32),
+        "b2": (0.1 * rng.standard_normal(D)).astype(F32)})
+    nodes = [node("MatMul", ["x", "w1"], ["m"]), node("Add", ["b1", "m"], ["h"]),
+             node("Div", ["h", "sqrt2"], ["d"]), node("Erf", ["d"], ["e"]),
+             node("Add", ["e", "one"], ["a"]), node("Mul", ["h", "a"], ["p"]),
+             node("Mul", ["p", "half"], ["g"]),
+             node("Gemm", ["g", "w2", "b2"], ["o"], transB=1),
+             node("Pow", ["o", "three"], ["o3"]), node("Mul", ["o3", "k"], ["ok"]),
+             node("Add", ["o", "ok"], ["u"]), node("Mul", ["u", "s"], ["us"]),
+             node("Tanh", ["us"], ["t"]), node("Add", ["t", "one"], ["t1"]),
+             node("Mul", ["o", "half"], ["oh"]), node("Mul", ["oh", "t1"], ["y"])]
+    return make_model(nodes, [("x", F32, ["rows", D])], ["y"], inits)
+
+
+def test_decomposed_gelu_fuses_into_the_linear(tmp_path, request):
+    """Both GELU forms become the linears' epilogues (no elementwise step
+    left) and match onnxruntime, whose Erf/Tanh differ from ingot's GELU
+    by a few ulp per value, well inside F32_RTOL."""
+    model = gelu_mlp_model()
+    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
+                                  tmp_path, "--max-dim", "rows=64")
+    assert kernels_of(fused) == ["linear", "linear"], kernels_of(fused)
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    for rows in (1, 13, 64):
+        feed = {"x": rng.standard_normal((rows, D)).astype(F32)}
+        want = ort_run(model, feed)["y"]
+        for artifact in (fused, unfused):
+            got = run_model(artifact, feed, tmp_path)["y"]
+            assert_close(got, want, what=f"{artifact.stem} y [{rows}]")

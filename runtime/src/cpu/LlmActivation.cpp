@@ -173,9 +173,14 @@ void geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
       for (int64_t i = 0; i < len; ++i)
         yb[i] = xb[i] * t[i];
     } else {
+      // Through the vectorised erfcF32: libm's erfc per element made
+      // BERT's linear with a fused GELU 2.6x slower than without.
       constexpr float kInvSqrt2 = 0.70710678118654752f;
       for (int64_t i = 0; i < len; ++i)
-        yb[i] = 0.5f * xb[i] * std::erfc(-xb[i] * kInvSqrt2);
+        t[i] = -xb[i] * kInvSqrt2;
+      erfcF32(t, t, len);
+      for (int64_t i = 0; i < len; ++i)
+        yb[i] = 0.5f * xb[i] * t[i];
     }
   }
 }

@@ -236,23 +236,28 @@ void expF32(const float *x, float shift, float *y, int64_t n) {
   expF32(cpuLevel(), x, shift, y, n);
 }
 
-__attribute__((optimize("no-trapping-math"),
-               target_clones("avx512f", "avx2", "default"))) void
-erfF32(const float *x, float *y, int64_t n) {
-  // |x| < 0.5: the Taylor series to x^13 (relative error < 3e-8). Above:
-  // erf = 1 - erfc with Numerical Recipes' Chebyshev fit of erfc (relative
-  // error 1.2e-7), whose exponent goes through the vectorised expF32 a
-  // chunk at a time. The loops are branch-free f32 over local arrays (y
-  // may alias x); without trapping-math (results are the same, only FP
+/// erf (kComplement false) or erfc of x[0..n).
+template <bool kComplement>
+__attribute__((always_inline, optimize("no-trapping-math"))) inline void
+erfOrErfc(const float *x, float *y, int64_t n) {
+  // |x| < 0.5: the Taylor series of erf to x^13 (relative error < 3e-8).
+  // Above: Numerical Recipes' Chebyshev fit of erfc (relative error
+  // 1.2e-7) and erf = 1 - erfc; the fit's exponent goes through the vectorised
+  // expF32 a chunk at a time. The loops are branch-free f32 over local arrays
+  // (y may alias x); without trapping-math (results are the same, only FP
   // exception flags may differ) GCC turns the select into a blend and
   // vectorises them, in one clone per ISA (its bits may differ by ISA, as
   // expF32's do; the fused and unfused kernels call the same clone).
   constexpr int64_t kChunk = 256;
   alignas(64) float xs[kChunk], t[kChunk], e[kChunk];
   for (int64_t at = 0; at < n; at += kChunk) {
+    // Whole chunks only (a short last one padded with zeros): every value
+    // then takes the same vector code, wherever it lies in x, which keeps
+    // gelu batch invariant (a scalar loop tail contracts differently).
     const int64_t m = std::min(kChunk, n - at);
     std::memcpy(xs, x + at, size_t(m) * sizeof(float));
-    for (int64_t i = 0; i < m; ++i) {
+    std::fill(xs + m, xs + kChunk, 0.0f);
+    for (int64_t i = 0; i < kChunk; ++i) {
       const float z = __builtin_fabsf(xs[i]);
       const float u = 1.0f / (1.0f + 0.5f * z);
       float p = -0.82215223f + u * 0.17087277f;
@@ -266,8 +271,8 @@ erfF32(const float *x, float *y, int64_t n) {
       t[i] = u;
       e[i] = -z * z - 1.26551223f + u * p;
     }
-    expF32(e, 0.0f, e, m);
-    for (int64_t i = 0; i < m; ++i) {
+    expF32(e, 0.0f, e, kChunk);
+    for (int64_t i = 0; i < kChunk; ++i) {
       const float v = xs[i], z2 = v * v;
       float s = 1.0f / 1320 - z2 * (1.0f / 9360);
       s = 1.0f / 216 - z2 * s;
@@ -275,11 +280,30 @@ erfF32(const float *x, float *y, int64_t n) {
       s = 1.0f / 10 - z2 * s;
       s = 1.0f / 3 - z2 * s;
       const float series = 1.12837917f * v * (1.0f - z2 * s);
-      const float tail = __builtin_copysignf(1.0f - t[i] * e[i], v);
-      e[i] = __builtin_fabsf(v) < 0.5f ? series : tail;
+      // t·e is erfc(|v|): erfc(v) for v >= 0.5 keeps its relative
+      // precision where erf(v) is near 1 (GELU's negative tail).
+      const float c = t[i] * e[i];
+      if constexpr (kComplement)
+        e[i] =
+            __builtin_fabsf(v) < 0.5f ? 1.0f - series : (v > 0 ? c : 2.0f - c);
+      else
+        e[i] = __builtin_fabsf(v) < 0.5f ? series
+                                         : __builtin_copysignf(1.0f - c, v);
     }
     std::memcpy(y + at, e, size_t(m) * sizeof(float));
   }
+}
+
+__attribute__((optimize("no-trapping-math"),
+               target_clones("avx512f", "avx2", "default"))) void
+erfF32(const float *x, float *y, int64_t n) {
+  erfOrErfc<false>(x, y, n);
+}
+
+__attribute__((optimize("no-trapping-math"),
+               target_clones("avx512f", "avx2", "default"))) void
+erfcF32(const float *x, float *y, int64_t n) {
+  erfOrErfc<true>(x, y, n);
 }
 
 void sigmoidF32(const float *x, float *y, int64_t n) {
