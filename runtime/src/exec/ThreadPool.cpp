@@ -64,13 +64,14 @@ struct ThreadPool::Impl {
   // exception leaving a worker thread would terminate the process.
   std::exception_ptr jobError;
   std::mutex errorMutex;
-  int activeWorkers = 0; // registered on the current job; guarded by mutex
+  // Workers registered on the current job: incremented under `mutex`
+  // while the job is open, decremented without it when a worker is done.
+  std::atomic<int> activeWorkers{0};
   bool stopping = false;
 
   std::mutex mutex;
-  std::condition_variable wake;     // workers wait for a job
-  std::condition_variable finished; // caller waits for activeWorkers == 0
-  std::mutex jobMutex;              // one parallelFor at a time
+  std::condition_variable wake; // workers wait for a job
+  std::mutex jobMutex;          // one parallelFor at a time
 
   /// Runs chunks of the current job until none are left.
   void runChunks() {
@@ -113,18 +114,14 @@ struct ThreadPool::Impl {
         seen = generation.load(std::memory_order_relaxed);
         if (!jobOpen)
           continue; // woke after the job finished: nothing to do
-        ++activeWorkers;
+        activeWorkers.fetch_add(1, std::memory_order_relaxed);
         word = callerFloatControl;
       }
       {
         ScopedFloatControl callers(word);
         runChunks();
       }
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (--activeWorkers == 0)
-          finished.notify_all();
-      }
+      activeWorkers.fetch_sub(1, std::memory_order_release);
     }
   }
 };
@@ -210,10 +207,22 @@ void ThreadPool::parallelFor(
     else
       std::this_thread::yield(); // a worker was descheduled mid-chunk
   }
-  // Close the job and wait until no worker still holds a reference to it.
-  std::unique_lock<std::mutex> lock(p.mutex);
-  p.jobOpen = false;
-  p.finished.wait(lock, [&] { return p.activeWorkers == 0; });
+  // Close the job (no worker registers after this) and wait until none
+  // still holds a reference to it. They have run their last chunk, so
+  // this is a short spin: a condition variable here made the caller sleep
+  // and be woken by a futex call (~5 us on a VM) on most jobs, as long as
+  // a whole small kernel.
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.jobOpen = false;
+  }
+  for (int spins = 0; p.activeWorkers.load(std::memory_order_acquire) != 0;
+       ++spins) {
+    if (spins < kSpinIterations)
+      INGOT_CPU_RELAX();
+    else
+      std::this_thread::yield();
+  }
   p.fn = nullptr;
   if (std::exception_ptr error = std::exchange(p.jobError, nullptr))
     std::rethrow_exception(error); // the locks are released on the way out
