@@ -131,6 +131,42 @@ def FuseLinearEpilogue : Pass<"ingot-fuse-linear-epilogue", "mlir::func::FuncOp"
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 
+def FuseAttention : Pass<"ingot-fuse-attention", "mlir::func::FuncOp"> {
+  let summary = "Fuse an encoder's per-head attention chain into one op";
+  let description = [{
+    matmul(softmax(q'·k'ᵀ · scale + mask), v'), where q' and v' are
+    transposes [0, 2, 1, 3] and k'ᵀ a transpose [0, 2, 3, 1] of
+    [B, S, H, D] tensors (what BERT-style exports write after reshaping a
+    projection into heads), becomes `ingot.attention` on the untransposed
+    tensors. The scale is a div or mul by a scalar constant (or absent);
+    the mask is an f32 add of rank <= 4 (or absent). The transpose back
+    to [B, S, H, Dv], when it is the result's only reader, is absorbed;
+    otherwise a transpose restores the per-head layout. Scores and
+    probabilities are only read once (softmax's) and never leave the
+    kernel.
+
+    Before:
+    ```mlir
+    %qt = ingot.transpose %q {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+    %kt = ingot.transpose %k {perm = array<i64: 0, 2, 3, 1>} : tensor<?x?x4x16xf32> -> tensor<?x4x16x?xf32>
+    %vt = ingot.transpose %v {perm = array<i64: 0, 2, 1, 3>} : tensor<?x?x4x16xf32> -> tensor<?x4x?x16xf32>
+    %s = ingot.matmul %qt, %kt : (...) -> tensor<?x4x?x?xf32>
+    %d = ingot.div %s, %c4 : (tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+    %a = ingot.add %d, %mask : (tensor<?x4x?x?xf32>, tensor<?x1x1x?xf32>) -> tensor<?x4x?x?xf32>
+    %p = ingot.softmax %a {axis = 3 : i64} : tensor<?x4x?x?xf32>
+    %o = ingot.matmul %p, %vt : (...) -> tensor<?x4x?x16xf32>
+    %y = ingot.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x?x16xf32> -> tensor<?x?x4x16xf32>
+    ```
+    After:
+    ```mlir
+    %y = ingot.attention %q, %k, %v, %mask {scale = 2.500000e-01 : f64}
+        : (tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>, tensor<?x?x4x16xf32>,
+           tensor<?x1x1x?xf32>) -> tensor<?x?x4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def FoldConvBatchNorm : Pass<"ingot-fold-conv-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Fold per-channel sub/mul/add of weights into the producing conv";
   let description = [{

@@ -46,7 +46,54 @@ LogicalResult FusedElementwiseOp::verify() {
   return verifyShapeRule(*this);
 }
 
+LogicalResult AttentionOp::verify() {
+  for (Value v : getOperands())
+    if (!elementType(v).isF32())
+      return emitOpError("operands must be f32, got ") << v.getType();
+  if (getMask() && cast<RankedTensorType>(getMask().getType()).getRank() > 4)
+    return emitOpError("mask must have rank <= 4, got ") << getMask().getType();
+  return verifyShapeRule(*this);
+}
+
 namespace ingot::graph {
+
+namespace {
+
+/// [B, Sq, H, Dv] from q [B, Sq, H, D], k [B, Sk, H, D], v [B, Sk, H, Dv]
+/// and a mask broadcasting to [B, H, Sq, Sk].
+bool inferAttention(ArrayRef<ValueInfo> ins, shape::Shape &out,
+                    std::string &error) {
+  const shape::Shape &q = ins[0].shape, &k = ins[1].shape, &v = ins[2].shape;
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4) {
+    error = "query, key and value must be [batch, seq, heads, dim]";
+    return false;
+  }
+  auto agree = [](int64_t a, int64_t b) {
+    return a == shape::kDynamic || b == shape::kDynamic || a == b;
+  };
+  if (!agree(q[0], k[0]) || !agree(k[0], v[0]) || !agree(q[2], k[2]) ||
+      !agree(k[2], v[2]) || !agree(q[3], k[3]) || !agree(k[1], v[1])) {
+    error = "query " + shape::toString(q) + ", key " + shape::toString(k) +
+            " and value " + shape::toString(v) +
+            " disagree on batch, heads, key length or head dim";
+    return false;
+  }
+  if (ins.size() > 3) {
+    const shape::Shape scores = {q[0], q[2], q[1], k[1]};
+    shape::Shape joined;
+    if (!shape::broadcast({scores, ins[3].shape}, &joined, &error))
+      return false;
+    if (joined.size() != 4) {
+      error = "mask " + shape::toString(ins[3].shape) +
+              " does not broadcast to the scores " + shape::toString(scores);
+      return false;
+    }
+  }
+  out = {q[0], q[1], q[2], v[3]};
+  return true;
+}
+
+} // namespace
 
 std::optional<bool> inferFusedOp(Operation *op, ArrayRef<ValueInfo> ins,
                                  shape::Shape &out,
@@ -74,6 +121,9 @@ std::optional<bool> inferFusedOp(Operation *op, ArrayRef<ValueInfo> ins,
               out.pop_back();
             return true;
           })
+      .Case<AttentionOp>([&](AttentionOp) -> std::optional<bool> {
+        return inferAttention(ins, out, error);
+      })
       .Default([](Operation *) -> std::optional<bool> { return std::nullopt; });
 }
 

@@ -69,3 +69,32 @@ def Ingot_FusedElementwiseOp : Ingot_Op<"fused_elementwise"> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
   let hasVerifier = 1;
 }
+
+def Ingot_AttentionOp : Ingot_Op<"attention"> {
+  let summary = "softmax(q·kᵀ·scale + mask)·v per head on [batch, seq, heads, dim]";
+  let description = [{
+    Made by `ingot-fuse-attention` from the matmul → scale → add mask →
+    softmax → matmul chain that encoder exports write per head. `query`
+    is [B, Sq, H, D], `key` [B, Sk, H, D], `value` [B, Sk, H, Dv] (the
+    layout a linear's output has once reshaped into heads, so the
+    exporter's transposes go); the result is [B, Sq, H, Dv]. The optional
+    f32 `mask` is added to the scaled scores, broadcasting numpy-style to
+    [B, H, Sq, Sk] (BERT's is [B, 1, 1, Sk]). The runtime's `attention`
+    kernel computes each query row's scores, softmax and weighted sum
+    while they are in L1, instead of writing [B, H, Sq, Sk] scores and
+    transposing q, k, v and the result.
+
+    ```mlir
+    %o = ingot.attention %q, %k, %v, %mask {scale = 0.17677669529663687 : f64}
+        : (tensor<?x?x12x32xf32>, tensor<?x?x12x32xf32>, tensor<?x?x12x32xf32>,
+           tensor<?x1x1x?xf32>) -> tensor<?x?x12x32xf32>
+    ```
+  }];
+  let arguments = (ins Ingot_Tensor:$query, Ingot_Tensor:$key,
+                   Ingot_Tensor:$value, Optional<Ingot_Tensor>:$mask,
+                   F64Attr:$scale);
+  let results = (outs Ingot_Tensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value (`,` $mask^)? attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}

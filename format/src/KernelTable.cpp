@@ -20,6 +20,7 @@ std::vector<KernelSpec> buildTable() {
   addMatMulSpecs(table);
   addNormalizationSpecs(table);
   addPagedAttentionSpecs(table);
+  addDenseAttentionSpecs(table);
   addRopeSpecs(table);
   addConvSpecs(table);
   addControlFlowSpecs(table);

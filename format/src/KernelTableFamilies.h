@@ -19,6 +19,7 @@ void addLlmNormSpecs(std::vector<KernelSpec> &table);
 void addMatMulSpecs(std::vector<KernelSpec> &table);
 void addNormalizationSpecs(std::vector<KernelSpec> &table);
 void addPagedAttentionSpecs(std::vector<KernelSpec> &table);
+void addDenseAttentionSpecs(std::vector<KernelSpec> &table);
 void addRopeSpecs(std::vector<KernelSpec> &table);
 void addConvSpecs(std::vector<KernelSpec> &table);
 void addControlFlowSpecs(std::vector<KernelSpec> &table);

@@ -121,6 +121,17 @@ void addPagedAttentionSpecs(std::vector<KernelSpec> &table) {
   table.push_back({"rope_paged_attention", false, sig});
 }
 
+/// DenseAttention (runtime/src/cpu/DenseAttention.cpp): encoders' per-head
+/// attention on [B, S, H, D] tensors with an optional additive mask.
+void addDenseAttentionSpecs(std::vector<KernelSpec> &table) {
+  table.push_back(
+      {"attention",
+       false,
+       {{in("q", kF32), in("k", kF32), in("v", kF32), opt("mask", kF32)},
+        {in("y", kF32)},
+        {"scale"}}});
+}
+
 /// Rope (runtime/src/cpu/Rope.cpp).
 void addRopeSpecs(std::vector<KernelSpec> &table) {
   table.push_back(

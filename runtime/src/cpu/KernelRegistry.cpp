@@ -56,6 +56,7 @@ std::vector<KernelInfo> buildTable() {
   addLlmActivationKernels(impls);
   addRopeKernels(impls);
   addPagedAttentionKernels(impls);
+  addDenseAttentionKernels(impls);
   addMathCoverageKernels(impls);
   addTensorCoverageKernels(impls);
   addFusedElementwiseKernels(impls);

@@ -226,6 +226,7 @@ void addLlmNormKernels(std::vector<KernelImpl> &table);
 void addLlmActivationKernels(std::vector<KernelImpl> &table);
 void addRopeKernels(std::vector<KernelImpl> &table);
 void addPagedAttentionKernels(std::vector<KernelImpl> &table);
+void addDenseAttentionKernels(std::vector<KernelImpl> &table);
 // Coverage kernels for the wider ONNX op set (MathKernels.cpp,
 // TensorKernels.cpp and the files beside them).
 void addMathCoverageKernels(std::vector<KernelImpl> &table);

@@ -82,6 +82,22 @@ double flopsPerElement(std::string_view k) {
   return -1;
 }
 
+/// The dense attention kernel: q·kᵀ and p·v, 2 flops per multiply-add,
+/// plus the softmax's 5 per score; bytes of q, k, v, mask and y.
+KernelCost denseAttentionCost(const cpu::KernelContext &ctx) {
+  KernelCost c;
+  c.bytes = defaultBytes(ctx);
+  if (ctx.numInputs() < 3 || ctx.input(0).shape.size() != 4 ||
+      ctx.input(1).shape.size() != 4 || ctx.input(2).shape.size() != 4)
+    return c;
+  const shape::Shape &q = ctx.input(0).shape;
+  const double scores = double(q[0]) * double(q[1]) * double(q[2]) *
+                        double(ctx.input(1).shape[1]);
+  c.flops =
+      scores * (2.0 * double(q[3]) + 2.0 * double(ctx.input(2).shape[3]) + 5.0);
+  return c;
+}
+
 /// Input `i` as int64 indices (int32 or int64 data), or empty.
 std::vector<int64_t> readIndices(const KernelContext &ctx, size_t i) {
   std::vector<int64_t> v;
@@ -222,6 +238,8 @@ KernelCost estimateKernelCost(const cpu::KernelContext &ctx) {
     return matmulCost(ctx, k == "gemm");
   if (k == "paged_attention" || k == "rope_paged_attention")
     return attentionCost(ctx);
+  if (k == "attention")
+    return denseAttentionCost(ctx);
   if (k == "gather")
     return gatherCost(ctx);
   if (k == "conv")
