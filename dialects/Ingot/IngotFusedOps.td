@@ -20,7 +20,8 @@ def Ingot_FusedElementwiseOp : Ingot_Op<"fused_elementwise"> {
     The program (format/include/ingot/FusedProgram.h):
     - `ops`: space-separated opcodes, one per instruction: `add sub mul div
       pow max min` (two values), `neg exp log sqrt tanh sigmoid erf relu abs
-      reciprocal softplus mish sin cos floor ceil round sign` (one value),
+      reciprocal softplus mish sin cos floor ceil round sign gelu
+      gelu_tanh` (one value),
       `leaky_relu elu hard_sigmoid` (one value and constants), `const`.
     - `args`: two entries per instruction. A value ref below the number of
       inputs names an input; ref `n + i` names instruction i's result,

@@ -12,7 +12,7 @@ struct OpcodeInfo {
   OperandKind kind;
 };
 
-constexpr std::array<OpcodeInfo, 30> kOpcodes = {{
+constexpr std::array<OpcodeInfo, 32> kOpcodes = {{
     {Opcode::Add, "add", OperandKind::Binary},
     {Opcode::Sub, "sub", OperandKind::Binary},
     {Opcode::Mul, "mul", OperandKind::Binary},
@@ -38,6 +38,8 @@ constexpr std::array<OpcodeInfo, 30> kOpcodes = {{
     {Opcode::Ceil, "ceil", OperandKind::Unary},
     {Opcode::Round, "round", OperandKind::Unary},
     {Opcode::Sign, "sign", OperandKind::Unary},
+    {Opcode::Gelu, "gelu", OperandKind::Unary},
+    {Opcode::GeluTanh, "gelu_tanh", OperandKind::Unary},
     {Opcode::FromI32, "from_i32", OperandKind::Unary},
     {Opcode::LeakyRelu, "leaky_relu", OperandKind::Param1},
     {Opcode::Elu, "elu", OperandKind::Param1},

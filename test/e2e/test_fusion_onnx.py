@@ -1,7 +1,8 @@
 """Generic elementwise fusion (ingot-fuse-elementwise) on ONNX graphs that
 spell their activations and normalisations out op by op: each graph is
 compiled with fusion on and off, both artifacts run, and both must match
-onnxruntime and each other, with fewer steps when fused.
+onnxruntime and each other, with fewer steps when fused (GELU written
+out becomes the `gelu` kernel, see RAISED).
 
 Tolerance: F32_RTOL (1e-5, justified in ingot_testlib) against
 onnxruntime. Fused and unfused artifacts must agree bitwise: the fused
@@ -68,6 +69,11 @@ def layer_norm_model():
 
 MODELS = {"gelu": gelu_model, "scale_bias_act": scale_bias_act_model,
           "layer_norm": layer_norm_model}
+# Chains the fusion replaces by a named kernel (DecomposedGelu.h), whose
+# own function, not the chain's ops, computes the result: fused and
+# unfused then differ by a few ulp, and both are checked against
+# onnxruntime only.
+RAISED = {"gelu": "gelu"}
 BOUNDS = ["--max-dim", "batch=4", "--max-dim", "seq=64"]
 
 
@@ -99,10 +105,12 @@ def test_fused_matches_unfused_and_onnxruntime(name, tmp_path, request):
         plain = run_model(unfused, feed, tmp_path)["y"]
         assert_close(got, want, what=f"fused y [{batch},{seq}]")
         assert_close(plain, want, what=f"unfused y [{batch},{seq}]")
-        assert np.array_equal(got.view(np.uint32), plain.view(np.uint32)), (
-            f"fused and unfused differ at [{batch},{seq}]")
+        if name not in RAISED:
+            assert np.array_equal(got.view(np.uint32),
+                                  plain.view(np.uint32)), (
+                f"fused and unfused differ at [{batch},{seq}]")
     fused_kernels, plain_kernels = kernels_of(fused), kernels_of(unfused)
-    assert "fused_elementwise" in fused_kernels
+    assert RAISED.get(name, "fused_elementwise") in fused_kernels
     assert len(fused_kernels) < len(plain_kernels), (
         f"fused {fused_kernels} vs unfused {plain_kernels}")
 

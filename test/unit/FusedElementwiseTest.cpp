@@ -104,6 +104,14 @@ TEST(FusedElementwise, UnaryOpcodesMatchUnfusedKernels) {
     expectSameBits(runOk(fusedCall({&in}, kind, {0, -1})),
                    runOk(Call("unary_math", {&in}, {strAttr("kind", kind)})));
   }
+  for (const char *approximate : {"none", "tanh"}) {
+    SCOPED_TRACE(std::string("gelu ") + approximate);
+    const std::string op =
+        std::string(approximate) == "tanh" ? "gelu_tanh" : "gelu";
+    expectSameBits(
+        runOk(fusedCall({&x}, op, {0, -1})),
+        runOk(Call("gelu", {&x}, {strAttr("approximate", approximate)})));
+  }
   for (const char *kind : {"leaky_relu", "elu", "hard_sigmoid"}) {
     SCOPED_TRACE(kind);
     Tensor want = runOk(Call("unary_math", {&x},

@@ -54,6 +54,9 @@ enum class Opcode : uint8_t {
   Ceil,
   Round,
   Sign,
+  // GELU as the `gelu` kernel computes it (exact, and the tanh form).
+  Gelu,
+  GeluTanh,
   // The operand is an int32 input of the step (its bits as the kernel
   // reads them), converted to f32 as `cast` converts: an int32 producer
   // such as matmul_integer feeds the region directly.

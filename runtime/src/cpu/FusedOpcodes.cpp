@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/FusedOpcodes.h"
+#include "cpu/Activation.h"
 #include "cpu/Gemm.h"
 #include "cpu/MathF32.h"
 
