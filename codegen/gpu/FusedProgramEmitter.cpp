@@ -136,6 +136,21 @@ Value Emitter::unary(Opcode op, Value x, const fused::Instruction &ins,
     Value scaled = bin<arith::MulFOp>(constant(c[ins.b]), un<math::ExpM1Op>(x));
     return select(less(x, zero()), scaled, x);
   }
+  case Opcode::Gelu: // 0.5·x·(1 + erf(x/√2))
+    return bin<arith::MulFOp>(
+        bin<arith::MulFOp>(constant(0.5), x),
+        bin<arith::AddFOp>(one(), un<math::ErfOp>(bin<arith::MulFOp>(
+                                      x, constant(0.70710678118654752)))));
+  case Opcode::GeluTanh: { // x·sigmoid(2u), u = √(2/π)(x + 0.044715x³)
+    Value t = bin<arith::MulFOp>(
+        x, bin<arith::AddFOp>(constant(1.5957691216057308),
+                              bin<arith::MulFOp>(constant(0.0713548162726),
+                                                 bin<arith::MulFOp>(x, x))));
+    Value sig = bin<arith::DivFOp>(
+        one(),
+        bin<arith::AddFOp>(one(), un<math::ExpOp>(un<arith::NegFOp>(t))));
+    return bin<arith::MulFOp>(x, sig);
+  }
   case Opcode::HardSigmoid: {
     Value lin = bin<arith::AddFOp>(bin<arith::MulFOp>(constant(c[ins.b]), x),
                                    constant(c[ins.b + 1]));

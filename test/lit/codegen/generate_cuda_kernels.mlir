@@ -100,3 +100,20 @@ func.func @main(%x: memref<4x8xf32>, %w: memref<8x8xf32>, %i: memref<3xi64>) -> 
   plan.kernel "compare" ins(%g, %x : memref<4x8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xi1>) {args = {kind = "less"}, origin = "lt"}
   return %g, %s, %r, %c : memref<4x8xf32>, memref<3xi64>, memref<4x1xf32>, memref<4x8xi1>
 }
+
+// -----
+
+// The fused program's gelu opcodes (decomposed GELU raised by
+// ingot-fuse-elementwise): erf form and the tanh form as x·sigmoid(2u).
+// CHECK-LABEL: func.func @main
+// CHECK:         gpu.func @ingot_s0_fused_elementwise
+// CHECK:           math.erf
+// CHECK:           math.exp
+// CHECK:           arith.divf
+// CHECK:           gpu.return
+func.func @main(%x: memref<?x64xf32> {plan.dims = ["seq", ""], plan.name = "x"}) -> memref<?x64xf32> {
+  %y = plan.alloc {max_shape = array<i64: 128, 64>, offset = 0 : i64} : memref<?x64xf32>
+  plan.kernel "fused_elementwise" ins(%x : memref<?x64xf32>) outs(%y : memref<?x64xf32>)
+      {args = {ops = "gelu gelu_tanh", args = array<i64: 0, -1, 1, -1>, constants = array<f64>}, origin = "gelu_chain"}
+  return %y : memref<?x64xf32>
+}
