@@ -7,6 +7,7 @@ Inputs are fresh random activations and random amounts of padding per
 sequence (at least one real token). Tolerance: F32_RTOL (1e-5,
 ingot_testlib) against onnxruntime, whose softmax and matmul order their
 sums differently from ingot's fused kernel."""
+import json
 import math
 
 import numpy as np
@@ -15,8 +16,6 @@ import pytest
 from ingot_testlib import (assert_close, compile_model, describe, ingot,
                            make_model, node, ort_run, run_model, save_model,
                            seed_for)
-
-import json
 
 F32 = np.float32
 E, H = 48, 4
