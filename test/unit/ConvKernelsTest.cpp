@@ -68,6 +68,9 @@ TEST(ConvKernels, MatchesDirectLoops) {
                      // then one overlapping the chunk before.
                      C{{1, 8, 6, 37}, {8, 1, 5, 5}, 8, 1, 1, 2},
                      C{{1, 8, 12, 40}, {8, 1, 5, 5}, 8, 2, 1, 2},
+                     // depthwise lines of 4-chunk groups, a chunk and an
+                     // overlapping tail (150 = 2·64 + 16 + 6), dilated
+                     C{{1, 4, 5, 150}, {4, 1, 3, 3}, 4, 1, 2, 2},
                      // Group 1 and 8 channels: the implicit GEMM. Two
                      // groups: im2col in blocks of output positions
                      // (1845 >= 4 x 448), into packed panels (8 rows).
