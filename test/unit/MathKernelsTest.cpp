@@ -150,6 +150,18 @@ TEST(MathKernels, CompareBroadcast) {
   Tensor fa = rng.uniform({6}), fb = rng.uniform({1});
   checkBinary<float, uint8_t>("compare", "less", fa, fb, DType::Bool,
                               [](float x, float y) { return uint8_t(x < y); });
+  // Every stride pattern of a run (each has a loop of its own): a scalar
+  // on the left, and Magika's one-hot, [n, k, 1] against [1, 1, classes].
+  checkBinary<float, uint8_t>("compare", "less", fb, fa, DType::Bool,
+                              [](float x, float y) { return uint8_t(x < y); });
+  Tensor ids = rng.ints<int32_t>(DType::I32, {2, 5, 1}, 0, 6);
+  Tensor classes = make<int32_t>(DType::I32, {1, 1, 7}, {0, 1, 2, 3, 4, 5, 6});
+  checkBinary<int32_t, uint8_t>(
+      "compare", "equal", ids, classes, DType::Bool,
+      [](int32_t x, int32_t y) { return uint8_t(x == y); });
+  checkBinary<int32_t, uint8_t>(
+      "compare", "equal", classes, ids, DType::Bool,
+      [](int32_t x, int32_t y) { return uint8_t(x == y); });
 }
 
 /// Naive reduction: for each output multi-index, loop over all inputs.
