@@ -61,6 +61,7 @@ void addFusionPasses(OpPassManager &pm, const PhaseInputs &in) {
   if (!in.options.fusion)
     return;
   OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createRaiseGelu());
   fn.addPass(createFuseAddNorm());
   fn.addPass(createMergeLinears());
   fn.addPass(createFuseRopeAttention());

@@ -21,6 +21,7 @@ namespace ingot {
 
 using namespace mlir;
 using namespace ingot::graph;
+using ingot::scalarConstant;
 
 namespace {
 
@@ -31,13 +32,6 @@ Value untranspose(Value v, ArrayRef<int64_t> perm) {
       cast<RankedTensorType>(t.getInput().getType()).getRank() != 4)
     return nullptr;
   return t.getInput();
-}
-
-std::optional<double> scalarConstant(Value v) {
-  DenseFPElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
-    return std::nullopt;
-  return (*attr.getValues<APFloat>().begin()).convertToDouble();
 }
 
 /// The scores before scaling and the scale: s / c, s · c, c · s or s.

@@ -15,7 +15,7 @@
 // neighbours are rewritten, so the cuts, and the kernels, could differ.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/DecomposedGelu.h"
+#include "passes/FusePatterns.h"
 #include "passes/Passes.h"
 
 #include "ingot/FusedProgram.h"
@@ -32,6 +32,7 @@ namespace ingot {
 
 using namespace mlir;
 using namespace ingot::graph;
+using ingot::scalarConstant;
 
 namespace {
 
@@ -94,14 +95,6 @@ std::optional<Lowered> lowerOp(Operation *op) {
   if (u.getKind() == "hard_sigmoid" && u.getBeta())
     l.params.push_back(u.getBeta()->convertToDouble());
   return l;
-}
-
-/// The value of a one-element float constant, if `v` is one.
-std::optional<double> scalarConstant(Value v) {
-  DenseFPElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
-    return std::nullopt;
-  return (*attr.getValues<APFloat>().begin()).convertToDouble();
 }
 
 /// A group of ops in block order; the last one is the root.
@@ -309,43 +302,7 @@ struct FuseElementwisePass
     return g;
   }
 
-  /// GELU spelled out (DecomposedGelu.h) becomes one `gelu`: the kernel's
-  /// vectorised GELU instead of 5 to 14 interpreted opcodes per element.
-  void raiseDecomposedGelus() {
-    SmallVector<MulOp> roots;
-    getOperation().walk([&](MulOp m) { roots.push_back(m); });
-    for (MulOp root : roots) {
-      if (!root->getBlock()) // erased as part of an earlier match
-        continue;
-      std::optional<ingot::DecomposedGelu> g = ingot::matchDecomposedGelu(root);
-      if (!g || !isAllF32(root))
-        continue;
-      OpBuilder b(root);
-      auto gelu =
-          GeluOp::create(b, root.getLoc(), root.getType(), g->input,
-                         b.getStringAttr(g->tanhForm ? "tanh" : "none"));
-      // The pattern's scalar constants go with it when nothing else reads
-      // them (fused groups drop theirs the same way).
-      llvm::SetVector<Operation *> constants;
-      SmallVector<Operation *> ops(g->inner);
-      ops.push_back(root);
-      for (Operation *op : ops)
-        for (Value v : op->getOperands())
-          if (auto c = v.getDefiningOp<ConstantOp>())
-            constants.insert(c);
-      root.getResult().replaceAllUsesWith(gelu.getResult());
-      root->erase();
-      for (Operation *op : llvm::reverse(g->inner))
-        op->erase();
-      for (Operation *c : constants)
-        if (c->use_empty())
-          c->erase();
-    }
-  }
-
   void runOnOperation() override {
-    if (namedActivations)
-      raiseDecomposedGelus();
     SmallVector<Group> groups;
     llvm::SmallPtrSet<Operation *, 32> taken;
     for (Block &block : getOperation().getBody()) {

@@ -7,7 +7,6 @@
 // they get the same epilogues.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/DecomposedGelu.h"
 #include "passes/FusePatterns.h"
 #include "passes/Passes.h"
 
@@ -46,20 +45,27 @@ void rebuild(PatternRewriter &rewriter, LinearOp l, Operation *at, Value bias,
   rewriter.eraseOp(l);
 }
 
+/// `v` as a weight the linear kernel reads: a 2-D f32/f16/bf16 param.
+ParamOp linearWeight(Value v) {
+  auto w = v.getDefiningOp<ParamOp>();
+  if (!w || w.getType().getRank() != 2)
+    return nullptr;
+  Type t = w.getType().getElementType();
+  return t.isF32() || t.isF16() || t.isBF16() ? w : nullptr;
+}
+
 /// matmul(x, W) with W a 2-D weight param -> linear kn.
 struct RaiseMatMul : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(MatMulOp m,
                                 PatternRewriter &rewriter) const override {
-    auto w = m.getRhs().getDefiningOp<ParamOp>();
+    ParamOp w = linearWeight(m.getRhs());
     auto x = cast<RankedTensorType>(m.getLhs().getType());
-    if (!w || w.getType().getRank() != 2 || x.getRank() < 2 ||
-        !x.getElementType().isF32() || m.getType() == nullptr)
-      return rewriter.notifyMatchFailure(m, "rhs is not a 2-D weight param");
-    Type we = w.getType().getElementType();
-    if (!we.isF32() && !we.isF16() && !we.isBF16())
-      return rewriter.notifyMatchFailure(m, "weight is not f32/f16/bf16");
+    if (!w || x.getRank() < 2 || !x.getElementType().isF32() ||
+        m.getType() == nullptr)
+      return rewriter.notifyMatchFailure(
+          m, "rhs is not a 2-D f32/f16/bf16 weight param");
     rewriter.replaceOpWithNewOp<LinearOp>(
         m, m.getType(), m.getLhs(), w, Value(), Value(),
         rewriter.getStringAttr("kn"), rewriter.getStringAttr("none"));
@@ -74,19 +80,17 @@ struct RaiseGemm : OpRewritePattern<GemmOp> {
 
   LogicalResult matchAndRewrite(GemmOp g,
                                 PatternRewriter &rewriter) const override {
-    auto w = g.getB().getDefiningOp<ParamOp>();
+    ParamOp w = linearWeight(g.getB());
     auto x = cast<RankedTensorType>(g.getA().getType());
     auto bias = g.getC() ? g.getC().getDefiningOp<ParamOp>() : nullptr;
-    if (!w || w.getType().getRank() != 2 || !x.getElementType().isF32() ||
-        g.getTransA() != 0 || g.getAlpha().convertToDouble() != 1.0 ||
+    if (!w || !x.getElementType().isF32() || g.getTransA() != 0 ||
+        g.getAlpha().convertToDouble() != 1.0 ||
         (g.getC() && (!bias || bias.getType().getRank() != 1 ||
                       g.getBeta().convertToDouble() != 1.0)))
       return rewriter.notifyMatchFailure(g, "not x·W (+ b) with weights");
-    Type we = w.getType().getElementType();
     const int64_t n = w.getType().getDimSize(g.getTransB() ? 0 : 1);
-    if ((!we.isF32() && !we.isF16() && !we.isBF16()) ||
-        (bias && bias.getType().getDimSize(0) != n))
-      return rewriter.notifyMatchFailure(g, "weight or bias does not fit");
+    if (bias && bias.getType().getDimSize(0) != n)
+      return rewriter.notifyMatchFailure(g, "bias does not fit");
     rewriter.replaceOpWithNewOp<LinearOp>(
         g, g.getType(), g.getA(), w, bias ? Value(bias) : Value(), Value(),
         rewriter.getStringAttr(g.getTransB() ? "nk" : "kn"),
@@ -189,31 +193,6 @@ struct FuseSilu : OpRewritePattern<MulOp> {
   }
 };
 
-/// GELU as an exporter decomposes it (DecomposedGelu.h) of a linear read
-/// by nothing else: the linear's gelu/gelu_tanh activation. The erf and
-/// tanh ops go; the kernel's own GELU replaces them (within a few ulp).
-struct FuseDecomposedGelu : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MulOp mul,
-                                PatternRewriter &rewriter) const override {
-    std::optional<ingot::DecomposedGelu> g = ingot::matchDecomposedGelu(mul);
-    auto l = g ? g->input.getDefiningOp<LinearOp>() : nullptr;
-    if (!l || l.getResidual() || l.getActivation() != "none")
-      return rewriter.notifyMatchFailure(mul, "not gelu(linear) decomposed");
-    rewriter.setInsertionPoint(mul);
-    auto fused = LinearOp::create(
-        rewriter, rewriter.getFusedLoc({l.getLoc(), mul.getLoc()}), l.getType(),
-        l.getInput(), l.getWeight(), l.getBias(), Value(), l.getWLayoutAttr(),
-        rewriter.getStringAttr(g->tanhForm ? "gelu_tanh" : "gelu"));
-    rewriter.replaceOp(mul, fused.getResult());
-    for (Operation *op : llvm::reverse(g->inner))
-      rewriter.eraseOp(op);
-    rewriter.eraseOp(l);
-    return success();
-  }
-};
-
 struct FuseLinearEpiloguePass
     : public ingot::impl::FuseLinearEpilogueBase<FuseLinearEpiloguePass> {
   using FuseLinearEpilogueBase::FuseLinearEpilogueBase;
@@ -223,8 +202,8 @@ struct FuseLinearEpiloguePass
     RewritePatternSet patterns(ctx);
     patterns.add<RaiseMatMul, RaiseGemm, FuseBias>(ctx);
     if (activation)
-      patterns.add<FuseActivation<ReluOp>, FuseActivation<GeluOp>, FuseSilu,
-                   FuseDecomposedGelu>(ctx);
+      patterns.add<FuseActivation<ReluOp>, FuseActivation<GeluOp>, FuseSilu>(
+          ctx);
     if (residual)
       patterns.add<FuseResidual>(ctx);
     ingot::applyFusionPatterns(getOperation(), std::move(patterns));

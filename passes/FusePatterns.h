@@ -14,9 +14,22 @@
 #define INGOT_PASSES_FUSEPATTERNS_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <optional>
+
 namespace ingot {
+
+/// The value of a one-element float constant, if `v` is one.
+inline std::optional<double> scalarConstant(mlir::Value v) {
+  mlir::DenseFPElementsAttr attr;
+  if (!mlir::matchPattern(v, mlir::m_Constant(&attr)) ||
+      attr.getNumElements() != 1)
+    return std::nullopt;
+  return (*attr.getValues<llvm::APFloat>().begin()).convertToDouble();
+}
 
 inline void applyFusionPatterns(mlir::func::FuncOp f,
                                 mlir::RewritePatternSet &&patterns) {

@@ -14,6 +14,35 @@ include "mlir/Pass/PassBase.td"
 // Fusion (phase `fused`) and weight layout (phase `laid-out`)
 //===----------------------------------------------------------------------===//
 
+def RaiseGelu : Pass<"ingot-raise-gelu", "mlir::func::FuncOp"> {
+  let summary = "Replace GELU written out as elementwise ops with one gelu";
+  let description = [{
+    The erf form 0.5 · x · (1 + erf(x / √2)) and the tanh form
+    0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))) as PyTorch and
+    jax2tf export them (factors in any order, x / √2 as a div or a mul by
+    1/√2, x³ as pow or products; constants to 1e-6 relative) become
+    `ingot.gelu` with `approximate` "none" or "tanh", when the f32 ops
+    below the final multiply are read only inside the pattern. The linear
+    epilogue then absorbs it (ingot-fuse-linear-epilogue) and a fused
+    elementwise kernel takes it as one opcode. The result is the gelu
+    kernel's, within a few ulp of the chain's.
+
+    Before:
+    ```mlir
+    %d = ingot.div %x, %sqrt2 : (tensor<?x64xf32>, tensor<f32>) -> tensor<?x64xf32>
+    %e = ingot.erf %d : tensor<?x64xf32>
+    %a = ingot.add %e, %one : (tensor<?x64xf32>, tensor<f32>) -> tensor<?x64xf32>
+    %m = ingot.mul %x, %a : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+    %y = ingot.mul %m, %half : (tensor<?x64xf32>, tensor<f32>) -> tensor<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %y = ingot.gelu %x {approximate = "none"} : tensor<?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def FuseAddNorm : Pass<"ingot-fuse-add-norm", "mlir::func::FuncOp"> {
   let summary = "Fuse a residual add with the rms_norm/layer_norm of its sum";
   let description = [{
@@ -107,10 +136,8 @@ def FuseLinearEpilogue : Pass<"ingot-fuse-linear-epilogue", "mlir::func::FuncOp"
     used once becomes the linear's `activation`; an `add` of a linear used
     once (and without a residual yet) and a same-shaped tensor becomes the
     linear's `residual`. The epilogue runs on each output tile while it is
-    in cache instead of another pass over memory. GELU decomposed into
-    elementwise ops as PyTorch's ONNX export writes it (erf or tanh form,
-    factors in any order; DecomposedGelu.h) counts as a `gelu` activation
-    when the linear is read only by those ops.
+    in cache instead of another pass over memory. (GELU written out op by
+    op becomes a `gelu` first, in ingot-raise-gelu.)
 
     Before:
     ```mlir
@@ -353,10 +380,8 @@ def FuseElementwise : Pass<"ingot-fuse-elementwise", "mlir::func::FuncOp"> {
     constants instead of inputs. A `reduce_mean` (or `reduce` sum/max) over
     the last axis that is the only user of a group's result (even of a
     single op) joins it as the fused op's trailing reduction. See the op's
-    description for the encoding. First, GELU spelled out as exporters
-    write it (erf or tanh form, DecomposedGelu.h) becomes one `gelu` op,
-    which is one opcode: jax2tf's tanh form is 14 interpreted opcodes per
-    element otherwise.
+    description for the encoding. A `gelu` (what ingot-raise-gelu makes
+    of an exporter's 5 to 14 ops) is one opcode.
 
     Before:
     ```mlir
@@ -378,8 +403,6 @@ def FuseElementwise : Pass<"ingot-fuse-elementwise", "mlir::func::FuncOp"> {
            "Most tensor inputs of one fused kernel">,
     Option<"reductions", "reductions", "bool", /*default=*/"true",
            "Take over a reduction over the last axis of a group's result">,
-    Option<"namedActivations", "named-activations", "bool", /*default=*/"true",
-           "Replace decomposed GELU with one gelu op first">,
   ];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
