@@ -239,10 +239,8 @@ void groupConv(KernelContext &ctx, const Window &w, const float *xg,
 Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 3, 1); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
-        return s;
+  if (Status s = ctx.expectInputsDType({DType::F32}); !s)
+    return s;
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   const KernelInput &x = ctx.input(0), &wt = ctx.input(1);

@@ -112,10 +112,8 @@ void scatterTap(const Geometry &g, int64_t t, const float *col, float *y) {
 Status convTransposeKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(2, 3, 1); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
-        return s;
+  if (Status s = ctx.expectInputsDType({DType::F32}); !s)
+    return s;
   const KernelInput &x = ctx.input(0), &wt = ctx.input(1);
   int64_t group;
   if (Status s = ctx.attrInt("group", &group, 1); !s)

@@ -87,38 +87,6 @@ Status attentionDims(KernelContext &ctx, Dims *dims) {
   return Status::ok();
 }
 
-/// 64-byte aligned floats for the micro-kernels' panels (aligned loads).
-struct AlignedScratch {
-  std::vector<float> storage;
-  float *get(size_t floats) {
-    storage.resize(floats + 16);
-    auto at = reinterpret_cast<uintptr_t>(storage.data());
-    return storage.data() + ((64 - at % 64) % 64) / sizeof(float);
-  }
-};
-
-/// Packs a panel of NR columns for the micro-kernel: kc rows, where
-/// element (kk, c) is src[c * colStride + kk * rowStride] for c < cols and
-/// 0 past them.
-void packPanel(const float *src, int64_t kc, int64_t cols, int64_t rowStride,
-               int64_t colStride, int nr, float *dst) {
-  for (int64_t kk = 0; kk < kc; ++kk) {
-    float *d = dst + kk * nr;
-    for (int64_t c = 0; c < cols; ++c)
-      d[c] = src[c * colStride + kk * rowStride];
-    std::fill(d + cols, d + nr, 0.0f);
-  }
-}
-
-/// The micro-kernels' A panel: kc columns of MR values, row r at step kk
-/// src[r * rowStride + kk] (r < rows), zero rows past them.
-void packRows(const float *src, int64_t rows, int64_t kc, int64_t rowStride,
-              int mr, float *dst) {
-  for (int64_t kk = 0; kk < kc; ++kk)
-    for (int64_t r = 0; r < mr; ++r)
-      dst[kk * mr + r] = r < rows ? src[r * rowStride + kk] : 0.0f;
-}
-
 /// s[j] += mask[j · step] (mask may be null) and the row's max.
 INGOT_AVX512 float addMaskMaxAvx512(float *s, int64_t n, const float *mask,
                                     int64_t step) {
@@ -158,59 +126,56 @@ void softmaxRow(float *s, int64_t n, const float *mask, int64_t step) {
     s[j] *= inv;
 }
 
-/// Query rows [i0, i1) of (b, h): K and V of the head packed into the GEMM
-/// micro-kernel's panels once, then per tile of MR rows the scores
-/// (q·kᵀ·scale), the mask, each row's softmax and p·v straight into y.
+/// Query rows [i0, i1) of (b, h): K (as kᵀ) and V of the head packed into
+/// the GEMM micro-kernel's B panels once, then per tile of MR rows the
+/// scores (q·kᵀ·scale), the mask, each row's softmax and p·v straight into
+/// y. `scratch` holds a tile's scores and, without microRowA, its A panel.
 void attendRows(const Dims &n, const float *q, const float *k, const float *v,
                 const MaskView *mask, float scale, int64_t b, int64_t h,
-                int64_t i0, int64_t i1, float *y, AlignedScratch &scratch) {
-  const GemmKernelSet &ks =
-      bestGemmIsa() == GemmIsa::Avx512 ? avx512GemmKernels()
-      : bestGemmIsa() == GemmIsa::Avx2 ? avx2GemmKernels()
-                                       : genericGemmKernels();
+                int64_t i0, int64_t i1, float *y, std::vector<float> &scratch) {
+  const GemmIsa isa = bestGemmIsa();
+  const GemmKernelSet &ks = gemmKernels(isa);
   const int mr = ks.mr, nr = ks.nr;
-  const int64_t kPanels = (n.sk + nr - 1) / nr, vPanels = (n.dv + nr - 1) / nr;
-  const int64_t skPad = kPanels * nr;
-  const int64_t ktSize = kPanels * n.d * nr, vpSize = vPanels * n.sk * nr;
-  float *kt = scratch.get(
-      size_t(ktSize + vpSize + mr * skPad + std::max(n.d, n.sk) * mr));
-  float *vp = kt + ktSize, *s = vp + vpSize, *ap = s + mr * skPad;
   const int64_t qkStride = n.h * n.d, vStride = n.h * n.dv;
-  const float *kh = k + (b * n.sk * n.h + h) * n.d;
-  const float *vh = v + (b * n.sk * n.h + h) * n.dv;
-  for (int64_t p = 0; p < kPanels; ++p)
-    packPanel(kh + p * nr * qkStride, n.d, std::min<int64_t>(nr, n.sk - p * nr),
-              1, qkStride, nr, kt + p * n.d * nr);
-  for (int64_t p = 0; p < vPanels; ++p)
-    packPanel(vh + p * nr, n.sk, std::min<int64_t>(nr, n.dv - p * nr), vStride,
-              1, nr, vp + p * n.sk * nr);
+  GemmArgs kt; // kᵀ: [D, Sk], the head's K rows read transposed
+  kt.k = n.d, kt.n = n.sk, kt.transB = true;
+  kt.b = k + (b * n.sk * n.h + h) * n.d, kt.ldb = qkStride;
+  GemmArgs vh; // V: [Sk, Dv]
+  vh.k = n.sk, vh.n = n.dv;
+  vh.b = v + (b * n.sk * n.h + h) * n.dv, vh.ldb = vStride;
+  const PackedB kPanels(kt, isa), vPanels(vh, isa);
+  const int64_t skPad = (n.sk + nr - 1) / nr * nr;
+  scratch.resize(size_t(mr * skPad + std::max(n.d, n.sk) * mr));
+  float *s = scratch.data(), *ap = s + mr * skPad;
   for (int64_t r0 = i0; r0 < i1; r0 += mr) {
     const int64_t rows = std::min<int64_t>(mr, i1 - r0);
-    const float *qr = q + ((b * n.sq + r0) * n.h + h) * n.d;
+    GemmArgs qa; // this tile's q rows, then its probabilities
+    qa.a = q + ((b * n.sq + r0) * n.h + h) * n.d, qa.lda = qkStride;
     if (!ks.microRowA)
-      packRows(qr, rows, n.d, qkStride, mr, ap);
-    for (int64_t p = 0; p < kPanels; ++p) {
+      packAPanel(qa, 0, rows, 0, n.d, mr, ap);
+    for (int64_t p = 0; p * nr < n.sk; ++p) {
       const int64_t cols = std::min<int64_t>(nr, n.sk - p * nr);
       if (ks.microRowA)
-        ks.microRowA(n.d, qr, qkStride, kt + p * n.d * nr, s + p * nr, skPad,
+        ks.microRowA(n.d, qa.a, qkStride, kPanels.panel(p), s + p * nr, skPad,
                      rows, cols, scale, 0.0f);
       else
-        ks.micro(n.d, ap, kt + p * n.d * nr, s + p * nr, skPad, rows, cols,
+        ks.micro(n.d, ap, kPanels.panel(p), s + p * nr, skPad, rows, cols,
                  scale, 0.0f);
     }
     for (int64_t r = 0; r < rows; ++r)
       softmaxRow(s + r * skPad, n.sk, mask ? mask->row(b, h, r0 + r) : nullptr,
                  mask ? mask->stride[3] : 0);
+    qa.a = s, qa.lda = skPad;
     if (!ks.microRowA)
-      packRows(s, rows, n.sk, skPad, mr, ap);
+      packAPanel(qa, 0, rows, 0, n.sk, mr, ap);
     float *yr = y + ((b * n.sq + r0) * n.h + h) * n.dv;
-    for (int64_t p = 0; p < vPanels; ++p) {
+    for (int64_t p = 0; p * nr < n.dv; ++p) {
       const int64_t cols = std::min<int64_t>(nr, n.dv - p * nr);
       if (ks.microRowA)
-        ks.microRowA(n.sk, s, skPad, vp + p * n.sk * nr, yr + p * nr, vStride,
+        ks.microRowA(n.sk, s, skPad, vPanels.panel(p), yr + p * nr, vStride,
                      rows, cols, 1.0f, 0.0f);
       else
-        ks.micro(n.sk, ap, vp + p * n.sk * nr, yr + p * nr, vStride, rows, cols,
+        ks.micro(n.sk, ap, vPanels.panel(p), yr + p * nr, vStride, rows, cols,
                  1.0f, 0.0f);
     }
   }
@@ -219,10 +184,8 @@ void attendRows(const Dims &n, const float *q, const float *k, const float *v,
 Status attentionKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(3, 4, 1); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
-        return s;
+  if (Status s = ctx.expectInputsDType({DType::F32}); !s)
+    return s;
   if (Status s = ctx.expectOutputDType(0, {DType::F32}); !s)
     return s;
   double scale = 1.0;
@@ -252,7 +215,7 @@ Status attentionKernel(KernelContext &ctx) {
       std::min(std::max<int64_t>(1, n.sq), (2 * threads + heads - 1) / heads);
   const int64_t rowsPerTask = (n.sq + split - 1) / split;
   ctx.parallelFor(heads * split, 1, [&](int64_t t0, int64_t t1) {
-    AlignedScratch scratch;
+    std::vector<float> scratch;
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t bh = t / split, i0 = (t % split) * rowsPerTask;
       if (i0 < n.sq)

@@ -76,31 +76,6 @@ void packBPanel(const GemmArgs &g, int64_t p0, int64_t kc, int64_t j0,
   }
 }
 
-/// Packs rows [i0, i0 + mr) x columns [p0, p0 + kc) of op(A) as kc columns
-/// of MR floats, zero-padding rows past mr.
-void packAPanel(const GemmArgs &g, int64_t i0, int64_t mr, int64_t p0,
-                int64_t kc, int MR, float *dst) {
-  if (g.transA) {
-    for (int64_t kk = 0; kk < kc; ++kk) {
-      const float *src = g.a + (p0 + kk) * g.lda + i0;
-      float *d = dst + kk * MR;
-      std::memcpy(d, src, mr * sizeof(float));
-      std::fill(d + mr, d + MR, 0.0f);
-    }
-    return;
-  }
-  for (int64_t r = 0; r < MR; ++r) {
-    if (r >= mr) {
-      for (int64_t kk = 0; kk < kc; ++kk)
-        dst[kk * MR + r] = 0.0f;
-      continue;
-    }
-    const float *src = g.a + (i0 + r) * g.lda + p0;
-    for (int64_t kk = 0; kk < kc; ++kk)
-      dst[kk * MR + r] = src[kk];
-  }
-}
-
 void scaleC(const GemmArgs &g) {
   for (int64_t i = 0; i < g.m; ++i) {
     float *row = g.c + i * g.ldc;
@@ -293,13 +268,36 @@ void sgemm(const GemmArgs &g, ThreadPool *pool) {
   sgemm(g, pool, bestGemmIsa());
 }
 
-namespace {
-
 const GemmKernelSet &gemmKernels(GemmIsa isa) {
   return isa == GemmIsa::Avx512 ? avx512GemmKernels()
          : isa == GemmIsa::Avx2 ? avx2GemmKernels()
                                 : genericGemmKernels();
 }
+
+void packAPanel(const GemmArgs &g, int64_t i0, int64_t mr, int64_t p0,
+                int64_t kc, int MR, float *dst) {
+  if (g.transA) {
+    for (int64_t kk = 0; kk < kc; ++kk) {
+      const float *src = g.a + (p0 + kk) * g.lda + i0;
+      float *d = dst + kk * MR;
+      std::memcpy(d, src, mr * sizeof(float));
+      std::fill(d + mr, d + MR, 0.0f);
+    }
+    return;
+  }
+  for (int64_t r = 0; r < MR; ++r) {
+    if (r >= mr) {
+      for (int64_t kk = 0; kk < kc; ++kk)
+        dst[kk * MR + r] = 0.0f;
+      continue;
+    }
+    const float *src = g.a + (i0 + r) * g.lda + p0;
+    for (int64_t kk = 0; kk < kc; ++kk)
+      dst[kk * MR + r] = src[kk];
+  }
+}
+
+namespace {
 
 /// The cases every entry point shares; false when `g` still needs a GEMM.
 bool trivialGemm(const GemmArgs &g) {

@@ -127,6 +127,13 @@ struct GemmKernelSet {
 const GemmKernelSet &genericGemmKernels();
 const GemmKernelSet &avx2GemmKernels();
 const GemmKernelSet &avx512GemmKernels();
+/// The set of `isa` (which must be supported).
+const GemmKernelSet &gemmKernels(GemmIsa isa);
+
+/// Packs rows [i0, i0 + mr) x columns [p0, p0 + kc) of op(A) as kc columns
+/// of MR floats, zero-padding rows past mr: the A panel `micro` reads.
+void packAPanel(const GemmArgs &g, int64_t i0, int64_t mr, int64_t p0,
+                int64_t kc, int MR, float *dst);
 
 /// Shared edge handling: merges a full MR x NR accumulator tile (row stride
 /// nrFull) into the valid mr x nr corner of C.

@@ -180,6 +180,15 @@ KernelContext::expectInputDType(size_t i,
 }
 
 Status
+KernelContext::expectInputsDType(std::initializer_list<DType> allowed) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (hasInput(i))
+      if (Status s = expectInputDType(i, allowed); !s)
+        return s;
+  return Status::ok();
+}
+
+Status
 KernelContext::expectOutputDType(size_t i,
                                  std::initializer_list<DType> allowed) const {
   if (Status s = checkTableDTypes(info_ ? info_->sig().output(i) : nullptr,

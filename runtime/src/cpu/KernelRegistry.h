@@ -127,6 +127,8 @@ public:
   Status expectArity(size_t minIn, size_t maxIn, size_t numOut) const;
   /// Checks that input `i` (or output `i`) has one of `allowed` dtypes.
   Status expectInputDType(size_t i, std::initializer_list<DType> allowed) const;
+  /// expectInputDType for every input that is present.
+  Status expectInputsDType(std::initializer_list<DType> allowed) const;
   Status expectOutputDType(size_t i,
                            std::initializer_list<DType> allowed) const;
 

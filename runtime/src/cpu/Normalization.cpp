@@ -205,10 +205,8 @@ Status layerNormKernel(KernelContext &ctx) {
 Status addLayerNormKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(3, 4, 2); !s)
     return s;
-  for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i))
-      if (Status s = ctx.expectInputDType(i, {DType::F32}); !s)
-        return s;
+  if (Status s = ctx.expectInputsDType({DType::F32}); !s)
+    return s;
   for (size_t i = 0; i < 2; ++i)
     if (Status s = ctx.expectOutputDType(i, {DType::F32}); !s)
       return s;
