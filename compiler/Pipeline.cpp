@@ -68,6 +68,7 @@ void addFusionPasses(OpPassManager &pm, const PhaseInputs &in) {
   fn.addPass(createFuseLinearEpilogue());
   fn.addPass(createFoldConvBatchNorm());
   fn.addPass(createFuseConvActivation());
+  fn.addPass(createFoldConvInputAffine());
   fn.addPass(createFuseAttention());
   fn.addPass(createCanonicalize());
   fn.addPass(createFuseElementwise());

@@ -26,22 +26,18 @@ using namespace ingot::graph;
 
 namespace {
 
-/// Whether `v` is computed from weights and constants alone (the runtime
-/// then runs its steps once). Bounded, so a deep chain is just not folded.
-bool weightOnly(Value v, int depth = 0) {
-  Operation *op = v.getDefiningOp();
-  if (!op || depth > 16)
-    return false;
-  if (isa<ParamOp, ConstantOp>(op))
-    return true;
-  if (op->getNumRegions() || op->getNumOperands() == 0)
-    return false;
-  return llvm::all_of(op->getOperands(),
-                      [&](Value o) { return weightOnly(o, depth + 1); });
+/// `c` holds one f32 value, which broadcasts to every element of `conv`'s
+/// result (PaddleOCR's learnable affine: a scale and a bias per layer).
+bool isScalar(Value c, ConvOp conv) {
+  auto ct = dyn_cast<RankedTensorType>(c.getType());
+  auto yt = cast<RankedTensorType>(conv.getType());
+  return ct && ct.hasStaticShape() && ct.getElementType().isF32() &&
+         ct.getNumElements() == 1 && ct.getRank() <= yt.getRank();
 }
 
 /// `c` holds one value per output channel of `conv`'s result, laid out to
-/// broadcast along the channel axis only ([M, 1, 1], [1, M, 1, 1], ...).
+/// broadcast along the channel axis only ([M, 1, 1], [1, M, 1, 1], ...),
+/// or one value for all of them.
 bool perChannel(Value c, ConvOp conv) {
   auto ct = dyn_cast<RankedTensorType>(c.getType());
   auto yt = cast<RankedTensorType>(conv.getType());
@@ -49,6 +45,8 @@ bool perChannel(Value c, ConvOp conv) {
   if (!ct || !ct.hasStaticShape() || !ct.getElementType().isF32() ||
       wt.isDynamicDim(0) || ct.getRank() > yt.getRank())
     return false;
+  if (isScalar(c, conv))
+    return true;
   const int64_t channel = 1 - (yt.getRank() - ct.getRank());
   if (channel < 0 || ct.getDimSize(channel) != wt.getDimSize(0))
     return false;
@@ -84,8 +82,8 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
       auto conv = y.getDefiningOp<ConvOp>();
       if (!conv || conv.getActivation() || !y.hasOneUse() ||
           op.getType() != conv.getType() || !perChannel(c, conv) ||
-          !weightOnly(c) || !weightOnly(conv.getWeight()) ||
-          (conv.getBias() && !weightOnly(conv.getBias())))
+          !ingot::weightOnly(c) || !ingot::weightOnly(conv.getWeight()) ||
+          (conv.getBias() && !ingot::weightOnly(conv.getBias())))
         continue;
       fold(rw, op, conv, c);
       return success();
@@ -99,12 +97,19 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
     auto wt = cast<RankedTensorType>(conv.getWeight().getType());
     const int64_t m = wt.getDimSize(0);
     auto vecType = RankedTensorType::get({m}, rw.getF32Type());
-    Value flat = reshapeTo(rw, loc, c, {m});
+    Value flat = reshapeTo(rw, loc, c, {isScalar(c, conv) ? 1 : m});
+    if (isScalar(c, conv)) // one value per channel: 1·c keeps c's bits, -0 too
+      flat = MulOp::create(
+          rw, loc, vecType,
+          ConstantOp::create(rw, loc, vecType,
+                             DenseElementsAttr::get(vecType, 1.0f)),
+          flat);
     Value weight = conv.getWeight(), bias = conv.getBias();
     if constexpr (std::is_same_v<OpTy, MulOp>) {
       SmallVector<int64_t> rows(wt.getRank(), 1);
       rows[0] = m;
-      weight = MulOp::create(rw, loc, wt, weight, reshapeTo(rw, loc, c, rows));
+      weight =
+          MulOp::create(rw, loc, wt, weight, reshapeTo(rw, loc, flat, rows));
       if (bias)
         bias = MulOp::create(rw, loc, vecType, bias, flat);
     } else if constexpr (std::is_same_v<OpTy, AddOp>) {
@@ -119,7 +124,7 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
     folded->setOperand(1, weight);
     if (conv.getBias())
       folded->setOperand(2, bias);
-    else
+    else if (bias) // a mul of a conv without bias leaves it without one
       folded->insertOperands(2, bias);
     rw.replaceOp(op, folded.getResult());
     rw.eraseOp(conv);

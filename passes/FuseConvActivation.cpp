@@ -1,4 +1,4 @@
-//===- FuseConvActivation.cpp - relu and silu into conv -------------------===//
+//===- FuseConvActivation.cpp - relu, silu, hard_swish into conv ----------===//
 //
 // A convolution's activation is one more pass over its whole output, often
 // the largest tensor of a CNN layer; inside the conv kernel it runs on each
@@ -10,6 +10,8 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+
+#include <optional>
 
 namespace ingot {
 #define GEN_PASS_DEF_FUSECONVACTIVATION
@@ -78,6 +80,71 @@ struct FuseSilu : OpRewritePattern<MulOp> {
   }
 };
 
+/// The other operand of a commutative `op` one of whose operands is `v`,
+/// or null.
+template <typename OpTy> Value otherOperand(OpTy op, Value v) {
+  if (op.getLhs() == v)
+    return op.getRhs();
+  return op.getRhs() == v ? op.getLhs() : Value();
+}
+
+bool isScalar(Value v, double c) { return v && ingot::scalarConstant(v) == c; }
+
+/// The ops of min(max(add(y, 3), 0), 6) computing `clip`, each read once.
+struct ClipChain {
+  Operation *min, *max, *add;
+};
+
+/// max and min take their operands in either order: x + 3 is never -0,
+/// and NaN wins either way round, so the order cannot change a bit.
+std::optional<ClipChain> matchClip(Value clip, Value y) {
+  auto min = clip.getDefiningOp<BinaryMathOp>();
+  if (!min || min.getKind() != "min" || !min->hasOneUse())
+    return std::nullopt;
+  for (Value lower : {min.getLhs(), min.getRhs()}) {
+    auto max = lower.getDefiningOp<BinaryMathOp>();
+    if (!isScalar(otherOperand(min, lower), 6.0) || !max ||
+        max.getKind() != "max" || !max->hasOneUse())
+      continue;
+    for (Value shifted : {max.getLhs(), max.getRhs()}) {
+      auto add = shifted.getDefiningOp<AddOp>();
+      if (isScalar(otherOperand(max, shifted), 0.0) && add &&
+          add->hasOneUse() && isScalar(otherOperand(add, y), 3.0))
+        return ClipChain{min, max, add};
+    }
+  }
+  return std::nullopt;
+}
+
+/// div(mul(y, min(max(add(y, 3), 0), 6)), 6) with y a conv read only by
+/// the add and the mul: HardSwish as PaddleOCR's exports write it after
+/// the convs of its PP-LCNet backbones. The kernel computes these
+/// operations in this order, so the bits are those of the separate ops.
+struct FuseHardSwish : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp div,
+                                PatternRewriter &rewriter) const override {
+    auto mul = div.getLhs().getDefiningOp<MulOp>();
+    if (!mul || !mul->hasOneUse() || !isScalar(div.getRhs(), 6.0))
+      return rewriter.notifyMatchFailure(div, "not a product divided by 6");
+    for (Value y : {mul.getLhs(), mul.getRhs()}) {
+      ConvOp conv = convWithUses(y, 2);
+      if (!conv || div.getType() != conv.getType())
+        continue;
+      std::optional<ClipChain> clip = matchClip(otherOperand(mul, y), y);
+      if (!clip)
+        continue;
+      rebuildWithActivation(rewriter, conv, div, "hard_swish");
+      for (Operation *op : {mul.getOperation(), clip->min, clip->max, clip->add,
+                            conv.getOperation()})
+        rewriter.eraseOp(op);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(div, "not hard_swish of a conv");
+  }
+};
+
 struct FuseConvActivationPass
     : public ingot::impl::FuseConvActivationBase<FuseConvActivationPass> {
   using FuseConvActivationBase::FuseConvActivationBase;
@@ -89,6 +156,8 @@ struct FuseConvActivationPass
       patterns.add<FuseRelu>(ctx);
     if (silu)
       patterns.add<FuseSilu>(ctx);
+    if (hardSwish)
+      patterns.add<FuseHardSwish>(ctx);
     ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };

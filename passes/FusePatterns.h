@@ -13,6 +13,8 @@
 #ifndef INGOT_PASSES_FUSEPATTERNS_H
 #define INGOT_PASSES_FUSEPATTERNS_H
 
+#include "dialects/Ingot/IngotDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
@@ -29,6 +31,21 @@ inline std::optional<double> scalarConstant(mlir::Value v) {
       attr.getNumElements() != 1)
     return std::nullopt;
   return (*attr.getValues<llvm::APFloat>().begin()).convertToDouble();
+}
+
+/// Whether `v` is computed from weights and constants alone (the runtime
+/// then runs its steps once, on the first run, and keeps the result).
+/// Bounded, so a deep chain is just not folded.
+inline bool weightOnly(mlir::Value v, int depth = 0) {
+  mlir::Operation *op = v.getDefiningOp();
+  if (!op || depth > 16)
+    return false;
+  if (mlir::isa<graph::ParamOp, graph::ConstantOp>(op))
+    return true;
+  if (op->getNumRegions() || op->getNumOperands() == 0)
+    return false;
+  return llvm::all_of(op->getOperands(),
+                      [&](mlir::Value o) { return weightOnly(o, depth + 1); });
 }
 
 inline void applyFusionPatterns(mlir::func::FuncOp f,

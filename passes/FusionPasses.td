@@ -228,11 +228,13 @@ def FoldConvBatchNorm : Pass<"ingot-fold-conv-batch-norm", "mlir::func::FuncOp">
 }
 
 def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"> {
-  let summary = "Fuse relu and silu into the producing conv";
+  let summary = "Fuse relu, silu and hard_swish into the producing conv";
   let description = [{
-    A `relu` of a conv used once, or `mul(y, sigmoid(y))` with y a conv
-    read only by those two (SiLU, as YOLO exports write it), becomes the
-    conv's `activation`. The conv kernel adds its bias and applies the
+    A `relu` of a conv used once, `mul(y, sigmoid(y))` with y a conv
+    read only by those two (SiLU, as YOLO exports write it), or
+    `div(mul(y, min(max(add(y, 3), 0), 6)), 6)` with y read only by the
+    add and the mul (HardSwish, as PaddleOCR exports write it), becomes
+    the conv's `activation`. The conv kernel adds its bias and applies the
     activation to each block of output positions right after computing it,
     instead of one more pass over memory per op.
 
@@ -251,7 +253,38 @@ def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"
     Option<"relu", "relu", "bool", /*default=*/"true", "Fuse relu">,
     Option<"silu", "silu", "bool", /*default=*/"true",
            "Fuse mul(y, sigmoid(y))">,
+    Option<"hardSwish", "hard-swish", "bool", /*default=*/"true",
+           "Fuse y * clip(y + 3, 0, 6) / 6">,
   ];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
+def FoldConvInputAffine : Pass<"ingot-fold-conv-input-affine", "mlir::func::FuncOp"> {
+  let summary = "Fold a scalar x * s + b into the unpadded conv that reads it";
+  let description = [{
+    An unpadded conv is linear in its input, so conv(W, x·s + b) =
+    conv(W·s, x) + b·ΣW[m] for each output channel m. A conv whose input is
+    `add(mul(x, s), b)`, `mul(x, s)` or `add(x, b)` with one-element f32
+    constants, each op read only by the next, reads x instead, with the
+    weights scaled and b times each output channel's weight sum added to
+    the bias, written as ops on the weights (computed once, on the first
+    run). PaddleOCR's PP-LCNetV3 ends each activation with such an affine.
+    A padded conv is left alone: it pads with zeros, not with b.
+
+    Before:
+    ```mlir
+    %m = ingot.mul %x, %s : (tensor<1x8x4x4xf32>, tensor<1xf32>) -> tensor<1x8x4x4xf32>
+    %a = ingot.add %m, %b : (tensor<1x8x4x4xf32>, tensor<1xf32>) -> tensor<1x8x4x4xf32>
+    %y = ingot.conv %a, %w {pads = array<i64: 0, 0, 0, 0>, ...} : (...) -> tensor<1x16x4x4xf32>
+    ```
+    After:
+    ```mlir
+    %sum = ingot.reduce %w {axes = array<i64: 1, 2, 3>, keepdims = 0 : i64, kind = "sum"} : (tensor<16x8x1x1xf32>) -> tensor<16xf32>
+    %bias = ingot.mul %sum, %b1 : (tensor<16xf32>, tensor<1xf32>) -> tensor<16xf32>
+    %w2 = ingot.mul %w, %s1111 : (tensor<16x8x1x1xf32>, tensor<1x1x1x1xf32>) -> tensor<16x8x1x1xf32>
+    %y = ingot.conv %x, %w2, %bias {pads = array<i64: 0, 0, 0, 0>, ...} : (...) -> tensor<1x16x4x4xf32>
+    ```
+  }];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 

@@ -33,7 +33,8 @@ LogicalResult checkStr(Operation *op, StringRef what, StringRef value,
 
 const StringRef kAutoPads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
 /// Activations the conv kernel applies after its bias.
-const StringRef kConvActivations[] = {"relu", "silu"};
+const StringRef kConvActivations[] = {"relu", "silu", "gelu", "gelu_tanh",
+                                      "hard_swish"};
 
 } // namespace
 

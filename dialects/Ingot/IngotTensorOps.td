@@ -119,9 +119,10 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
     `SAME_LOWER` (then `pads` is ignored and computed from the input).
     `kernel_shape`, when present, gives the spatial dims of a weight whose
     type leaves them dynamic (a weight fed as a graph input); the kernel
-    checks the real weight against it. `activation` (`relu` or `silu`,
-    set by --ingot-fuse-conv-activation) is applied after the bias, to
-    each block of output positions while it is in cache.
+    checks the real weight against it. `activation` (`relu`, `silu`,
+    `gelu`, `gelu_tanh` or `hard_swish`, set by
+    --ingot-fuse-conv-activation; linear's functions) is applied after the
+    bias, to each block of output positions while it is in cache.
 
     ```mlir
     %y = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>

@@ -84,6 +84,20 @@ def kernels_of(artifact):
     return [s["kernel"] for s in json.loads(proc.stdout)["steps"]]
 
 
+def per_run_kernels(artifact):
+    """The kernels of the steps every run does: those reading an input,
+    transitively (the others read weights alone and run once)."""
+    proc = ingot("inspect", artifact, "--json")
+    assert proc.returncode == 0, describe(proc)
+    plan = json.loads(proc.stdout)
+    per_run, live = [], {i["buffer"] for i in plan["inputs"]}
+    for s in plan["steps"]:
+        if live & set(s["inputs"]):
+            per_run.append(s["kernel"])
+            live |= set(s["outputs"])
+    return per_run
+
+
 def compile_both(model_path, tmp_path, *extra):
     fused, unfused = tmp_path / "fused.ingot", tmp_path / "unfused.ingot"
     compile_model(model_path, fused, *extra)
@@ -131,9 +145,20 @@ def test_transformer_block_has_fewer_steps(tmp_path, request):
     assert len(kernels_of(fused)) <= len(kernels_of(unfused))
 
 
+def hard_swish_nodes(y, out, inits):
+    """HardSwish as paddle2onnx writes it: Add 3, Clip 0..6, Mul, Div 6."""
+    inits.update({"three": np.array(3, F32), "zero": np.array(0, F32),
+                  "six": np.array(6, F32)})
+    return [node("Add", [y, "three"], [f"{y}_p3"]),
+            node("Clip", [f"{y}_p3", "zero", "six"], [f"{y}_clip"]),
+            node("Mul", [y, f"{y}_clip"], [f"{y}_m"]),
+            node("Div", [f"{y}_m", "six"], [out])]
+
+
 def conv_act_model(act, channels, size, kernel, group=1):
-    """Conv (+ bias) then SiLU (Sigmoid, Mul, as YOLO exports write it) or
-    Relu, twice: a stride-1 conv and a stride-2 one."""
+    """Conv (+ bias) then SiLU (Sigmoid, Mul, as YOLO exports write it),
+    Relu or HardSwish (as PaddleOCR's exports write it), twice: a stride-1
+    conv and a stride-2 one."""
     rng = np.random.default_rng(11 + kernel + group)
     c, m = channels
     inits = {}
@@ -150,6 +175,8 @@ def conv_act_model(act, channels, size, kernel, group=1):
         if act == "silu":
             nodes += [node("Sigmoid", [f"c{i}"], [f"s{i}"]),
                       node("Mul", [f"c{i}", f"s{i}"], [f"a{i}"])]
+        elif act == "hard_swish":
+            nodes += hard_swish_nodes(f"c{i}", f"a{i}", inits)
         else:
             nodes.append(node("Relu", [f"c{i}"], [f"a{i}"]))
         x = f"a{i}"
@@ -170,7 +197,12 @@ CONV_CASES = {"silu_3x3_implicit": ("silu", (16, 32), 96, 3, 1),
               "relu_depthwise": ("relu", (16, 16), 33, 3, 16),
               # 9 positions, 40 channels: with batch 2, one transposed
               # GEMM for both images, the epilogue after the transpose.
-              "relu_narrow_batched": ("relu", (24, 40), 3, 3, 1)}
+              "relu_narrow_batched": ("relu", (24, 40), 3, 3, 1),
+              "hard_swish_3x3_implicit": ("hard_swish", (16, 32), 40, 3, 1),
+              "hard_swish_1x1": ("hard_swish", (24, 40), 20, 1, 1),
+              # PP-LCNet's 5x5 depthwise convs, lines of 37 (line pairs,
+              # chunks of 32 + 16 and an overlapping tail) and 19.
+              "hard_swish_depthwise_5x5": ("hard_swish", (16, 16), 37, 5, 16)}
 
 
 @pytest.mark.parametrize("name", CONV_CASES)
@@ -184,7 +216,8 @@ def test_conv_activation_fused(name, tmp_path, request):
                                   tmp_path, "--max-dim", "batch=2")
     kernels = kernels_of(fused)
     assert kernels.count("conv") == 2 and not {
-        "sigmoid", "mul", "relu", "fused_elementwise"} & set(kernels), kernels
+        "sigmoid", "mul", "relu", "div", "binary_math",
+        "fused_elementwise"} & set(kernels), kernels
     rng = np.random.default_rng(seed_for(request.node.nodeid))
     c, size = CONV_CASES[name][1][0], CONV_CASES[name][2]
     for batch in (1, 2):
@@ -195,6 +228,19 @@ def test_conv_activation_fused(name, tmp_path, request):
         assert_close(got, want, what=f"fused y, batch {batch}")
         assert np.array_equal(got.view(np.uint32), plain.view(np.uint32)), (
             f"fused and unfused differ at batch {batch}")
+
+
+def check_folded(model, artifacts, image, tmp_path, request):
+    """Every artifact matches onnxruntime at batch 1 and 2, on its first
+    run (which computes the folded weights) and a later one."""
+    rng = np.random.default_rng(seed_for(request.node.nodeid))
+    for batch in (1, 2):
+        feed = {"x": rng.standard_normal((batch, *image)).astype(F32)}
+        want = ort_run(model, feed)["y"]
+        for artifact in artifacts:
+            for _ in range(2):
+                got = run_model(artifact, feed, tmp_path)["y"]
+                assert_close(got, want, what=f"{artifact.stem}, batch {batch}")
 
 
 def conv_batch_norm_model(channels=12, size=19):
@@ -232,31 +278,60 @@ def conv_batch_norm_model(channels=12, size=19):
 def test_batch_norm_folds_into_the_conv(tmp_path, request):
     """Both BatchNormalizations fold into their convs' weights and biases
     (computed once, on the first run: constant steps), the Relu then fuses
-    into the first conv, and what remains per run is two convs and the
-    hard-swish; fused and unfused artifacts match onnxruntime within
+    into the first conv and the hard-swish into the second, and what
+    remains per run is the two convs; fused and unfused artifacts match onnxruntime within
     F32_RTOL (folding reorders the rounding, so not bit for bit)."""
     model = conv_batch_norm_model()
     fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
                                   tmp_path, "--max-dim", "batch=2")
-    proc = ingot("inspect", fused, "--json")
-    assert proc.returncode == 0, describe(proc)
-    plan = json.loads(proc.stdout)
-    # The steps every run does: those reading the input, transitively (the
-    # others read weights alone and run once).
-    per_run, live = [], {i["buffer"] for i in plan["inputs"]}
-    for s in plan["steps"]:
-        if live & set(s["inputs"]):
-            per_run.append(s["kernel"])
-            live |= set(s["outputs"])
+    per_run = per_run_kernels(fused)
+    assert per_run == ["conv", "conv"], per_run
+    check_folded(model, (fused, unfused), (3, 19, 19), tmp_path, request)
+
+
+def lcnet_block_model(c=8, m=16, size=21):
+    """PP-LCNetV3's block as paddle2onnx writes it: a depthwise 3x3 conv,
+    the learnable affine (Mul by a [1] scale, Add a [1] bias), HardSwish,
+    the affine again, then a pointwise conv with a bias and the same
+    after it."""
+    rng = np.random.default_rng(23)
+    inits = {"wd": (rng.standard_normal((c, 1, 3, 3)) / 3).astype(F32),
+             "bd": (0.5 * rng.standard_normal(c)).astype(F32),
+             "wp": (rng.standard_normal((m, c, 1, 1)) / np.sqrt(c)).astype(F32),
+             "bp": (0.5 * rng.standard_normal(m)).astype(F32)}
+    for i in range(4):
+        inits[f"s{i}"] = rng.uniform(0.5, 2.0, 1).astype(F32)
+        inits[f"t{i}"] = rng.uniform(-1.0, 1.0, 1).astype(F32)
+
+    def affine(x, i):
+        return [node("Mul", [f"s{i}", x], [f"{x}_s"]),
+                node("Add", [f"{x}_s", f"t{i}"], [f"{x}_a"])]
+
+    nodes = [node("Conv", ["x", "wd", "bd"], ["d"], pads=[1] * 4, group=c)]
+    nodes += affine("d", 0) + hard_swish_nodes("d_a", "h0", inits)
+    nodes += affine("h0", 1)
+    nodes.append(node("Conv", ["h0_a", "wp", "bp"], ["p"]))
+    nodes += affine("p", 2) + hard_swish_nodes("p_a", "h1", inits)
+    nodes += affine("h1", 3)
+    nodes.append(node("Identity", ["h1_a"], ["y"]))
+    return make_model(nodes, [("x", F32, ["batch", c, size, size])], ["y"],
+                      inits)
+
+
+def test_learnable_affine_folds_into_the_convs(tmp_path, request):
+    """The affine before each HardSwish folds into its conv (a scalar
+    scale and shift of the output), the HardSwish fuses into the conv, and
+    the affine after the first one folds into the unpadded pointwise conv
+    that reads it (W·s, and b·ΣW added to the bias): per run, two convs
+    and the last affine, which no conv reads. Folding reorders the
+    rounding, so fused and unfused match onnxruntime within F32_RTOL, not
+    bit for bit."""
+    model = lcnet_block_model()
+    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
+                                  tmp_path, "--max-dim", "batch=2")
+    per_run = per_run_kernels(fused)
     assert per_run == ["conv", "conv", "fused_elementwise"], per_run
-    rng = np.random.default_rng(seed_for(request.node.nodeid))
-    for batch in (1, 2):
-        feed = {"x": rng.standard_normal((batch, 3, 19, 19)).astype(F32)}
-        want = ort_run(model, feed)["y"]
-        for artifact in (fused, unfused):
-            for _ in range(2):  # the first run computes the folded weights
-                got = run_model(artifact, feed, tmp_path)["y"]
-                assert_close(got, want, what=f"{artifact.stem}, batch {batch}")
+    check_folded(model, (fused, unfused), (8, 21, 21), tmp_path, request)
 
 
 def gelu_mlp_model(hidden=96):

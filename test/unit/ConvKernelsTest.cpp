@@ -18,12 +18,12 @@ namespace {
 /// Direct convolution over NCHW with explicit pads; `mag` gets each
 /// output's Σ|term| (bias included), the scale of its rounding error.
 std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const Tensor *b,
-                              int64_t group, int64_t s, int64_t d, int64_t p,
-                              Shape *out, std::vector<double> *mag) {
+                              int64_t group, int64_t s, int64_t sw, int64_t d,
+                              int64_t p, Shape *out, std::vector<double> *mag) {
   int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
   int64_t m = w.shape[0], kh = w.shape[2], kw = w.shape[3];
   int64_t oh = (h + 2 * p - (kh - 1) * d - 1) / s + 1;
-  int64_t ow = (wd + 2 * p - (kw - 1) * d - 1) / s + 1;
+  int64_t ow = (wd + 2 * p - (kw - 1) * d - 1) / sw + 1;
   *out = {n, m, oh, ow};
   std::vector<double> y;
   int64_t cg = c / group, mg = m / group;
@@ -36,7 +36,7 @@ std::vector<double> naiveConv(const Tensor &x, const Tensor &w, const Tensor *b,
           for (int64_t ic = 0; ic < cg; ++ic)
             for (int64_t a = 0; a < kh; ++a)
               for (int64_t e = 0; e < kw; ++e) {
-                int64_t hh = i * s - p + a * d, ww = j * s - p + e * d;
+                int64_t hh = i * s - p + a * d, ww = j * sw - p + e * d;
                 if (hh < 0 || hh >= h || ww < 0 || ww >= wd)
                   continue;
                 const double t =
@@ -56,6 +56,7 @@ TEST(ConvKernels, MatchesDirectLoops) {
   struct C {
     Shape x, w;
     int64_t group, s, d, p;
+    int64_t sw = 0; // the stride along the width when it is not s
   };
   for (const C &c : {C{{2, 3, 9, 8}, {4, 3, 3, 3}, 1, 1, 1, 1},
                      C{{1, 4, 11, 7}, {6, 2, 3, 2}, 2, 2, 2, 0},
@@ -68,6 +69,11 @@ TEST(ConvKernels, MatchesDirectLoops) {
                      // then one overlapping the chunk before.
                      C{{1, 8, 6, 37}, {8, 1, 5, 5}, 8, 1, 1, 2},
                      C{{1, 8, 12, 40}, {8, 1, 5, 5}, 8, 2, 1, 2},
+                     // Pairs of output lines sharing input rows (7 lines:
+                     // three pairs and one alone), at height strides 1 and
+                     // 2 (PP-OCR's [2, 1] downsampling), 4 + 2 + 1 chunks.
+                     C{{1, 3, 7, 120}, {3, 1, 5, 5}, 3, 1, 1, 2},
+                     C{{1, 3, 14, 120}, {3, 1, 3, 3}, 3, 2, 1, 1, 1},
                      // depthwise lines of 4-chunk groups, a chunk and an
                      // overlapping tail (150 = 2·64 + 16 + 6), dilated
                      C{{1, 4, 5, 150}, {4, 1, 3, 3}, 4, 1, 2, 2},
@@ -90,10 +96,11 @@ TEST(ConvKernels, MatchesDirectLoops) {
            b = rng.uniform({c.w[0]});
     Shape out;
     std::vector<double> mag;
+    const int64_t sw = c.sw ? c.sw : c.s;
     std::vector<double> ref =
-        naiveConv(x, w, &b, c.group, c.s, c.d, c.p, &out, &mag);
+        naiveConv(x, w, &b, c.group, c.s, sw, c.d, c.p, &out, &mag);
     Call call("conv", {&x, &w, &b},
-              {intAttr("group", c.group), intsAttr("strides", {c.s, c.s}),
+              {intAttr("group", c.group), intsAttr("strides", {c.s, sw}),
                intsAttr("dilations", {c.d, c.d}),
                intsAttr("pads", {c.p, c.p, c.p, c.p})});
     Tensor y = runOk(call);

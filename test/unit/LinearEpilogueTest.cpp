@@ -1,10 +1,10 @@
 //===- LinearEpilogueTest.cpp - linear's fused act + residual -------------===//
 //
 // linear with `activation` and a residual must give bitwise what the
-// separate kernels give (linear, then relu / gelu / silu_mul with up = 1,
-// then add), for every weight layout, with and without bias, with the
-// residual in its own memory or in y's (the planner may place them
-// together), for decode and prefill row counts.
+// separate kernels give (linear, then relu / gelu / silu_mul with up = 1 /
+// hard_swish's add, max, min, mul and div, then add), for every weight layout,
+// with and without bias, with the residual in its own memory or in y's (the
+// planner may place them together), for decode and prefill row counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +46,24 @@ Tensor activate(const std::string &act, const Tensor &y) {
     return runOk(
         Call("gelu", {&y},
              {strAttr("approximate", act == "gelu_tanh" ? "tanh" : "none")}));
+  if (act == "hard_swish") {
+    // As PaddleOCR's graphs spell it: y · min(max(y + 3, 0), 6) / 6.
+    auto scalar = [&](float v) {
+      Tensor t = y;
+      t.shape = {1};
+      t.data.assign(sizeof(float), 0);
+      ptr<float>(t)[0] = v;
+      return t;
+    };
+    const Tensor three = scalar(3), zero = scalar(0), six = scalar(6);
+    const Tensor p = runOk(Call("add", {&y, &three}));
+    const Tensor lo =
+        runOk(Call("binary_math", {&p, &zero}, {strAttr("kind", "max")}));
+    const Tensor hi =
+        runOk(Call("binary_math", {&lo, &six}, {strAttr("kind", "min")}));
+    const Tensor m = runOk(Call("mul", {&y, &hi}));
+    return runOk(Call("div", {&m, &six}));
+  }
   // silu: silu_mul's gate factor, with up = 1 (g·sig(g)·1 is g·sig(g)).
   Tensor ones = y;
   for (int64_t i = 0; i < count(y.shape); ++i)
@@ -90,7 +108,8 @@ void check(Rng &rng, const Case &c) {
   ASSERT_TRUE(got.data == want.data);
 }
 
-const char *kActs[] = {"none", "relu", "silu", "gelu", "gelu_tanh"};
+const char *kActs[] = {"none", "relu",      "silu",
+                       "gelu", "gelu_tanh", "hard_swish"};
 const char *kLayouts[] = {"nk", "kn", "nk16"};
 
 TEST(LinearEpilogue, EqualsSeparateKernels) {

@@ -35,7 +35,7 @@ inline LinearDecodeArgs rowSlice(const LinearDecodeArgs &a, int64_t r0,
   return s;
 }
 
-enum class Act { None, Relu, Silu, Gelu, GeluTanh };
+enum class Act { None, Relu, Silu, Gelu, GeluTanh, HardSwish };
 
 /// What follows the dot products (and bias) on every output element.
 struct Epilogue {

@@ -50,6 +50,31 @@ func.func @left_factor_with_bias(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
 
 // -----
 
+// One-element scale and shift (PaddleOCR's learnable affine, [1]): the
+// scale reaches every row of the weight; a mul of a conv without bias
+// leaves it without one, and the shift then becomes it (1 * c, per
+// channel).
+// CHECK-LABEL: func.func @scalar_affine
+// CHECK-DAG: %[[S:.*]] = ingot.constant dense<1.500000e+00> : tensor<1xf32>
+// CHECK-DAG: %[[ONES:.*]] = ingot.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK-DAG: %[[SV:.*]] = ingot.mul %[[ONES]], %{{.*}} : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+// CHECK-DAG: %[[W2:.*]] = ingot.mul %{{.*}}, %{{.*}} : (tensor<4x3x1x1xf32>, tensor<4x1x1x1xf32>) -> tensor<4x3x1x1xf32>
+// CHECK-DAG: %[[TV:.*]] = ingot.mul %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+// CHECK: %[[Y:.*]] = ingot.conv %arg0, %[[W2]], %[[TV]]
+// CHECK-NOT: tensor<1x4x4x4xf32>, tensor<1xf32>
+// CHECK: return %[[Y]]
+func.func @scalar_affine(%x: tensor<1x3x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = ingot.param "w" : tensor<4x3x1x1xf32>
+  %s = ingot.constant dense<1.5> : tensor<1xf32>
+  %t = ingot.constant dense<-0.25> : tensor<1xf32>
+  %c = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x3x4x4xf32>, tensor<4x3x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %m = ingot.mul %s, %c : (tensor<1xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %a = ingot.add %m, %t : (tensor<1x4x4x4xf32>, tensor<1xf32>) -> tensor<1x4x4x4xf32>
+  return %a : tensor<1x4x4x4xf32>
+}
+
+// -----
+
 // Must not fire: a per-run operand (a function argument), an operand
 // varying along a spatial axis, a conv read twice, a conv with an
 // activation already, and mean - conv (sub with the conv on the right).

@@ -1,6 +1,7 @@
 // RUN: ingot-opt %s --ingot-fuse-conv-activation --split-input-file | FileCheck %s
 // RUN: ingot-opt %s --ingot-fuse-conv-activation=silu=false --split-input-file | FileCheck %s --check-prefix=NOSILU
 // RUN: ingot-opt %s --ingot-fuse-conv-activation=relu=false --split-input-file | FileCheck %s --check-prefix=NORELU
+// RUN: ingot-opt %s --ingot-fuse-conv-activation=hard-swish=false --split-input-file | FileCheck %s --check-prefix=NOHSWISH
 
 // YOLO's Conv -> Sigmoid -> Mul (SiLU) and a ResNet-style Conv -> Relu
 // become one conv each.
@@ -62,4 +63,90 @@ func.func @not_fused(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x
   %g = ingot.conv %x, %w {activation = "relu", auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
   %gr = ingot.relu %g : tensor<1x4x8x8xf32>
   return %sum, %m, %gr : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// HardSwish as PaddleOCR exports it, y * min(max(y + 3, 0), 6) / 6, in both
+// operand orders of the add, max, min and mul (the bits cannot change), with
+// the 6 of the divisor a [1] tensor: one conv each.
+// CHECK-LABEL: func.func @hard_swish
+// CHECK: %[[A:.*]] = ingot.conv %arg0, %{{.*}}, %{{.*}} {activation = "hard_swish"
+// CHECK: %[[B:.*]] = ingot.conv %[[A]], %{{.*}} {activation = "hard_swish"
+// CHECK-NOT: ingot.binary_math
+// CHECK-NOT: ingot.div
+// CHECK: return %[[B]]
+// hard-swish=false: the chains stay.
+// NOHSWISH-LABEL: func.func @hard_swish
+// NOHSWISH-NOT: activation
+// NOHSWISH: ingot.div
+func.func @hard_swish(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = ingot.param "c1.w" : tensor<4x3x3x3xf32>
+  %b = ingot.param "c1.b" : tensor<4xf32>
+  %w2 = ingot.param "c2.w" : tensor<4x4x1x1xf32>
+  %three = ingot.constant dense<3.0> : tensor<1xf32>
+  %zero = ingot.constant dense<0.0> : tensor<f32>
+  %six = ingot.constant dense<6.0> : tensor<f32>
+  %six1 = ingot.constant dense<6.0> : tensor<1xf32>
+  %c = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %p = ingot.add %c, %three : (tensor<1x4x8x8xf32>, tensor<1xf32>) -> tensor<1x4x8x8xf32>
+  %lo = ingot.binary_math %p, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi = ingot.binary_math %lo, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %m = ingot.mul %c, %hi : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a = ingot.div %m, %six1 : (tensor<1x4x8x8xf32>, tensor<1xf32>) -> tensor<1x4x8x8xf32>
+  %c2 = ingot.conv %a, %w2 {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p2 = ingot.add %three, %c2 : (tensor<1xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %lo2 = ingot.binary_math %zero, %p2 {kind = "max"} : (tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %hi2 = ingot.binary_math %six, %lo2 {kind = "min"} : (tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %m2 = ingot.mul %hi2, %c2 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a2 = ingot.div %m2, %six : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  return %a2 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Must not fire: a bound of 5 instead of 6, a shift of 2 instead of 3, a
+// divisor of 5, the clip of another value than the conv, and the conv
+// read a third time.
+// CHECK-LABEL: func.func @not_hard_swish
+// CHECK-NOT: activation
+// CHECK: return
+func.func @not_hard_swish(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %w = ingot.param "w" : tensor<4x4x1x1xf32>
+  %two = ingot.constant dense<2.0> : tensor<f32>
+  %three = ingot.constant dense<3.0> : tensor<f32>
+  %zero = ingot.constant dense<0.0> : tensor<f32>
+  %five = ingot.constant dense<5.0> : tensor<f32>
+  %six = ingot.constant dense<6.0> : tensor<f32>
+  %c1 = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p1 = ingot.add %c1, %three : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %lo1 = ingot.binary_math %p1, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi1 = ingot.binary_math %lo1, %five {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %m1 = ingot.mul %c1, %hi1 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a1 = ingot.div %m1, %six : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %c2 = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p2 = ingot.add %c2, %two : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %lo2 = ingot.binary_math %p2, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi2 = ingot.binary_math %lo2, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %m2 = ingot.mul %c2, %hi2 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a2 = ingot.div %m2, %six : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %c3 = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p3 = ingot.add %c3, %three : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %lo3 = ingot.binary_math %p3, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi3 = ingot.binary_math %lo3, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %m3 = ingot.mul %c3, %hi3 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a3 = ingot.div %m3, %five : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %c4 = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p4 = ingot.add %x, %three : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %lo4 = ingot.binary_math %p4, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi4 = ingot.binary_math %lo4, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %m4 = ingot.mul %c4, %hi4 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a4 = ingot.div %m4, %six : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %c5 = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %p5 = ingot.add %c5, %three : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %lo5 = ingot.binary_math %p5, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi5 = ingot.binary_math %lo5, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %m5 = ingot.mul %c5, %hi5 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %a5 = ingot.div %m5, %six : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  return %a1, %a2, %a3, %a4, %a5, %c5 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
