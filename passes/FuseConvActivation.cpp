@@ -1,4 +1,4 @@
-//===- FuseConvActivation.cpp - relu, silu, hard_swish into conv ----------===//
+//===- FuseConvActivation.cpp - relu, silu, gelu, hard_swish into conv ----===//
 //
 // A convolution's activation is one more pass over its whole output, often
 // the largest tensor of a CNN layer; inside the conv kernel it runs on each
@@ -53,6 +53,25 @@ struct FuseRelu : OpRewritePattern<ReluOp> {
     if (!conv || relu.getType() != conv.getType())
       return rewriter.notifyMatchFailure(relu, "operand is no sole conv");
     rebuildWithActivation(rewriter, conv, relu, "relu");
+    rewriter.eraseOp(conv);
+    return success();
+  }
+};
+
+/// gelu(conv(x)) -> conv {activation = "gelu" or "gelu_tanh"}: linear's
+/// function, the gelu kernel's own.
+struct FuseGelu : OpRewritePattern<GeluOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GeluOp gelu,
+                                PatternRewriter &rewriter) const override {
+    ConvOp conv = convWithUses(gelu.getInput(), 1);
+    const StringRef form = gelu.getApproximate();
+    if (!conv || gelu.getType() != conv.getType() ||
+        (form != "none" && form != "tanh"))
+      return rewriter.notifyMatchFailure(gelu, "operand is no sole conv");
+    rebuildWithActivation(rewriter, conv, gelu,
+                          form == "tanh" ? "gelu_tanh" : "gelu");
     rewriter.eraseOp(conv);
     return success();
   }
@@ -158,6 +177,8 @@ struct FuseConvActivationPass
       patterns.add<FuseSilu>(ctx);
     if (hardSwish)
       patterns.add<FuseHardSwish>(ctx);
+    if (gelu)
+      patterns.add<FuseGelu>(ctx);
     ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };

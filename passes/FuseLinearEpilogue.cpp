@@ -99,7 +99,32 @@ struct RaiseGemm : OpRewritePattern<GemmOp> {
   }
 };
 
-/// add(linear(x), bias) with a 1-D [N] weight param -> linear with bias.
+/// A weight param holding N values along the last axis only ([N], or
+/// [1, 1, N] as jax2tf's Dense writes its bias), as a 1-D [N] value.
+Value biasVector(PatternRewriter &rewriter, Value v, int64_t n,
+                 Operation *before) {
+  auto param = v.getDefiningOp<ParamOp>();
+  if (!param)
+    return Value();
+  ArrayRef<int64_t> dims = param.getType().getShape();
+  if (dims.empty() || dims.back() != n ||
+      llvm::any_of(dims.drop_back(), [](int64_t d) { return d != 1; }))
+    return Value();
+  if (dims.size() == 1)
+    return param;
+  rewriter.setInsertionPoint(before);
+  auto shapeType = RankedTensorType::get({1}, rewriter.getI64Type());
+  Value shape = ConstantOp::create(
+      rewriter, param.getLoc(), shapeType,
+      DenseElementsAttr::get(shapeType, ArrayRef<int64_t>{n}));
+  return ReshapeOp::create(
+      rewriter, param.getLoc(),
+      RankedTensorType::get({n}, param.getType().getElementType()), param,
+      shape, rewriter.getI64IntegerAttr(0));
+}
+
+/// add(linear(x), bias) with a weight param of N values along the last
+/// axis -> linear with bias.
 struct FuseBias : OpRewritePattern<AddOp> {
   // Ahead of FuseResidual: an add that is a bias is not a residual.
   FuseBias(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
@@ -109,16 +134,18 @@ struct FuseBias : OpRewritePattern<AddOp> {
     for (auto [lhs, rhs] : {std::pair{add.getLhs(), add.getRhs()},
                             std::pair{add.getRhs(), add.getLhs()}}) {
       LinearOp l = soleLinear(lhs, /*needNoActivation=*/true);
-      auto bias = rhs.getDefiningOp<ParamOp>();
-      if (!l || l.getBias() || !bias || bias.getType().getRank() != 1 ||
-          add.getType() != l.getType() ||
-          bias.getType().getDimSize(0) !=
-              cast<RankedTensorType>(l.getType()).getShape().back())
+      auto yt = l ? cast<RankedTensorType>(l.getType()) : nullptr;
+      auto bt = dyn_cast<RankedTensorType>(rhs.getType());
+      if (!l || l.getBias() || add.getType() != l.getType() || !bt ||
+          bt.getRank() > yt.getRank())
+        continue;
+      Value bias = biasVector(rewriter, rhs, yt.getShape().back(), add);
+      if (!bias)
         continue;
       rebuild(rewriter, l, add, bias, Value(), l.getActivationAttr());
       return success();
     }
-    return rewriter.notifyMatchFailure(add, "no linear + 1-D bias param");
+    return rewriter.notifyMatchFailure(add, "no linear + bias param");
   }
 };
 

@@ -194,6 +194,30 @@ def FuseAttention : Pass<"ingot-fuse-attention", "mlir::func::FuncOp"> {
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 
+def SqueezeConv : Pass<"ingot-squeeze-conv", "mlir::func::FuncOp"> {
+  let summary = "Run a conv whose unit dims are squeezed away without them";
+  let description = [{
+    `squeeze(conv(x, w))` over spatial dims where x and w are 1 and the
+    conv pads nothing (TensorFlow's 1-D conv: [N, C, L, 1] by a [k, 1]
+    kernel, then a squeeze) becomes a conv of the squeezed x and w, with
+    those dims' strides, dilations and pads dropped. The conv then feeds
+    its bias add and activation directly, so they fold and fuse into it.
+
+    Before:
+    ```mlir
+    %c = ingot.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, ...} : (tensor<1x256x512x1xf32>, tensor<512x256x5x1xf32>) -> tensor<1x512x508x1xf32>
+    %s = ingot.squeeze %c {axes = array<i64: 3>} : tensor<1x512x508x1xf32> -> tensor<1x512x508xf32>
+    ```
+    After:
+    ```mlir
+    %x1 = ingot.squeeze %x {axes = array<i64: 3>} : tensor<1x256x512x1xf32> -> tensor<1x256x512xf32>
+    %w1 = ingot.squeeze %w {axes = array<i64: 3>} : tensor<512x256x5x1xf32> -> tensor<512x256x5xf32>
+    %s = ingot.conv %x1, %w1 {pads = array<i64: 0, 0>, strides = array<i64: 1>, ...} : (tensor<1x256x512xf32>, tensor<512x256x5xf32>) -> tensor<1x512x508xf32>
+    ```
+  }];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def FoldConvBatchNorm : Pass<"ingot-fold-conv-batch-norm", "mlir::func::FuncOp"> {
   let summary = "Fold per-channel sub/mul/add of weights into the producing conv";
   let description = [{
@@ -228,13 +252,13 @@ def FoldConvBatchNorm : Pass<"ingot-fold-conv-batch-norm", "mlir::func::FuncOp">
 }
 
 def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"> {
-  let summary = "Fuse relu, silu and hard_swish into the producing conv";
+  let summary = "Fuse relu, silu, gelu and hard_swish into the producing conv";
   let description = [{
     A `relu` of a conv used once, `mul(y, sigmoid(y))` with y a conv
     read only by those two (SiLU, as YOLO exports write it), or
     `div(mul(y, min(max(add(y, 3), 0), 6)), 6)` with y read only by the
-    add and the mul (HardSwish, as PaddleOCR exports write it), becomes
-    the conv's `activation`. The conv kernel adds its bias and applies the
+    add and the mul (HardSwish, as PaddleOCR exports write it), or the
+    `gelu` of a conv used once, becomes the conv's `activation`. The conv kernel adds its bias and applies the
     activation to each block of output positions right after computing it,
     instead of one more pass over memory per op.
 
@@ -255,6 +279,8 @@ def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"
            "Fuse mul(y, sigmoid(y))">,
     Option<"hardSwish", "hard-swish", "bool", /*default=*/"true",
            "Fuse y * clip(y + 3, 0, 6) / 6">,
+    Option<"gelu", "gelu", "bool", /*default=*/"true",
+           "Fuse gelu (erf or tanh)">,
   ];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }

@@ -11,6 +11,7 @@
 #include "dialects/Ingot/ShapeInference.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace ingot;
@@ -87,10 +88,57 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return foldTrackedValues(*this);
 }
 
-// PyTorch computes pad vectors from constants with ConstantOfShape, Slice
-// (read backwards) and Transpose: each folds when its values are known, so
-// the whole chain becomes one constant and the pads are static.
-OpFoldResult SliceOp::fold(FoldAdaptor) { return foldTrackedValues(*this); }
+namespace {
+
+/// The values of a constant integer tensor.
+bool constantInts(Value v, SmallVector<int64_t> &out) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return false;
+  for (const APInt &x : attr)
+    out.push_back(x.getSExtValue());
+  return true;
+}
+
+/// An end at or past this reads a dynamic dim to its end: exporters write
+/// INT32_MAX, INT64_MAX or jax2tf's 10^9, all past any dim a tensor the
+/// runtime holds can have.
+constexpr int64_t kWholeDimEnd = 1000000000;
+
+/// Every sliced axis starts at 0, steps by 1 and ends past its dim.
+bool isIdentitySlice(SliceOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (!type || type != op.getType() || !constantInts(op.getStarts(), starts) ||
+      !constantInts(op.getEnds(), ends) || !constantInts(op.getAxes(), axes) ||
+      !constantInts(op.getSteps(), steps) || starts.size() != ends.size() ||
+      axes.size() != starts.size() || steps.size() != starts.size())
+    return false;
+  const int64_t rank = type.getRank();
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank || starts[i] != 0 || steps[i] != 1)
+      return false;
+    const int64_t dim = type.getDimSize(axis);
+    if (ends[i] < (ShapedType::isDynamic(dim) ? kWholeDimEnd : dim))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+// slice(x) = x when it takes every element (jax2tf slices whole tensors
+// around each conv, [:, :, :, :] with ends of 10^9, a copy per run
+// otherwise). PyTorch computes pad vectors from constants with
+// ConstantOfShape, Slice (read backwards) and Transpose: each folds when
+// its values are known, so the whole chain becomes one constant and the
+// pads are static.
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  if (isIdentitySlice(*this))
+    return getInput();
+  return foldTrackedValues(*this);
+}
 OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
   return foldTrackedValues(*this);
 }

@@ -230,14 +230,18 @@ def test_conv_activation_fused(name, tmp_path, request):
             f"fused and unfused differ at batch {batch}")
 
 
-def check_folded(model, artifacts, image, tmp_path, request):
-    """Every artifact matches onnxruntime at batch 1 and 2, on its first
-    run (which computes the folded weights) and a later one."""
+def check_folded(model, image, per_run, tmp_path, request):
+    """Compiled with and without fusion: the steps every run does are
+    `per_run`, and both artifacts match onnxruntime at batch 1 and 2, on
+    their first run (which computes folded weights) and a later one."""
+    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
+                                  tmp_path, "--max-dim", "batch=2")
+    assert per_run_kernels(fused) == per_run, per_run_kernels(fused)
     rng = np.random.default_rng(seed_for(request.node.nodeid))
     for batch in (1, 2):
         feed = {"x": rng.standard_normal((batch, *image)).astype(F32)}
         want = ort_run(model, feed)["y"]
-        for artifact in artifacts:
+        for artifact in (fused, unfused):
             for _ in range(2):
                 got = run_model(artifact, feed, tmp_path)["y"]
                 assert_close(got, want, what=f"{artifact.stem}, batch {batch}")
@@ -279,14 +283,11 @@ def test_batch_norm_folds_into_the_conv(tmp_path, request):
     """Both BatchNormalizations fold into their convs' weights and biases
     (computed once, on the first run: constant steps), the Relu then fuses
     into the first conv and the hard-swish into the second, and what
-    remains per run is the two convs; fused and unfused artifacts match onnxruntime within
-    F32_RTOL (folding reorders the rounding, so not bit for bit)."""
-    model = conv_batch_norm_model()
-    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
-                                  tmp_path, "--max-dim", "batch=2")
-    per_run = per_run_kernels(fused)
-    assert per_run == ["conv", "conv"], per_run
-    check_folded(model, (fused, unfused), (3, 19, 19), tmp_path, request)
+    remains per run is the two convs; fused and unfused artifacts match
+    onnxruntime within F32_RTOL (folding reorders the rounding, so not
+    bit for bit)."""
+    check_folded(conv_batch_norm_model(), (3, 19, 19), ["conv", "conv"],
+                 tmp_path, request)
 
 
 def lcnet_block_model(c=8, m=16, size=21):
@@ -326,12 +327,52 @@ def test_learnable_affine_folds_into_the_convs(tmp_path, request):
     and the last affine, which no conv reads. Folding reorders the
     rounding, so fused and unfused match onnxruntime within F32_RTOL, not
     bit for bit."""
-    model = lcnet_block_model()
-    fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
-                                  tmp_path, "--max-dim", "batch=2")
-    per_run = per_run_kernels(fused)
-    assert per_run == ["conv", "conv", "fused_elementwise"], per_run
-    check_folded(model, (fused, unfused), (8, 21, 21), tmp_path, request)
+    check_folded(lcnet_block_model(), (8, 21, 21),
+                 ["conv", "conv", "fused_elementwise"], tmp_path, request)
+
+
+def tf_conv1d_head_model(c=16, m=24, length=40):
+    """Magika's head as jax2tf writes it: a 1-D conv as a 2-D one over
+    [N, C, L, 1], a whole-tensor Slice (ends of 10^9), a Squeeze of the
+    unit dim, the bias Add, the tanh GELU with x^3 as x * (x * (c * x)),
+    and a ReduceMax over positions."""
+    rng = np.random.default_rng(29)
+    c3 = 0.044715
+    inits = {"w": (rng.standard_normal((m, c, 5, 1)) / np.sqrt(5 * c))
+             .astype(F32),
+             "b": (0.5 * rng.standard_normal((1, m, 1))).astype(F32),
+             "starts": np.zeros(4, np.int64),
+             "ends": np.full(4, 10**9, np.int64),
+             "axes": np.arange(4, dtype=np.int64),
+             "steps": np.ones(4, np.int64),
+             "sq": np.array([3], np.int64), "k": np.array(c3, F32),
+             "s": np.array(math.sqrt(2 / math.pi), F32),
+             "one": np.array(1, F32), "half": np.array(0.5, F32)}
+    nodes = [node("Conv", ["x", "w"], ["c"], kernel_shape=[5, 1]),
+             node("Slice", ["c", "starts", "ends", "axes", "steps"], ["cs"]),
+             node("Squeeze", ["cs", "sq"], ["q"]),
+             node("Add", ["q", "b"], ["h"]),
+             node("Mul", ["k", "h"], ["kh"]), node("Mul", ["h", "kh"], ["hkh"]),
+             node("Mul", ["h", "hkh"], ["h3"]), node("Add", ["h", "h3"], ["u"]),
+             node("Mul", ["u", "s"], ["us"]), node("Tanh", ["us"], ["t"]),
+             node("Add", ["t", "one"], ["t1"]),
+             node("Mul", ["h", "half"], ["hh"]),
+             node("Mul", ["hh", "t1"], ["g"]),
+             node("ReduceMax", ["g"], ["y"], axes=[2], keepdims=1)]
+    model = make_model(nodes, [("x", F32, ["batch", c, length, 1])], ["y"],
+                       inits)
+    model.opset_import[0].version = 17
+    return model
+
+
+def test_tf_conv1d_head_fuses(tmp_path, request):
+    """The Slice folds away, the conv drops its unit dim (the input's
+    squeeze is what precedes it), takes the bias and the GELU, and a
+    reduce is all that follows it per run; fused and unfused match
+    onnxruntime within F32_RTOL (the bias joins the conv's sums, so not
+    bit for bit)."""
+    check_folded(tf_conv1d_head_model(), (16, 40, 1),
+                 ["squeeze", "conv", "reduce"], tmp_path, request)
 
 
 def gelu_mlp_model(hidden=96):

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -231,6 +232,43 @@ TEST(MathKernels, ReduceKindsAndAxes) {
 /// Integer sums and products wrap modulo 2^64 as ONNX's (and numpy's) do,
 /// which uint64 values held in int64 rely on; signed overflow would be
 /// undefined behaviour (UBSan's finding in make test-asan).
+/// Max and min over trailing axes run a vectorised row loop: it must give
+/// the serial loop's bits, which differ from any lane order only at ties
+/// of -0 and +0 (the first wins) and for NaN (the row's last one wins).
+TEST(MathKernels, RowMaxMinKeepSerialOrder) {
+  Rng rng(21);
+  const int64_t rows = 7, d = 133; // lanes of 8 and 16 plus a tail
+  Tensor x = rng.uniform({rows, d}, -3, 3);
+  float *p = ptr<float>(x);
+  const float nan1 = std::numeric_limits<float>::quiet_NaN();
+  const float nan2 = -std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < d; ++i) { // rows 1, 2: all zeros, -0 first or last
+    p[d + i] = i == 5 ? -0.0f : (i < 5 ? -1.0f : 0.0f);
+    p[2 * d + i] = i == d - 1 ? -0.0f : (i % 2 ? 0.0f : -2.0f);
+  }
+  p[3 * d + 17] = nan1, p[3 * d + 90] = nan2; // row 3: two NaNs
+  p[4 * d + 131] = std::numeric_limits<float>::infinity();
+  for (const char *kind : {"max", "min"}) {
+    SCOPED_TRACE(kind);
+    const bool isMax = std::string(kind) == "max";
+    Tensor y = runOk(Call("reduce", {&x},
+                          {strAttr("kind", kind), intsAttr("axes", {1}),
+                           intAttr("keepdims", 0)}));
+    for (int64_t r = 0; r < rows; ++r) {
+      float want = isMax ? -INFINITY : INFINITY;
+      for (int64_t i = 0; i < d; ++i) {
+        const float v = p[r * d + i];
+        if ((isMax ? v > want : v < want) || v != v)
+          want = v;
+      }
+      uint32_t a, b;
+      std::memcpy(&a, &ptr<float>(y)[r], 4);
+      std::memcpy(&b, &want, 4);
+      EXPECT_EQ(a, b) << "row " << r;
+    }
+  }
+}
+
 TEST(MathKernels, IntegerReductionsWrap) {
   const int64_t big = std::numeric_limits<int64_t>::max();
   Tensor x = i64({4}, {big, big, 3, -5});

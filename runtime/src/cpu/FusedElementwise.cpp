@@ -16,6 +16,7 @@
 #include "cpu/FusedGather.h"
 #include "cpu/FusedOpcodes.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/ReduceMinMax.h"
 #include "cpu/StepCache.h"
 
 #include "ingot/FusedProgram.h"
@@ -158,18 +159,9 @@ float reduceRow(RowReduction kind, const float *row, int64_t d) {
       acc += row[i];
     return float(acc);
   }
-  // The largest value (exact in any order), or, as the reduce kernel
-  // gives, the row's last NaN if it has one.
-  float acc = -std::numeric_limits<float>::infinity();
-  bool nan = false;
-  for (int64_t i = 0; i < d; ++i) {
-    nan |= row[i] != row[i];
-    acc = row[i] > acc ? row[i] : acc;
-  }
-  for (int64_t i = d - 1; nan && i >= 0; --i)
-    if (row[i] != row[i])
-      return row[i];
-  return acc;
+  // As the reduce kernel gives it (vectorised; a scalar loop with a
+  // NaN check per element was most of Magika's conv head).
+  return rowMinMaxF32(row, d, /*isMax=*/true);
 }
 
 /// What a step's attributes say: its program and trailing reduction.

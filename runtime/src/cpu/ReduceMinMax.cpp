@@ -54,7 +54,26 @@ float minMaxRange(const float *p, int64_t m, bool isMax) {
   return r;
 }
 
+/// The reduce kernel's serial order: an element replaces the extreme when
+/// it is strictly beyond it or NaN.
+float rowMinMaxSerial(const float *p, int64_t n, bool isMax) {
+  float acc = isMax ? -INFINITY : INFINITY;
+  for (int64_t i = 0; i < n; ++i)
+    if ((isMax ? p[i] > acc : p[i] < acc) || p[i] != p[i])
+      acc = p[i];
+  return acc;
+}
+
 } // namespace
+
+float rowMinMaxF32(const float *row, int64_t n, bool isMax) {
+  if (n == 0)
+    return isMax ? -INFINITY : INFINITY;
+  // Lanes may meet equal zeros in another order, and minMaxRange gives a
+  // canonical NaN: those rows take the serial loop.
+  const float r = minMaxRange(row, n, isMax);
+  return r == 0.0f || r != r ? rowMinMaxSerial(row, n, isMax) : r;
+}
 
 float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax) {
   constexpr int64_t kChunk = 1 << 16;

@@ -10,4 +10,10 @@ namespace ingot::cpu {
 /// Max (or min) of in[0..n), NaN if any element is NaN; n > 0.
 float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax);
 
+/// Max (or min) of one row as the reduce kernel's serial loop gives it:
+/// the first of equal extremes (so -0 or +0, whichever comes first), or
+/// the row's last NaN if it has one; -inf (+inf) for n == 0. Vectorised,
+/// with the serial loop redone only for a row whose extreme is 0 or NaN.
+float rowMinMaxF32(const float *row, int64_t n, bool isMax);
+
 } // namespace ingot::cpu

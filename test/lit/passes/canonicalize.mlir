@@ -87,3 +87,33 @@ func.func @last_position(%x: tensor<1x16x64xf32>) -> tensor<1x1xi64> {
   %dead = ingot.shape %x {start = 0 : i64, end = 9223372036854775807 : i64} : tensor<1x16x64xf32> -> tensor<3xi64>
   return %p : tensor<1x1xi64>
 }
+
+// -----
+
+// jax2tf slices whole tensors around its convs (starts 0, steps 1, ends of
+// 10^9 on the dynamic batch dim and past the static ones): the slice is its
+// input. A slice that stops short of a static dim, starts past 0, steps by
+// 2, or ends below 10^9 on a dynamic dim stays.
+// CHECK-LABEL: func.func @identity_slices
+// CHECK-COUNT-4: ingot.slice %arg0
+// CHECK-NOT: ingot.slice
+// CHECK: return %arg0,
+// FOLDED-LABEL: func.func @identity_slices
+// NONE-LABEL: func.func @identity_slices
+// NONE-COUNT-5: ingot.slice
+func.func @identity_slices(%x: tensor<?x4x6xf32>) -> (tensor<?x4x6xf32>, tensor<?x4x5xf32>, tensor<?x3x6xf32>, tensor<?x4x3xf32>, tensor<?x4x6xf32>) {
+  %zeros = ingot.constant dense<0> : tensor<3xi32>
+  %ones = ingot.constant dense<1> : tensor<3xi32>
+  %axes = ingot.constant dense<[0, 1, 2]> : tensor<3xi32>
+  %all = ingot.constant dense<1000000000> : tensor<3xi32>
+  %short = ingot.constant dense<[1000000000, 4, 5]> : tensor<3xi32>
+  %from1 = ingot.constant dense<[0, 1, 0]> : tensor<3xi32>
+  %by2 = ingot.constant dense<[1, 1, 2]> : tensor<3xi32>
+  %batchShort = ingot.constant dense<[99999, 4, 6]> : tensor<3xi32>
+  %a = ingot.slice %x, %zeros, %all, %axes, %ones : (tensor<?x4x6xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x4x6xf32>
+  %b = ingot.slice %x, %zeros, %short, %axes, %ones : (tensor<?x4x6xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x4x5xf32>
+  %c = ingot.slice %x, %from1, %all, %axes, %ones : (tensor<?x4x6xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x3x6xf32>
+  %d = ingot.slice %x, %zeros, %all, %axes, %by2 : (tensor<?x4x6xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x4x3xf32>
+  %e = ingot.slice %x, %zeros, %batchShort, %axes, %ones : (tensor<?x4x6xf32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>, tensor<3xi32>) -> tensor<?x4x6xf32>
+  return %a, %b, %c, %d, %e : tensor<?x4x6xf32>, tensor<?x4x5xf32>, tensor<?x3x6xf32>, tensor<?x4x3xf32>, tensor<?x4x6xf32>
+}

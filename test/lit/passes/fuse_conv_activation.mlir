@@ -150,3 +150,24 @@ func.func @not_hard_swish(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tens
   %a5 = ingot.div %m5, %six : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
   return %a1, %a2, %a3, %a4, %a5, %c5 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// A raised gelu of a conv read once, in both forms; a conv also read by
+// something else keeps its gelu apart.
+// CHECK-LABEL: func.func @gelu
+// CHECK: %[[A:.*]] = ingot.conv %arg0, %{{.*}} {activation = "gelu_tanh"
+// CHECK: %[[B:.*]] = ingot.conv %[[A]], %{{.*}} {activation = "gelu"
+// CHECK: %[[C:.*]] = ingot.conv %[[B]], %{{.*}} {auto_pad
+// CHECK: ingot.gelu %[[C]]
+// CHECK-NOT: ingot.gelu
+func.func @gelu(%x: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %w = ingot.param "w" : tensor<4x4x1xf32>
+  %c = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x8xf32>, tensor<4x4x1xf32>) -> tensor<1x4x8xf32>
+  %g = ingot.gelu %c {approximate = "tanh"} : tensor<1x4x8xf32>
+  %c2 = ingot.conv %g, %w {auto_pad = "NOTSET", dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x8xf32>, tensor<4x4x1xf32>) -> tensor<1x4x8xf32>
+  %g2 = ingot.gelu %c2 {approximate = "none"} : tensor<1x4x8xf32>
+  %c3 = ingot.conv %g2, %w {auto_pad = "NOTSET", dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x8xf32>, tensor<4x4x1xf32>) -> tensor<1x4x8xf32>
+  %g3 = ingot.gelu %c3 {approximate = "none"} : tensor<1x4x8xf32>
+  return %g3, %c3 : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}

@@ -54,6 +54,26 @@ func.func @onnx_matmul(%x: tensor<2x8x64xf32>) -> tensor<2x8x32xf32> {
 
 // -----
 
+// jax2tf's Dense: the bias a [1, 1, N] param, reshaped to [N] for the
+// linear; a [1, 2, N] one is not a bias.
+// CHECK-LABEL: func.func @dense_bias
+// CHECK: %[[B:.*]] = ingot.reshape %{{.*}}, %{{.*}} {allowzero = 0 : i64} : (tensor<1x1x32xf32>, tensor<1xi64>) -> tensor<32xf32>
+// CHECK: %[[Y:.*]] = ingot.linear %arg0, %{{.*}}, %[[B]] {w_layout = "kn"}
+// CHECK: ingot.linear %[[Y]], %{{.*}} residual %{{.*}}
+func.func @dense_bias(%x: tensor<2x8x64xf32>) -> tensor<2x8x32xf32> {
+  %w = ingot.param "w" : tensor<64x32xf32>
+  %w2 = ingot.param "w2" : tensor<32x32xf32>
+  %b = ingot.param "b" : tensor<1x1x32xf32>
+  %b2 = ingot.param "b2" : tensor<2x8x32xf32>
+  %m = ingot.matmul %x, %w : (tensor<2x8x64xf32>, tensor<64x32xf32>) -> tensor<2x8x32xf32>
+  %s = ingot.add %m, %b : (tensor<2x8x32xf32>, tensor<1x1x32xf32>) -> tensor<2x8x32xf32>
+  %m2 = ingot.matmul %s, %w2 : (tensor<2x8x32xf32>, tensor<32x32xf32>) -> tensor<2x8x32xf32>
+  %s2 = ingot.add %m2, %b2 : (tensor<2x8x32xf32>, tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  return %s2 : tensor<2x8x32xf32>
+}
+
+// -----
+
 // SiLU written out as x * sigmoid(x).
 // CHECK-LABEL: func.func @silu
 // CHECK: ingot.linear %arg0, %{{.*}} {activation = "silu", w_layout = "nk"}
