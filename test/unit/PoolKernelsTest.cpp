@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 
@@ -63,6 +65,42 @@ TEST(PoolKernels, MaxPoolNanWinsOnlyInItsWindows) {
           best = std::max(best, ptr<float>(x)[a * 6 + b]);
       EXPECT_EQ(got, best) << i << "," << j;
     }
+}
+
+TEST(PoolKernels, NarrowMaxPoolReadsWindowsDirectly) {
+  // openWakeWord's unpadded 2x2 and [1, 2] pools over maps narrower than
+  // 16 output columns: each window read directly; a window with a NaN (or
+  // an infinity) is redone with the NaN test, the first NaN winning.
+  Rng rng(13);
+  Tensor x = rng.uniform({2, 3, 9, 14}, -2, 2);
+  float *p = ptr<float>(x);
+  p[14 + 3] = NAN;  // plane 0, row 1, col 3
+  p[14 + 2] = -NAN; // the same 2x2 window, earlier in row-major
+  p[2 * 126 + 5 * 14 + 8] = INFINITY;
+  p[4 * 126 + 7] = -INFINITY;
+  for (const std::vector<int64_t> &k :
+       {std::vector<int64_t>{2, 2}, std::vector<int64_t>{1, 2}}) {
+    const int64_t oh = 9 / k[0], ow = 14 / k[1];
+    Tensor y =
+        runOk(Call("max_pool", {&x},
+                   {intsAttr("kernel_shape", k), intsAttr("strides", k)}));
+    ASSERT_EQ(y.shape, (Shape{2, 3, oh, ow}));
+    for (int64_t pl = 0; pl < 6; ++pl)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          float want = -INFINITY;
+          for (int64_t a = 0; a < k[0]; ++a)
+            for (int64_t b = 0; b < k[1]; ++b) {
+              const float v = p[(pl * 9 + i * k[0] + a) * 14 + j * k[1] + b];
+              if ((v > want || v != v) && want == want)
+                want = v;
+            }
+          uint32_t got, ref;
+          std::memcpy(&got, &ptr<float>(y)[(pl * oh + i) * ow + j], 4);
+          std::memcpy(&ref, &want, 4);
+          EXPECT_EQ(got, ref) << pl << " " << i << "," << j;
+        }
+  }
 }
 
 TEST(PoolKernels, PoolsMatchDirectLoops) {

@@ -24,7 +24,7 @@ inline float maxOrNan(float acc, float v) {
 /// One input row's maxima over each output column's window: columns
 /// [lo, hi) read their taps without bounds checks, one strided pass per tap
 /// (simple loops the compiler vectorises), the edge columns tap by tap.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
+__attribute__((always_inline)) inline void
 rowMaxima(const Window &w, const float *xr, int64_t lo, int64_t hi, float *m) {
   const int64_t s = w.stride[2], d = w.dil[2], outCols = w.out[2];
   for (int64_t o = 0; o < outCols; ++o) {
@@ -53,7 +53,7 @@ rowMaxima(const Window &w, const float *xr, int64_t lo, int64_t hi, float *m) {
 }
 
 /// Each output's maximum over the row maxima of its window's rows.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
+__attribute__((always_inline)) inline void
 columnMaxima(const Window &w, const float *rowMax, float *y) {
   const int64_t outRows = w.out[1], outCols = w.out[2];
   for (int64_t o1 = 0; o1 < outRows; ++o1) {
@@ -70,27 +70,66 @@ columnMaxima(const Window &w, const float *rowMax, float *y) {
 /// over the window's columns, then each output's maximum over its rows'
 /// results. YOLOv8's SPPF 5x5 pools took 0.9 ms a call per window and
 /// tap; this is k_h + k_w reads per output instead of k_h * k_w.
-void separableMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
-                      const float *src, float *dst) {
-  const int64_t inRows = w.in[1], inCols = w.in[2], outCols = w.out[2];
-  ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
-    std::vector<float> rowMax(size_t(inRows * outCols));
-    for (int64_t p = pb; p < pe; ++p) {
-      const float *x = src + p * w.inSize();
-      for (int64_t r = 0; r < inRows; ++r) {
-        const float *xr = x + r * inCols;
-        float *m = rowMax.data() + r * outCols;
-        // Columns whose window lies inside the row read it without
-        // bounds checks (every column of an unpadded pool).
-        int64_t lo = 0, hi = outCols;
-        while (lo < hi && tapSource(w, 2, lo, 0) < 0)
-          ++lo;
-        while (hi > lo && tapSource(w, 2, hi - 1, w.k[2] - 1) < 0)
-          --hi;
-        rowMaxima(w, xr, lo, hi, m);
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+separablePlane(const Window &w, const float *x, int64_t lo, int64_t hi,
+               float *rowMax, float *y) {
+  for (int64_t r = 0; r < w.in[1]; ++r)
+    rowMaxima(w, x + r * w.in[2], lo, hi, rowMax + r * w.out[2]);
+  columnMaxima(w, rowMax, y);
+}
+
+/// An unpadded, undilated 2-D window over a narrow map (openWakeWord's 2x2
+/// pools of 4 to 16 columns): each output reads its taps directly. The
+/// vectorised row passes spent more on loop set-up than on these rows.
+/// `v > acc ? v : acc` is one maxss; maxOrNan's NaN test, scalar, became
+/// branches that random data mispredicted (14 ns an output), so a window
+/// holding a NaN or an infinity (probe) is redone with it.
+void directPlane(const Window &w, const float *x, float *y) {
+  const int64_t inCols = w.in[2], kh = w.k[1], kw = w.k[2];
+  for (int64_t o1 = 0; o1 < w.out[1]; ++o1)
+    for (int64_t o2 = 0; o2 < w.out[2]; ++o2) {
+      const float *base = x + o1 * w.stride[1] * inCols + o2 * w.stride[2];
+      float acc = -INFINITY, probe = 0.0f;
+      for (int64_t b = 0; b < kh; ++b)
+        for (int64_t e = 0; e < kw; ++e) {
+          const float v = base[b * inCols + e];
+          acc = v > acc ? v : acc;
+          probe += v * 0.0f;
+        }
+      if (probe != probe) {
+        acc = -INFINITY;
+        for (int64_t b = 0; b < kh; ++b)
+          for (int64_t e = 0; e < kw; ++e)
+            acc = maxOrNan(acc, base[b * inCols + e]);
       }
-      columnMaxima(w, rowMax.data(), dst + p * w.outSize());
+      *y++ = acc;
     }
+}
+
+/// Output columns below which an unpadded pool reads its windows directly.
+constexpr int64_t kNarrowPool = 16;
+
+/// Both take the first NaN of a window in row-major order.
+void planarMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
+                   const float *src, float *dst) {
+  // Columns whose window lies inside the row read it without bounds
+  // checks (every column of an unpadded pool).
+  int64_t lo = 0, hi = w.out[2];
+  while (lo < hi && tapSource(w, 2, lo, 0) < 0)
+    ++lo;
+  while (hi > lo && tapSource(w, 2, hi - 1, w.k[2] - 1) < 0)
+    --hi;
+  bool direct = w.out[2] < kNarrowPool;
+  for (int d = 1; d < kSpatial; ++d)
+    direct &= w.pad[d] == 0 && w.padEnd[d] == 0 && w.dil[d] == 1;
+  ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
+    std::vector<float> rowMax(direct ? 0 : size_t(w.in[1] * w.out[2]));
+    for (int64_t p = pb; p < pe; ++p)
+      if (direct)
+        directPlane(w, src + p * w.inSize(), dst + p * w.outSize());
+      else
+        separablePlane(w, src + p * w.inSize(), lo, hi, rowMax.data(),
+                       dst + p * w.outSize());
   });
 }
 
@@ -129,7 +168,7 @@ Status poolKernel(KernelContext &ctx, bool isMax) {
   const float *src = x.as<float>();
   void *dst = ctx.output(0).data;
   if (isMax && !select && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
-    separableMaxPool(ctx, w, planes, src, static_cast<float *>(dst));
+    planarMaxPool(ctx, w, planes, src, static_cast<float *>(dst));
     return Status::ok();
   }
   ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
