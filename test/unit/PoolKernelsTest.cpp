@@ -103,6 +103,22 @@ TEST(PoolKernels, NarrowMaxPoolReadsWindowsDirectly) {
   }
 }
 
+TEST(PoolKernels, NarrowCeilModeWindowsStayInside) {
+  // ceil_mode adds a last column whose window runs past the input: read
+  // with bounds checks (onnx's test_maxpool_2d_ceil: 4x4 by 3x3, stride 2).
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i)
+    v[size_t(i)] = float(i + 1);
+  Tensor x = f32({1, 1, 4, 4}, v);
+  Tensor y =
+      runOk(Call("max_pool", {&x},
+                 {intsAttr("kernel_shape", {3, 3}), intsAttr("strides", {2, 2}),
+                  intAttr("ceil_mode", 1)}));
+  ASSERT_EQ(y.shape, (Shape{1, 1, 2, 2}));
+  EXPECT_EQ(std::vector<float>(ptr<float>(y), ptr<float>(y) + 4),
+            (std::vector<float>{11, 12, 15, 16}));
+}
+
 TEST(PoolKernels, PoolsMatchDirectLoops) {
   Rng rng(7);
   Tensor x = rng.uniform({1, 2, 6, 5});

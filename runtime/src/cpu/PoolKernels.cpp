@@ -119,9 +119,12 @@ void planarMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
     ++lo;
   while (hi > lo && tapSource(w, 2, hi - 1, w.k[2] - 1) < 0)
     --hi;
+  // Every window inside the input: no pads, and no window that ceil_mode
+  // lets run past the end.
   bool direct = w.out[2] < kNarrowPool;
   for (int d = 1; d < kSpatial; ++d)
-    direct &= w.pad[d] == 0 && w.padEnd[d] == 0 && w.dil[d] == 1;
+    direct &= w.pad[d] == 0 && w.padEnd[d] == 0 && w.dil[d] == 1 &&
+              (w.out[d] - 1) * w.stride[d] + w.k[d] <= w.in[d];
   ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
     std::vector<float> rowMax(direct ? 0 : size_t(w.in[1] * w.out[2]));
     for (int64_t p = pb; p < pe; ++p)

@@ -10,6 +10,7 @@
 #include "cpu/TensorResize.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace ingot::cpu {
 namespace {
@@ -56,17 +57,28 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
       rows, std::max<int64_t>(1, 16384 / len), [&](int64_t r0, int64_t r1) {
         std::vector<int64_t> off(combos), idx(rank, 0);
         std::vector<float> wgt(combos);
+        int64_t lastCopy = -1; // source offset of the last row gathered
+        // The row's index in the outer dims, counted up row by row (a
+        // division per dim and row cost more than a short row's copy).
+        for (int64_t d = int64_t(last) - 1, rem = r0; d >= 0; --d)
+          idx[size_t(d)] = rem % out[size_t(d)], rem /= out[size_t(d)];
         for (int64_t r = r0; r < r1; ++r) {
-          int64_t base = 0, rem = r;
+          if (r > r0)
+            for (size_t d = last; d-- > 0;) {
+              if (++idx[d] < out[d])
+                break;
+              idx[d] = 0;
+            }
+          int64_t base = 0;
           bool outside = false;
-          for (size_t d = last; d-- > 0;) {
-            idx[d] = rem % out[d], rem /= out[d];
+          for (size_t d = 0; d < last; ++d) {
             base += maps[d].i0[idx[d]] * st[d];
             outside |= crop.any(maps[d].outside, idx[d]);
           }
           float *row = dst + r * len;
           if (outside) {
             std::fill(row, row + len, crop.extrapolation);
+            lastCopy = -1;
             continue;
           }
           for (size_t c = 0; c < combos; ++c) {
@@ -83,13 +95,22 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
             }
           }
           if (combos == 1 && !lastBlends) { // nearest, or no blend at all
+            // The weight is 1 (x * 1 is x, bit for bit). An upsampled row
+            // reads the same source row as the row before it: a copy
+            // (YOLOv8n's 2x nearest upsamples gathered every row twice).
+            if (off[0] == lastCopy) {
+              std::memcpy(row, row - len, size_t(len) * sizeof(float));
+              continue;
+            }
             const float *from = src + off[0];
             for (int64_t o = 0; o < len; ++o)
-              row[o] = wgt[0] * from[lm.i0[o] * st[last]];
+              row[o] = from[lm.i0[o] * st[last]];
             for (int64_t o = 0; o < len && !lm.outside.empty(); ++o)
               row[o] = lm.outside[size_t(o)] ? crop.extrapolation : row[o];
+            lastCopy = off[0];
             continue;
           }
+          lastCopy = -1;
           for (int64_t o = 0; o < len; ++o) {
             float acc = 0.0f;
             for (size_t c = 0; c < combos; ++c)
