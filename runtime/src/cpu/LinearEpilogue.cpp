@@ -41,18 +41,9 @@ void activate(Act act, float *y, int64_t len) {
     for (int64_t i = 0; i < len; ++i)
       y[i] = y[i] < 0.0f ? 0.0f : y[i];
     return;
-  case Act::Silu: {
-    // silu_mul's gate factor: g * sigmoid(g), sigmoid from MathF32.
-    constexpr int64_t kStep = 256;
-    float sig[kStep];
-    for (int64_t i0 = 0; i0 < len; i0 += kStep) {
-      const int64_t l = std::min(kStep, len - i0);
-      sigmoidF32(y + i0, sig, l);
-      for (int64_t i = 0; i < l; ++i)
-        y[i0 + i] = y[i0 + i] * sig[i];
-    }
-    return;
-  }
+  case Act::Silu:
+    // silu_mul's gate factor, g * sigmoid(g), in one vector pass.
+    return siluF32(y, y, len);
   case Act::Gelu:
   case Act::GeluTanh:
     geluF32(y, y, len, act == Act::GeluTanh);

@@ -132,6 +132,14 @@ template <typename VF, typename VI> struct SigmoidOp {
   }
 };
 
+/// x · sigmoid(x) in one pass: the product of the same two floats the
+/// separate sigmoid and multiply give.
+template <typename VF, typename VI> struct SiluOp {
+  INGOT_ALWAYS_INLINE VF operator()(const VF &v) const {
+    return v * sigmoidVec<VF, VI>(v);
+  }
+};
+
 template <typename VF, typename VI> struct TanhOp {
   INGOT_ALWAYS_INLINE VF operator()(const VF &v) const {
     return tanhVec<VF, VI>(v);
@@ -171,6 +179,18 @@ __attribute__((target("avx2,fma"))) void sigmoidAvx2(const float *x, float *y,
 }
 void sigmoidBaseline(const float *x, float *y, int64_t n) {
   sigmoidLoop<F4, I4>(x, y, n);
+}
+
+__attribute__((target("avx512f"))) void siluAvx512(const float *x, float *y,
+                                                   int64_t n) {
+  mapVec<F16>(x, y, n, SiluOp<F16, I16>{});
+}
+__attribute__((target("avx2,fma"))) void siluAvx2(const float *x, float *y,
+                                                  int64_t n) {
+  mapVec<F8>(x, y, n, SiluOp<F8, I8>{});
+}
+void siluBaseline(const float *x, float *y, int64_t n) {
+  mapVec<F4>(x, y, n, SiluOp<F4, I4>{});
 }
 
 __attribute__((target("avx512f"))) void tanhAvx512(const float *x, float *y,
@@ -230,6 +250,17 @@ void tanhF32(GemmIsa isa, const float *x, float *y, int64_t n) {
 
 void tanhF32(const float *x, float *y, int64_t n) {
   tanhF32(cpuLevel(), x, y, n);
+}
+
+void siluF32(const float *x, float *y, int64_t n) {
+  switch (cpuLevel()) {
+  case GemmIsa::Avx512:
+    return siluAvx512(x, y, n);
+  case GemmIsa::Avx2:
+    return siluAvx2(x, y, n);
+  default:
+    return siluBaseline(x, y, n);
+  }
 }
 
 void expF32(const float *x, float shift, float *y, int64_t n) {

@@ -17,6 +17,8 @@ namespace ingot::cpu {
 void expF32(const float *x, float shift, float *y, int64_t n);
 /// y[i] = 1 / (1 + exp(-x[i])).
 void sigmoidF32(const float *x, float *y, int64_t n);
+/// y[i] = x[i] * sigmoidF32(x[i]), in one pass with the same bits.
+void siluF32(const float *x, float *y, int64_t n);
 /// y[i] = tanh(x[i]), within ~3 ulp (a polynomial below |x| = 0.625).
 void tanhF32(const float *x, float *y, int64_t n);
 /// y[i] = erf(x[i]), within 2e-7 of the exact value (4e-7 relative).
