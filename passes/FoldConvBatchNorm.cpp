@@ -56,17 +56,6 @@ bool perChannel(Value c, ConvOp conv) {
   return true;
 }
 
-/// `v` reshaped to `dims` (a constant target shape).
-Value reshapeTo(PatternRewriter &rw, Location loc, Value v,
-                ArrayRef<int64_t> dims) {
-  auto shapeType =
-      RankedTensorType::get({int64_t(dims.size())}, rw.getI64Type());
-  Value shape = ConstantOp::create(rw, loc, shapeType,
-                                   DenseElementsAttr::get(shapeType, dims));
-  auto type = RankedTensorType::get(dims, rw.getF32Type());
-  return ReshapeOp::create(rw, loc, type, v, shape, rw.getI64IntegerAttr(0));
-}
-
 /// conv ∘ op, with op one of add/sub/mul by per-channel weights `c`.
 template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -97,7 +86,7 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
     auto wt = cast<RankedTensorType>(conv.getWeight().getType());
     const int64_t m = wt.getDimSize(0);
     auto vecType = RankedTensorType::get({m}, rw.getF32Type());
-    Value flat = reshapeTo(rw, loc, c, {isScalar(c, conv) ? 1 : m});
+    Value flat = ingot::reshapeTo(rw, loc, c, {isScalar(c, conv) ? 1 : m});
     if (isScalar(c, conv)) // one value per channel: 1·c keeps c's bits, -0 too
       flat = MulOp::create(
           rw, loc, vecType,
@@ -108,8 +97,8 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
     if constexpr (std::is_same_v<OpTy, MulOp>) {
       SmallVector<int64_t> rows(wt.getRank(), 1);
       rows[0] = m;
-      weight =
-          MulOp::create(rw, loc, wt, weight, reshapeTo(rw, loc, flat, rows));
+      weight = MulOp::create(rw, loc, wt, weight,
+                             ingot::reshapeTo(rw, loc, flat, rows));
       if (bias)
         bias = MulOp::create(rw, loc, vecType, bias, flat);
     } else if constexpr (std::is_same_v<OpTy, AddOp>) {

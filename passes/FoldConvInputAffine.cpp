@@ -55,18 +55,6 @@ bool unpadded(ConvOp conv) {
          llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
 }
 
-/// `v` reshaped to all-ones dims of `rank` (it holds one value).
-Value splat(PatternRewriter &rw, Location loc, Value v, int64_t rank) {
-  SmallVector<int64_t> ones(rank, 1);
-  auto shapeType = RankedTensorType::get({rank}, rw.getI64Type());
-  Value shape = ConstantOp::create(
-      rw, loc, shapeType,
-      DenseElementsAttr::get(shapeType, ArrayRef<int64_t>(ones)));
-  return ReshapeOp::create(rw, loc,
-                           RankedTensorType::get(ones, rw.getF32Type()), v,
-                           shape, rw.getI64IntegerAttr(0));
-}
-
 struct FoldInputAffine : OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -108,13 +96,15 @@ struct FoldInputAffine : OpRewritePattern<ConvOp> {
       Value sum = ReduceOp::create(
           rw, loc, vecType, weight, Value(), rw.getStringAttr("sum"),
           rw.getDenseI64ArrayAttr(axes), rw.getI64IntegerAttr(0), nullptr);
-      Value moved =
-          MulOp::create(rw, loc, vecType, sum, splat(rw, loc, shift, 1));
+      Value moved = MulOp::create(rw, loc, vecType, sum,
+                                  ingot::reshapeTo(rw, loc, shift, {1}));
       bias = bias ? AddOp::create(rw, loc, vecType, bias, moved).getResult()
                   : moved;
     }
     if (scale)
-      weight = MulOp::create(rw, loc, wt, weight, splat(rw, loc, scale, rank));
+      weight = MulOp::create(
+          rw, loc, wt, weight,
+          ingot::reshapeTo(rw, loc, scale, SmallVector<int64_t>(rank, 1)));
     auto folded = cast<ConvOp>(rw.clone(*conv.getOperation()));
     folded->setOperand(0, x);
     folded->setOperand(1, weight);

@@ -107,8 +107,6 @@ template <typename OpTy> Value otherOperand(OpTy op, Value v) {
   return op.getRhs() == v ? op.getLhs() : Value();
 }
 
-bool isScalar(Value v, double c) { return v && ingot::scalarConstant(v) == c; }
-
 /// The ops of min(max(add(y, 3), 0), 6) computing `clip`, each read once.
 struct ClipChain {
   Operation *min, *max, *add;
@@ -122,13 +120,14 @@ std::optional<ClipChain> matchClip(Value clip, Value y) {
     return std::nullopt;
   for (Value lower : {min.getLhs(), min.getRhs()}) {
     auto max = lower.getDefiningOp<BinaryMathOp>();
-    if (!isScalar(otherOperand(min, lower), 6.0) || !max ||
+    if (!ingot::isScalarConstant(otherOperand(min, lower), 6.0) || !max ||
         max.getKind() != "max" || !max->hasOneUse())
       continue;
     for (Value shifted : {max.getLhs(), max.getRhs()}) {
       auto add = shifted.getDefiningOp<AddOp>();
-      if (isScalar(otherOperand(max, shifted), 0.0) && add &&
-          add->hasOneUse() && isScalar(otherOperand(add, y), 3.0))
+      if (ingot::isScalarConstant(otherOperand(max, shifted), 0.0) && add &&
+          add->hasOneUse() &&
+          ingot::isScalarConstant(otherOperand(add, y), 3.0))
         return ClipChain{min, max, add};
     }
   }
@@ -145,7 +144,8 @@ struct FuseHardSwish : OpRewritePattern<DivOp> {
   LogicalResult matchAndRewrite(DivOp div,
                                 PatternRewriter &rewriter) const override {
     auto mul = div.getLhs().getDefiningOp<MulOp>();
-    if (!mul || !mul->hasOneUse() || !isScalar(div.getRhs(), 6.0))
+    if (!mul || !mul->hasOneUse() ||
+        !ingot::isScalarConstant(div.getRhs(), 6.0))
       return rewriter.notifyMatchFailure(div, "not a product divided by 6");
     for (Value y : {mul.getLhs(), mul.getRhs()}) {
       ConvOp conv = convWithUses(y, 2);

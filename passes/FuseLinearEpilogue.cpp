@@ -113,14 +113,7 @@ Value biasVector(PatternRewriter &rewriter, Value v, int64_t n,
   if (dims.size() == 1)
     return param;
   rewriter.setInsertionPoint(before);
-  auto shapeType = RankedTensorType::get({1}, rewriter.getI64Type());
-  Value shape = ConstantOp::create(
-      rewriter, param.getLoc(), shapeType,
-      DenseElementsAttr::get(shapeType, ArrayRef<int64_t>{n}));
-  return ReshapeOp::create(
-      rewriter, param.getLoc(),
-      RankedTensorType::get({n}, param.getType().getElementType()), param,
-      shape, rewriter.getI64IntegerAttr(0));
+  return ingot::reshapeTo(rewriter, param.getLoc(), param, {n});
 }
 
 /// add(linear(x), bias) with a weight param of N values along the last

@@ -18,8 +18,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
 #include <optional>
 
 namespace ingot {
@@ -31,6 +33,26 @@ inline std::optional<double> scalarConstant(mlir::Value v) {
       attr.getNumElements() != 1)
     return std::nullopt;
   return (*attr.getValues<llvm::APFloat>().begin()).convertToDouble();
+}
+
+/// Whether `v` is a one-element float constant within `rtol` of `want`
+/// (exactly `want` by default); a null `v` is not.
+inline bool isScalarConstant(mlir::Value v, double want, double rtol = 0.0) {
+  std::optional<double> got = v ? scalarConstant(v) : std::nullopt;
+  return got && std::abs(*got - want) <= rtol * std::abs(want);
+}
+
+/// `v` (static) reshaped to `dims`, with a constant shape operand.
+inline mlir::Value reshapeTo(mlir::PatternRewriter &rw, mlir::Location loc,
+                             mlir::Value v, llvm::ArrayRef<int64_t> dims) {
+  auto shapeType =
+      mlir::RankedTensorType::get({int64_t(dims.size())}, rw.getI64Type());
+  mlir::Value shape = graph::ConstantOp::create(
+      rw, loc, shapeType, mlir::DenseElementsAttr::get(shapeType, dims));
+  auto type = mlir::RankedTensorType::get(
+      dims, mlir::cast<mlir::RankedTensorType>(v.getType()).getElementType());
+  return graph::ReshapeOp::create(rw, loc, type, v, shape,
+                                  rw.getI64IntegerAttr(0));
 }
 
 /// Whether `v` is computed from weights and constants alone (the runtime

@@ -36,9 +36,9 @@ constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kCubeCoeff = 0.044715;
 
+/// Exporters' literals of the GELU constants, to 1e-6 relative.
 bool isScalar(Value v, double want) {
-  std::optional<double> got = ingot::scalarConstant(v);
-  return got && std::abs(*got - want) <= 1e-6 * std::abs(want);
+  return ingot::isScalarConstant(v, want, 1e-6);
 }
 
 /// The factors of the product at `v` (read any number of times when

@@ -67,8 +67,7 @@ Status parseActivation(KernelContext &ctx, Act *act) {
       return Status::ok();
     }
   return ctx.error("activation must be none, relu, silu, gelu, gelu_tanh or "
-                   "hard_swish, "
-                   "got \"" +
+                   "hard_swish, got \"" +
                    s + "\"");
 }
 

@@ -34,10 +34,10 @@ int64_t numBlocks(int64_t n) { return (n + kBlock - 1) / kBlock; }
 
 /// y[i] = g[i]·sigmoid(g[i])·u[i] for i < len <= kBlock; y may equal g or u.
 void siluMulBlock(const float *g, const float *u, float *y, int64_t len) {
-  float sig[kBlock];
-  sigmoidF32(g, sig, len);
+  float gate[kBlock];
+  siluF32(g, gate, len); // g·sigmoid(g), the linear epilogue's silu
   for (int64_t i = 0; i < len; ++i)
-    y[i] = g[i] * sig[i] * u[i];
+    y[i] = gate[i] * u[i];
 }
 
 /// The one-input form: x [..., 2F] holds gate then up in each row.
