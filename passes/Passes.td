@@ -139,7 +139,9 @@ def PlanMemory : Pass<"ingot-plan-memory", "mlir::func::FuncOp"> {
   ];
 }
 
-// The passes of phases `fused`, `quantized` and `laid-out`.
+// The passes of phases `fused`, `quantized` and `laid-out`, the conv
+// rewrites of `fused` apart.
 include "FusionPasses.td"
+include "ConvFusionPasses.td"
 
 #endif // INGOT_PASSES

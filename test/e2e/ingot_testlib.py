@@ -7,6 +7,7 @@ model. The tools are found through INGOT_BUILD_DIR (set by ctest; defaults to
 <repo>/build): the full CLI and `ingot-opt` in bin/, the LLVM-free CLI in
 runtime-only/bin/.
 """
+import json
 import os
 import subprocess
 import zlib
@@ -357,3 +358,31 @@ def compile_and_run(model, work):
         runs.append((inputs_label(feed), run_model(artifact, feed, work),
                      ort_run(onnx_model, feed)))
     return runs
+
+
+def kernels_of(artifact):
+    """The kernel name of every step, from `ingot inspect --json`."""
+    proc = ingot("inspect", artifact, "--json")
+    assert proc.returncode == 0, describe(proc)
+    return [s["kernel"] for s in json.loads(proc.stdout)["steps"]]
+
+
+def per_run_kernels(artifact):
+    """The kernels of the steps every run does: those reading an input,
+    transitively (the others read weights alone and run once)."""
+    proc = ingot("inspect", artifact, "--json")
+    assert proc.returncode == 0, describe(proc)
+    plan = json.loads(proc.stdout)
+    per_run, live = [], {i["buffer"] for i in plan["inputs"]}
+    for s in plan["steps"]:
+        if live & set(s["inputs"]):
+            per_run.append(s["kernel"])
+            live |= set(s["outputs"])
+    return per_run
+
+
+def compile_both(model_path, tmp_path, *extra):
+    fused, unfused = tmp_path / "fused.ingot", tmp_path / "unfused.ingot"
+    compile_model(model_path, fused, *extra)
+    compile_model(model_path, unfused, "--fusion=off", *extra)
+    return fused, unfused

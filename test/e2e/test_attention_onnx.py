@@ -7,13 +7,12 @@ Inputs are fresh random activations and random amounts of padding per
 sequence (at least one real token). Tolerance: F32_RTOL (1e-5,
 ingot_testlib) against onnxruntime, whose softmax and matmul order their
 sums differently from ingot's fused kernel."""
-import json
 import math
 
 import numpy as np
 import pytest
 
-from ingot_testlib import (assert_close, compile_model, describe, ingot,
+from ingot_testlib import (assert_close, compile_model, kernels_of,
                            make_model, node, ort_run, run_model, save_model,
                            seed_for)
 
@@ -56,12 +55,6 @@ def encoder_attention_model(mask=True):
               node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
               node("Reshape", ["ot", "merged"], ["y"])]
     return make_model(nodes, inputs, ["y"], inits)
-
-
-def kernels_of(artifact):
-    proc = ingot("inspect", artifact, "--json")
-    assert proc.returncode == 0, describe(proc)
-    return [s["kernel"] for s in json.loads(proc.stdout)["steps"]]
 
 
 @pytest.mark.parametrize("mask", [True, False], ids=["mask", "no_mask"])

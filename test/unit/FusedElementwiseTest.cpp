@@ -14,13 +14,6 @@ using namespace ingot::test;
 
 namespace {
 
-Attr strAttr(const std::string &n, const std::string &v) {
-  Attr a;
-  a.name = n;
-  a.kind = Attr::Kind::Str;
-  a.s = v;
-  return a;
-}
 Attr floatsAttr(const std::string &n, std::vector<double> v) {
   Attr a;
   a.name = n;

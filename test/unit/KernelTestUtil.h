@@ -104,6 +104,13 @@ inline Attr intsAttr(const std::string &n, std::vector<int64_t> v) {
   a.ints = std::move(v);
   return a;
 }
+inline Attr strAttr(const std::string &n, const std::string &v) {
+  Attr a;
+  a.name = n;
+  a.kind = Attr::Kind::Str;
+  a.s = v;
+  return a;
+}
 
 /// A shared pool with more threads than this machine may have cores, so the
 /// parallel paths really interleave.
@@ -231,6 +238,14 @@ inline Shape broadcastShape(const Shape &a, const Shape &b) {
     out[i] = da == 1 ? db : da;
   }
   return out;
+}
+
+/// An f32 tensor's values, widened (a reference for an exact result).
+inline std::vector<double> toDouble(const Tensor &t) {
+  std::vector<double> v(size_t(count(t.shape)));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = ptr<float>(t)[i];
+  return v;
 }
 
 /// Each element within rtol relative (atol absolute near zero) of the

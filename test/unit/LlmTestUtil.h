@@ -31,14 +31,6 @@ inline double bf16Ref(uint16_t h) {
   return f;
 }
 
-inline Attr strAttr(const std::string &n, const std::string &v) {
-  Attr a;
-  a.name = n;
-  a.kind = Attr::Kind::Str;
-  a.s = v;
-  return a;
-}
-
 /// A random [rows, cols] weight stored as `dt`, and its exact values.
 struct Weight {
   Tensor t;

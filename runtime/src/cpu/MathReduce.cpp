@@ -122,35 +122,6 @@ Status reduceTyped(KernelContext &ctx, const std::string &kind,
   return Status::ok();
 }
 
-/// Whether the reduced axes (1 in `kept`, not 1 in `s`) all come after
-/// the kept ones: then each output is one contiguous row of the input.
-bool reducesTrailingAxes(const shape::Shape &s, const shape::Shape &kept) {
-  bool reducing = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == 1)
-      continue;
-    if (kept[i] == 1)
-      reducing = true;
-    else if (reducing)
-      return false;
-  }
-  return true;
-}
-
-/// Max or min of each contiguous row (CNN heads' max over positions), in
-/// parallel and vectorised, with the serial loop's bits.
-Status rowsMinMax(KernelContext &ctx, bool isMax, int64_t rows) {
-  const float *in = ctx.input(0).as<float>();
-  float *out = ctx.output(0).as<float>();
-  const int64_t d = rows ? ctx.input(0).numElements() / rows : 0;
-  ctx.parallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d)),
-                  [&](int64_t r0, int64_t r1) {
-                    for (int64_t r = r0; r < r1; ++r)
-                      out[r] = rowMinMaxF32(in + r * d, d, isMax);
-                  });
-  return Status::ok();
-}
-
 Status reduceKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(1, 2, 1); !s)
     return s;
@@ -203,8 +174,8 @@ Status reduceKernel(KernelContext &ctx) {
     return Status::ok();
   }
   if (x.dtype == DType::F32 && (kind == "max" || kind == "min") &&
-      reducesTrailingAxes(x.shape, kept))
-    return rowsMinMax(ctx, kind == "max", shape::numElements(kept));
+      minMaxTrailingRowsF32(ctx, kept, kind == "max"))
+    return Status::ok();
   switch (x.dtype) {
   case DType::F32:
     return reduceTyped<float, double>(ctx, kind, kept);

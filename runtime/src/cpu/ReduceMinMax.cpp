@@ -1,7 +1,8 @@
-//===- ReduceMinMax.cpp - Max or min of a whole f32 tensor ----------------===//
+//===- ReduceMinMax.cpp - Max or min of f32 tensors and rows --------------===//
 //
 // The reduction DynamicQuantizeLinear's range needs on every activation:
-// parallel chunks, 8 lanes wide where AVX2 is available.
+// parallel chunks, 8 lanes wide where AVX2 is available; and reduce's
+// max/min over trailing axes, a row per output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +74,41 @@ float rowMinMaxF32(const float *row, int64_t n, bool isMax) {
   // canonical NaN: those rows take the serial loop.
   const float r = minMaxRange(row, n, isMax);
   return r == 0.0f || r != r ? rowMinMaxSerial(row, n, isMax) : r;
+}
+
+namespace {
+
+/// Whether the reduced axes (1 in `kept`, not 1 in `s`) all come after
+/// the kept ones: then each output is one contiguous row of the input.
+bool reducesTrailingAxes(const shape::Shape &s, const shape::Shape &kept) {
+  bool reducing = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == 1)
+      continue;
+    if (kept[i] == 1)
+      reducing = true;
+    else if (reducing)
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool minMaxTrailingRowsF32(KernelContext &ctx, const shape::Shape &kept,
+                           bool isMax) {
+  if (!reducesTrailingAxes(ctx.input(0).shape, kept))
+    return false;
+  const int64_t rows = shape::numElements(kept);
+  const float *in = ctx.input(0).as<float>();
+  float *out = ctx.output(0).as<float>();
+  const int64_t d = rows ? ctx.input(0).numElements() / rows : 0;
+  ctx.parallelFor(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d)),
+                  [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1; ++r)
+                      out[r] = rowMinMaxF32(in + r * d, d, isMax);
+                  });
+  return true;
 }
 
 float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax) {

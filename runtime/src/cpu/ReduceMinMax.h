@@ -1,4 +1,4 @@
-//===- ReduceMinMax.h - Max or min of a whole f32 tensor --------*- C++ -*-===//
+//===- ReduceMinMax.h - Max or min of f32 tensors and rows ------*- C++ -*-===//
 #pragma once
 
 #include "cpu/KernelRegistry.h"
@@ -15,5 +15,12 @@ float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax);
 /// the row's last NaN if it has one; -inf (+inf) for n == 0. Vectorised,
 /// with the serial loop redone only for a row whose extreme is 0 or NaN.
 float rowMinMaxF32(const float *row, int64_t n, bool isMax);
+
+/// reduce's max (min) of f32 input 0 into output 0 when the reduced axes
+/// are trailing (`kept`: the input's shape with them 1): each output is a
+/// contiguous row, taken by rowMinMaxF32 in parallel. False, writing
+/// nothing, when they are not.
+bool minMaxTrailingRowsF32(KernelContext &ctx, const shape::Shape &kept,
+                           bool isMax);
 
 } // namespace ingot::cpu
