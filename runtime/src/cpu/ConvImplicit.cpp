@@ -118,24 +118,56 @@ struct Split {
   int64_t lines, chunks, mGroups, blocksPerGroup;
 };
 
-Split splitWork(const Window &w, const Planes &p, int64_t blocks, int nr,
-                unsigned threads) {
-  const int64_t ho = w.out[1];
-  Split s;
-  // About 8 tiles of columns per task: the planes' rows it reads stay in
-  // L2 while every row block passes over them.
-  s.lines = std::max<int64_t>(1, 8 * nr / p.wq);
-  s.lines = std::min(s.lines, std::max<int64_t>(1, ho / (2 * threads)));
-  // A whole number of chunks per thread: the pool splits tasks evenly.
-  s.chunks = (ho + s.lines - 1) / s.lines;
-  s.chunks = std::min(ho, (s.chunks + threads - 1) / threads * threads);
-  s.lines = (ho + s.chunks - 1) / s.chunks;
-  s.chunks = (ho + s.lines - 1) / s.lines;
-  s.mGroups =
-      std::clamp<int64_t>((2 * threads + s.chunks - 1) / s.chunks, 1, blocks);
-  s.blocksPerGroup = (blocks + s.mGroups - 1) / s.mGroups;
-  s.mGroups = (blocks + s.blocksPerGroup - 1) / s.blocksPerGroup;
-  return s;
+/// Columns of tiles a task may span: 16 tiles keep its C rows (16 x 32
+/// floats a row) and the planes' rows it reads in L2.
+constexpr int64_t kMaxTilesPerTask = 16;
+
+/// The rows of the tallest group when `blocks` go `per` to a group.
+int64_t tallestGroup(const std::vector<RowBlock> &blocks, int64_t per) {
+  int64_t tallest = 0;
+  for (size_t g = 0; g < blocks.size(); g += size_t(per)) {
+    int64_t rows = 0;
+    for (size_t i = g; i < std::min(blocks.size(), g + size_t(per)); ++i)
+      rows += blocks[i].height;
+    tallest = std::max(tallest, rows);
+  }
+  return tallest;
+}
+
+/// The split with the shortest critical path: the pool gives each thread
+/// an equal run of tasks, so the slowest thread does ceil(tasks / threads)
+/// tasks, each costing its tiles of columns times its group's rows (a
+/// tile computes every column of its width, valid or not). On YOLOv8n's
+/// 10 x 10 outputs a split by lines alone gave 5 tasks to 2 threads and
+/// left one idle for a third of the conv. Ties go to fewer, larger tasks:
+/// each B row is then read by more row blocks.
+Split splitWork(const Window &w, const Planes &p,
+                const std::vector<RowBlock> &blocks, int nr, unsigned threads) {
+  const int64_t ho = w.out[1], nb = int64_t(blocks.size());
+  const int64_t maxLines =
+      std::clamp<int64_t>(kMaxTilesPerTask * nr / p.wq, 1, ho);
+  Split best{};
+  int64_t bestCost = -1, bestTasks = 0;
+  for (int64_t lines = 1; lines <= maxLines; ++lines) {
+    const int64_t chunks = (ho + lines - 1) / lines;
+    if ((ho + chunks - 1) / chunks != lines)
+      continue; // the same chunks as fewer lines
+    const int64_t tiles = (lines * p.wq + nr - 1) / nr;
+    for (int64_t per = nb; per >= 1; --per) {
+      const int64_t groups = (nb + per - 1) / per;
+      if (per > 1 && (nb + per - 2) / (per - 1) == groups)
+        continue; // the same groups as fewer blocks per group
+      const int64_t tasks = chunks * groups;
+      const int64_t cost =
+          (tasks + threads - 1) / threads * tiles * tallestGroup(blocks, per);
+      if (bestCost < 0 || cost < bestCost ||
+          (cost == bestCost && tasks < bestTasks)) {
+        best = {lines, chunks, groups, per};
+        bestCost = cost, bestTasks = tasks;
+      }
+    }
+  }
+  return best;
 }
 
 } // namespace
@@ -201,7 +233,7 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
       packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
   const std::vector<RowBlock> blocks = rowBlocks(m, kernels.mr);
   const unsigned threads = ctx.pool() ? ctx.pool()->size() : 1;
-  const Split s = splitWork(w, p, int64_t(blocks.size()), kernels.nr, threads);
+  const Split s = splitWork(w, p, blocks, kernels.nr, threads);
   const int64_t ho = w.out[1], wo = w.out[2], outSize = w.outSize();
   ctx.parallelFor(s.chunks * s.mGroups, 1, [&](int64_t t0, int64_t t1) {
     const int64_t span =
