@@ -151,3 +151,27 @@ TEST(MathF32, ErfAndErfc) {
     EXPECT_EQ(one, e[at]) << "x=" << x[at];
   }
 }
+
+TEST(MathF32, GeluErfIsHalfXTimesErfc) {
+  // geluErfF32 fuses the passes around erfcF32: the same operations, so
+  // the same bits as 0.5·x·erfcF32(−x·(1/√2)) computed in three steps,
+  // wherever a value lies in the array (odd lengths take the padded
+  // chunk), and in place.
+  std::vector<float> x;
+  for (float v = -9.0f; v < 9.0f; v += 0.0173f)
+    x.push_back(v);
+  const int64_t n = int64_t(x.size());
+  std::vector<float> arg(x.size()), want(x.size()), got(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    arg[i] = -x[i] * 0.70710678118654752f;
+  cpu::erfcF32(arg.data(), want.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = 0.5f * x[i] * want[i];
+  cpu::geluErfF32(x.data(), got.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(got[i], want[i]) << "x=" << x[i];
+  std::vector<float> inPlace(x.begin() + 7, x.end());
+  cpu::geluErfF32(inPlace.data(), inPlace.data(), int64_t(inPlace.size()));
+  for (size_t i = 0; i < inPlace.size(); ++i)
+    ASSERT_EQ(inPlace[i], want[i + 7]) << "x=" << x[i + 7];
+}

@@ -157,8 +157,13 @@ Status geluKernel(KernelContext &ctx) {
 
 } // namespace
 
-// Also linear's epilogue (cpu/Activation.h).
-void geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
+// Also linear's epilogue (cpu/Activation.h). Cloned per ISA: on the
+// baseline ISA the tanh form's passes around sigmoidF32 cost as much as it.
+// Without contraction, as on the baseline ISA: a vector loop and its scalar
+// tail then give a value the same bits wherever it lies (batch invariance).
+__attribute__((optimize("fp-contract=off"),
+               target_clones("avx512f", "avx2", "default"))) void
+geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
   float t[kBlock];
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t len = std::min(kBlock, n - i0);
@@ -173,14 +178,7 @@ void geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
       for (int64_t i = 0; i < len; ++i)
         yb[i] = xb[i] * t[i];
     } else {
-      // Through the vectorised erfcF32: libm's erfc per element made
-      // BERT's linear with a fused GELU 2.6x slower than without.
-      constexpr float kInvSqrt2 = 0.70710678118654752f;
-      for (int64_t i = 0; i < len; ++i)
-        t[i] = -xb[i] * kInvSqrt2;
-      erfcF32(t, t, len);
-      for (int64_t i = 0; i < len; ++i)
-        yb[i] = 0.5f * xb[i] * t[i];
+      geluErfF32(xb, yb, len);
     }
   }
 }

@@ -26,6 +26,8 @@ void erfF32(const float *x, float *y, int64_t n);
 /// y[i] = erfc(x[i]) = 1 - erf(x[i]), keeping its relative precision for
 /// x above 0.5 (no cancellation) and within 2e-7 elsewhere.
 void erfcF32(const float *x, float *y, int64_t n);
+/// GELU's exact form 0.5x·erfc(−x/√2), the same bits as through erfcF32.
+void geluErfF32(const float *x, float *y, int64_t n);
 
 /// Round half to even (std::nearbyint in the default rounding mode)
 /// without a libm call, so loops over it vectorise: |v| + 2^23 lands where
