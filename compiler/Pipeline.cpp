@@ -62,6 +62,7 @@ void addFusionPasses(OpPassManager &pm, const PhaseInputs &in) {
     return;
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createRaiseGelu());
+  fn.addPass(createRaiseLayerNorm());
   fn.addPass(createSqueezeConv());
   fn.addPass(createFuseAddNorm());
   fn.addPass(createMergeLinears());

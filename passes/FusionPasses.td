@@ -43,6 +43,38 @@ def RaiseGelu : Pass<"ingot-raise-gelu", "mlir::func::FuncOp"> {
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }
 
+def RaiseLayerNorm : Pass<"ingot-raise-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Replace a last-axis layer norm written out as ops with one layer_norm";
+  let description = [{
+    Exports below opset 17 write LayerNormalization as reduce_mean, sub,
+    pow (or d · d), reduce_mean, add eps, sqrt, div, mul by gamma and
+    maybe add beta. With both means over the last axis (kept), eps a scalar
+    constant, gamma and beta [C] for the static last dim C, and every op
+    below the division read only inside the pattern (x may have other
+    readers), the chain becomes `ingot.layer_norm` over axis -1. The
+    residual add before it then fuses (ingot-fuse-add-norm). The result is
+    the layer_norm kernel's, within a few ulp of the chain's.
+
+    Before:
+    ```mlir
+    %m = ingot.reduce_mean %x {axes = array<i64: -1>, keepdims = 1 : i64} : tensor<?x64xf32> -> tensor<?x1xf32>
+    %d = ingot.sub %x, %m : (tensor<?x64xf32>, tensor<?x1xf32>) -> tensor<?x64xf32>
+    %p = ingot.pow %d, %two : (tensor<?x64xf32>, tensor<f32>) -> tensor<?x64xf32>
+    %v = ingot.reduce_mean %p {axes = array<i64: -1>, keepdims = 1 : i64} : tensor<?x64xf32> -> tensor<?x1xf32>
+    %a = ingot.add %v, %eps : (tensor<?x1xf32>, tensor<f32>) -> tensor<?x1xf32>
+    %s = ingot.sqrt %a : tensor<?x1xf32>
+    %n = ingot.div %d, %s : (tensor<?x64xf32>, tensor<?x1xf32>) -> tensor<?x64xf32>
+    %g = ingot.mul %n, %gamma : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    %y = ingot.add %g, %beta : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %y = ingot.layer_norm %x, %gamma, %beta {axis = -1 : i64, epsilon = 9.99999996E-13 : f32} : (tensor<?x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+    ```
+  }];
+  let dependentDialects = ["ingot::graph::IngotDialect"];
+}
+
 def FuseAddNorm : Pass<"ingot-fuse-add-norm", "mlir::func::FuncOp"> {
   let summary = "Fuse a residual add with the rms_norm/layer_norm of its sum";
   let description = [{

