@@ -118,6 +118,44 @@ TEST(LinearPack, Nk16EqualsNkBitwiseOnEveryIsa) {
         }
 }
 
+TEST(LinearPack, KnPanelsPackedOnceEqualPackedPerCall) {
+  // knMany over all of W packed by packKn (what a weight's step keeps)
+  // gives bitwise the sums it packs panel by panel: N with a 16-column
+  // last panel and a scalar tail, K across two panel depths, chunks that
+  // start at multiples of 64 as runKn's do.
+  Rng rng(977);
+  for (const IsaSet &isa : runnableSets()) {
+    if (!isa.set->knMany || !isa.set->packKn)
+      continue;
+    for (DType dt : {DType::F32, DType::F16, DType::BF16})
+      for (int64_t n : {int64_t(37), int64_t(112), int64_t(200)})
+        for (int64_t k : {int64_t(9), int64_t(300)}) {
+          SCOPED_TRACE(std::string(isa.name) + " " + dtypeName(dt) +
+                       " n=" + std::to_string(n) + " k=" + std::to_string(k));
+          const int64_t m = 40;
+          const Weight w = makeWeight(rng, dt, {k, n});
+          const Tensor x = rng.uniform({m, k});
+          const Tensor bias = rng.uniform({n});
+          cpu::LinearDecodeArgs a;
+          a.m = m, a.n = n, a.k = k;
+          a.x = ptr<float>(x);
+          a.w = w.t.data.data();
+          a.wType = dt;
+          a.bias = ptr<float>(bias);
+          std::vector<float> want(size_t(m * n)), got(want.size(), -7.0f);
+          a.y = want.data();
+          isa.set->knMany(a, 0, n);
+          const cpu::AlignedFloats panels = isa.set->packKn(a);
+          a.knPanels = panels.data();
+          a.y = got.data();
+          for (int64_t c = 0; c < n; c += 64)
+            isa.set->knMany(a, c, std::min(n, c + 64));
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(),
+                                   want.size() * sizeof(float)));
+        }
+  }
+}
+
 TEST(LinearPack, KernelNk16EqualsNk) {
   // Through the kernel: decode, prefill row groups and panels, threads.
   Rng rng(77);

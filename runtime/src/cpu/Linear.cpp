@@ -37,12 +37,14 @@
 #include "cpu/KernelUtil.h"
 #include "cpu/LinearBlocks.h"
 #include "cpu/LinearQ16.h"
+#include "cpu/StepCache.h"
 
 #include "ingot/Quant.h"
 #include "ingot/ThreadPool.h"
 #include "ingot/WeightLayout.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 namespace ingot::cpu {
@@ -70,12 +72,22 @@ void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
               });
 }
 
-void runKn(const KernelContext &ctx, const LinearDecodeArgs &a,
+void runKn(KernelContext &ctx, LinearDecodeArgs a, bool weightIsConstant,
            const LinearKernelSet &ks, const Epilogue &ep) {
   const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
   // `kn` takes at most kLinearKnMaxRows rows, more go in groups; `knMany`
   // takes them all.
   const bool many = a.m > kLinearKnMaxRows && ks.knMany;
+  // A weight's panels are packed once and kept: packing them on every call
+  // was a sixth of BERT's linears (perf, [128, 384] x [384, 1536]).
+  std::shared_ptr<const AlignedFloats> panels;
+  if (many && ks.packKn && weightIsConstant && ctx.stepCache()) {
+    const uint64_t key =
+        stepCacheKey(a.w, {uint64_t(a.k), uint64_t(a.n), uint64_t(a.wType)});
+    panels =
+        ctx.stepCache()->get<AlignedFloats>(key, [&] { return ks.packKn(a); });
+    a.knPanels = panels->data();
+  }
   const int64_t groupRows = std::min(a.m, kLinearKnMaxRows);
   // Column chunks: multiples of 64 starting at multiples of 64, which
   // keeps every column's vector-or-tail treatment (and so its sum) fixed;
@@ -242,7 +254,7 @@ Status linearKernel(KernelContext &ctx) {
   else if (nk)
     runNk(ctx, a, ks, ep);
   else
-    runKn(ctx, a, ks, ep);
+    runKn(ctx, a, w.constant, ks, ep);
   return Status::ok();
 }
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 #include <xmmintrin.h>
 
 namespace ingot::cpu {
@@ -40,6 +41,22 @@ struct LinearDecodeArgs {
   /// For "nk": w is [n, k] packed as "nk16" (WeightLayout.h) rather than
   /// row-major. Every output element's sum is the same in both.
   bool nk16 = false;
+  /// For "kn" with many rows: w already in knMany's panels (packKn's
+  /// layout), or null to pack each panel as it is reached.
+  const float *knPanels = nullptr;
+};
+
+/// Zeroed floats starting on a 64-byte boundary (the kernels load panels
+/// aligned). A move keeps the buffer, so data() stays where it was.
+struct AlignedFloats {
+  std::vector<float> storage;
+  size_t offset = 0;
+  explicit AlignedFloats(size_t n = 0) : storage(n + 16) {
+    const auto at = reinterpret_cast<uintptr_t>(storage.data());
+    offset = (64 - at % 64) % 64 / sizeof(float);
+  }
+  float *data() { return storage.data() + offset; }
+  const float *data() const { return storage.data() + offset; }
 };
 
 /// Computes y[:, n0:n1) for all m rows.
@@ -55,6 +72,9 @@ struct LinearKernelSet {
   /// "kn" for any number of rows, bitwise equal to `kn` on every row;
   /// null where the ISA has none (rows then go to `kn` in groups).
   LinearRangeFn knMany;
+  /// All of W in the panels knMany reads (LinearDecodeArgs::knPanels):
+  /// a weight's are kept in the step's cache. Null with knMany.
+  AlignedFloats (*packKn)(const LinearDecodeArgs &args);
 };
 
 const LinearKernelSet &genericLinearKernels();

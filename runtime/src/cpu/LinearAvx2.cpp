@@ -326,7 +326,7 @@ void widenAny(DType t, const void *src, int64_t count, float *dst) {
 } // namespace
 
 const LinearKernelSet &avx2LinearKernels() {
-  static const LinearKernelSet set{nkAny, knAny, widenAny, nullptr};
+  static const LinearKernelSet set{nkAny, knAny, widenAny, nullptr, nullptr};
   return set;
 }
 

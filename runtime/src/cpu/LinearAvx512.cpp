@@ -271,7 +271,7 @@ void widenAny(DType t, const void *src, int64_t count, float *dst) {
 
 const LinearKernelSet &avx512LinearKernels() {
   static const LinearKernelSet set{nkAny, avx512KnAny, widenAny,
-                                   avx512KnManyAny};
+                                   avx512KnManyAny, avx512PackKn};
   return set;
 }
 

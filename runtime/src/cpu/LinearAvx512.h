@@ -33,5 +33,6 @@ INGOT_AVX512 inline __m512 load16(const typename WElem<K>::type *p) {
 /// The "kn" kernels (LinearAvx512Tiled.cpp): few rows, and many (prefill).
 void avx512KnAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1);
 void avx512KnManyAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1);
+AlignedFloats avx512PackKn(const LinearDecodeArgs &a);
 
 } // namespace ingot::cpu

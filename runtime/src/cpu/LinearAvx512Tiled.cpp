@@ -216,12 +216,16 @@ INGOT_AVX512 void knManyRange(const LinearDecodeArgs &a, int64_t n0,
                               int64_t n1) {
   constexpr int64_t S = 16 * kStepVecs<K>;
   const int64_t vEnd = std::clamp(a.n / S * S, n0, n1);
-  alignas(64) float panel[kKnPanelK * kKnTileCols];
+  alignas(64) float own[kKnPanelK * kKnTileCols];
   for (int64_t c = n0; c < vEnd; c += kKnTileCols) {
     const int64_t cols = std::min(kKnTileCols, vEnd - c); // 32 or 16
     for (int64_t k0 = 0; k0 < a.k; k0 += kKnPanelK) {
       const int64_t kc = std::min(kKnPanelK, a.k - k0);
-      packKnPanel<K>(a, k0, kc, c, cols, panel);
+      const float *panel = own;
+      if (a.knPanels) // c is a multiple of 64: chunks start there
+        panel = a.knPanels + (c / kKnTileCols * a.k + k0) * kKnTileCols;
+      else
+        packKnPanel<K>(a, k0, kc, c, cols, own);
       if (cols == kKnTileCols)
         knPanelRows<2>(a, k0, kc, c, panel);
       else
@@ -237,7 +241,32 @@ INGOT_AVX512 void knManyRange(const LinearDecodeArgs &a, int64_t n0,
   }
 }
 
+/// Every panel knManyRange packs, in order: panel c / 32 holds all k rows
+/// of its columns, kKnTileCols floats a row (a last 16-column panel
+/// leaves the rest of each row zero).
+template <WKind K> AlignedFloats packKnAll(const LinearDecodeArgs &a) {
+  constexpr int64_t S = 16 * kStepVecs<K>;
+  const int64_t vEnd = a.n / S * S;
+  AlignedFloats panels(
+      size_t((vEnd + kKnTileCols - 1) / kKnTileCols * a.k * kKnTileCols));
+  for (int64_t c = 0; c < vEnd; c += kKnTileCols)
+    for (int64_t k0 = 0; k0 < a.k; k0 += kKnPanelK)
+      packKnPanel<K>(a, k0, std::min(kKnPanelK, a.k - k0), c,
+                     std::min(kKnTileCols, vEnd - c),
+                     panels.data() +
+                         (c / kKnTileCols * a.k + k0) * kKnTileCols);
+  return panels;
+}
+
 } // namespace
+
+AlignedFloats avx512PackKn(const LinearDecodeArgs &a) {
+  if (a.wType == DType::BF16)
+    return packKnAll<WKind::BF16>(a);
+  if (a.wType == DType::F16)
+    return packKnAll<WKind::F16>(a);
+  return packKnAll<WKind::F32>(a);
+}
 
 void avx512KnManyAny(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
   if (a.wType == DType::BF16)

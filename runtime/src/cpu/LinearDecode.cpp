@@ -111,7 +111,8 @@ void knGeneric(const LinearDecodeArgs &a, int64_t n0, int64_t n1) {
 } // namespace
 
 const LinearKernelSet &genericLinearKernels() {
-  static const LinearKernelSet set{nkGeneric, knGeneric, widenGeneric, nullptr};
+  static const LinearKernelSet set{nkGeneric, knGeneric, widenGeneric, nullptr,
+                                   nullptr};
   return set;
 }
 
