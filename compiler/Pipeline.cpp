@@ -68,6 +68,7 @@ void addFusionPasses(OpPassManager &pm, const PhaseInputs &in) {
   fn.addPass(createMergeLinears());
   fn.addPass(createFuseRopeAttention());
   fn.addPass(createFuseLinearEpilogue());
+  fn.addPass(createFuseMatMulIntegerEpilogue());
   fn.addPass(createFoldConvBatchNorm());
   fn.addPass(createFuseConvActivation());
   fn.addPass(createFoldConvInputAffine());

@@ -143,5 +143,6 @@ def PlanMemory : Pass<"ingot-plan-memory", "mlir::func::FuncOp"> {
 // rewrites of `fused` apart.
 include "FusionPasses.td"
 include "ConvFusionPasses.td"
+include "QuantFusionPasses.td"
 
 #endif // INGOT_PASSES

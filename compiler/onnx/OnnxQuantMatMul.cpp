@@ -40,8 +40,8 @@ FailureOr<Value> batchedMatMulInteger(NodeContext &n, Value a, Value b,
     FailureOr<Value> ai = pick(a, aBatch == 1 ? 0 : i), bi = pick(b, i);
     if (failed(ai) || failed(bi))
       return failure();
-    FailureOr<Value> ci =
-        n.build<graph::MatMulIntegerOp>(n.i32(), *ai, *bi, azp, bzp);
+    FailureOr<Value> ci = n.build<graph::MatMulIntegerOp>(
+        n.i32(), *ai, *bi, azp, bzp, Value(), Value(), nullptr);
     if (succeeded(ci))
       ci = n.build<graph::UnsqueezeOp>(n.i32(), *ci,
                                        bld.getDenseI64ArrayAttr({0}));
@@ -75,7 +75,8 @@ FailureOr<Value> integerProduct(NodeContext &n, Value a, Value b, Value azp,
                       " and B rank " + std::to_string(tb.getRank()),
                   "A of rank >= 2 and a 2-D or 3-D B");
   if (tb.getRank() == 2)
-    return n.build<graph::MatMulIntegerOp>(n.i32(), a, b, azp, bzp);
+    return n.build<graph::MatMulIntegerOp>(n.i32(), a, b, azp, bzp, Value(),
+                                           Value(), nullptr);
   return batchedMatMulInteger(n, a, b, azp, bzp);
 }
 

@@ -237,16 +237,28 @@ def Ingot_MatMulIntegerOp
     i8; lhs_zero_point is one value of lhs's type, rhs_zero_point one value
     or one per column [N] of rhs's type. Absent zero points are 0.
 
+    With `scale` (f32, one value or [N]) the result is f32: each int32
+    product converted, times its column's scale, plus `bias` ([N], when
+    given), then `activation` ("gelu", "gelu_tanh", "relu" or "silu", as
+    linear's) - onnxruntime's MatMulIntegerToFloat, fused by
+    ingot-fuse-matmul-integer-epilogue from the cast, mul and add an
+    int8 export writes after every MatMulInteger.
+
     ```mlir
     %y = ingot.matmul_integer %a, %w lhs_zp %azp rhs_zp %wzp : (tensor<?x64xui8>, tensor<64x32xi8>, tensor<ui8>, tensor<32xi8>) -> tensor<?x32xi32>
+    %f = ingot.matmul_integer %a, %w lhs_zp %azp scale %s bias %b {activation = "gelu"} : (tensor<?x64xui8>, tensor<64x32xi8>, tensor<ui8>, tensor<32xf32>, tensor<32xf32>) -> tensor<?x32xf32>
     ```
   }];
   let arguments = (ins Ingot_Tensor:$lhs, Ingot_Tensor:$rhs,
                    Optional<Ingot_Tensor>:$lhs_zero_point,
-                   Optional<Ingot_Tensor>:$rhs_zero_point);
+                   Optional<Ingot_Tensor>:$rhs_zero_point,
+                   Optional<Ingot_Tensor>:$scale,
+                   Optional<Ingot_Tensor>:$bias,
+                   OptionalAttr<StrAttr>:$activation);
   let results = (outs Ingot_Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs (`lhs_zp` $lhs_zero_point^)? "
-                       "(`rhs_zp` $rhs_zero_point^)? attr-dict `:` "
+                       "(`rhs_zp` $rhs_zero_point^)? (`scale` $scale^)? "
+                       "(`bias` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
   let hasVerifier = 1;
 }

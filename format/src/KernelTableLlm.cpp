@@ -65,12 +65,13 @@ void addMatMulSpecs(std::vector<KernelSpec> &table) {
   table.push_back(
       {"matmul", false, {{in("a", kF32), in("b", kF32)}, {in("y", kF32)}, {}}});
   const DTypeSet q8{DType::U8, DType::I8};
-  table.push_back({"matmul_integer",
-                   false,
-                   {{in("a", q8), in("b", q8), opt("a_zero_point", q8),
-                     opt("b_zero_point", q8)},
-                    {in("y", DTypeSet{DType::I32})},
-                    {}}});
+  table.push_back(
+      {"matmul_integer",
+       false,
+       {{in("a", q8), in("b", q8), opt("a_zero_point", q8),
+         opt("b_zero_point", q8), opt("scale", kF32), opt("bias", kF32)},
+        {in("y", DTypeSet{DType::I32, DType::F32})},
+        {"activation"}}});
   table.push_back({"dynamic_quantize_linear",
                    false,
                    {{in("x", kF32)},

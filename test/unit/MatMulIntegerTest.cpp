@@ -4,7 +4,10 @@
 // against a naive int64 triple loop: the result must be bit-exact for every
 // signedness pair, scalar and per-column zero points (including the
 // extremes 0, 127, 255, -128 that push the VNNI shifts furthest), and
-// shapes that leave partial row tiles, column panels and k groups.
+// shapes that leave partial row tiles, column panels and k groups. With a
+// scale (and bias), every engine's floats equal the int32 products
+// converted, multiplied and added one rounding at a time, as the cast, mul
+// and add kernels do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,6 +109,52 @@ TEST(MatMulInteger, EveryEngineIsExact) {
         c.bUnsigned = signs & 2;
         check(isa, c, nullptr, seed++);
         check(isa, c, &test::testPool(), seed++);
+      }
+  }
+}
+
+/// The float epilogue: per-column and one-value scales, with and without
+/// a bias, on every engine, against the exact products converted by hand.
+TEST(MatMulInteger, ScaledResultIsTheCastMulAddChain) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<float> u(-0.01f, 0.01f);
+  for (QGemmIsa isa :
+       {QGemmIsa::Generic, QGemmIsa::Avx2, QGemmIsa::Avx512Vnni}) {
+    if (!qgemmIsaSupported(isa))
+      continue;
+    for (const Case &c : {Case{7, 37, 19, true, false, true},
+                          Case{33, 385, 70, true, false, false}})
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool perColumn = variant & 1, withBias = variant & 2;
+        const std::vector<uint8_t> a = randomBytes(rng, c.rows * c.k);
+        const std::vector<uint8_t> b = randomBytes(rng, c.k * c.n);
+        std::vector<float> scale(size_t(perColumn ? c.n : 1)),
+            bias(size_t(c.n));
+        for (float &v : scale)
+          v = u(rng);
+        for (float &v : bias)
+          v = 100 * u(rng);
+        QGemmArgs g;
+        g.rows = c.rows, g.k = c.k, g.n = c.n;
+        g.a = a.data(), g.aUnsigned = true, g.aZero = 131;
+        g.b = b.data(), g.bUnsigned = false;
+        std::vector<int32_t> exact(size_t(c.rows * c.n));
+        g.c = exact.data();
+        qgemm(g, nullptr, QGemmIsa::Generic);
+        std::vector<float> got(exact.size(), -1.0f);
+        g.c = reinterpret_cast<int32_t *>(got.data());
+        g.scale = scale.data();
+        g.scalePerColumn = perColumn;
+        g.bias = withBias ? bias.data() : nullptr;
+        qgemm(g, &test::testPool(), isa);
+        for (int64_t i = 0; i < c.rows * c.n; ++i) {
+          const int64_t j = i % c.n;
+          volatile float product =
+              float(exact[size_t(i)]) * scale[size_t(perColumn ? j : 0)];
+          const float want = withBias ? product + bias[size_t(j)] : product;
+          ASSERT_EQ(got[size_t(i)], want)
+              << qgemmIsaName(isa) << " variant " << variant << " at " << i;
+        }
       }
   }
 }

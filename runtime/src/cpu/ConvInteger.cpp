@@ -152,6 +152,8 @@ void groupConvInteger(KernelContext &ctx, const Window &w, const uint8_t *xg,
 Status convIntegerKernel(KernelContext &ctx) {
   if (Status s = expectInteger8Operands(ctx); !s)
     return s;
+  if (Status s = ctx.expectOutputDType(0, {DType::I32}); !s)
+    return s;
   ConvGeometry geo;
   if (Status s = planConv(ctx, &geo); !s)
     return s;

@@ -15,11 +15,14 @@
 #include "cpu/MatMulInteger.h"
 #include "cpu/Gemm.h"
 #include "cpu/KernelUtil.h"
+#include "cpu/LinearBlocks.h"
 #include "cpu/StepCache.h"
 
 #include "ingot/ThreadPool.h"
 
 #include <immintrin.h>
+
+#include <cstring>
 
 #include <string>
 
@@ -154,8 +157,42 @@ void qgemmInt16(const QGemmArgs &g, ThreadPool *pool, bool avx2) {
   });
 }
 
+/// The scale, bias and activation of a matmul_integer with a float result.
+Status bindEpilogue(KernelContext &ctx, QGemmArgs &g, linear::Act *act) {
+  const bool scaled = ctx.hasInput(4);
+  if (Status s = ctx.expectOutputDType(0, {scaled ? DType::F32 : DType::I32});
+      !s)
+    return s;
+  if (!scaled) {
+    if (ctx.hasInput(5))
+      return ctx.error("a bias needs a scale");
+    return Status::ok();
+  }
+  const KernelInput &scale = ctx.input(4);
+  if (Status s = ctx.expectInputDType(4, {DType::F32}); !s)
+    return s;
+  const int64_t count = scale.numElements();
+  if (count != 1 && (scale.shape.size() != 1 || count != g.n))
+    return ctx.error(
+        "scale '" + scale.name + "' has shape " + shape::toString(scale.shape) +
+        "; expected one value or one per column (" + std::to_string(g.n) + ")");
+  g.scale = scale.as<float>();
+  g.scalePerColumn = count != 1;
+  if (ctx.hasInput(5)) {
+    const KernelInput &bias = ctx.input(5);
+    if (Status s = ctx.expectInputDType(5, {DType::F32}); !s)
+      return s;
+    if (bias.shape.size() != 1 || bias.shape[0] != g.n)
+      return ctx.error("bias '" + bias.name + "' has shape " +
+                       shape::toString(bias.shape) + "; expected [" +
+                       std::to_string(g.n) + "]");
+    g.bias = bias.as<float>();
+  }
+  return linear::parseActivation(ctx, act);
+}
+
 Status matmulIntegerKernel(KernelContext &ctx) {
-  if (Status s = expectInteger8Operands(ctx); !s)
+  if (Status s = expectInteger8Operands(ctx, 2); !s)
     return s;
   const KernelInput &a = ctx.input(0), &b = ctx.input(1);
   if (a.shape.size() < 2 || b.shape.size() != 2)
@@ -182,13 +219,17 @@ Status matmulIntegerKernel(KernelContext &ctx) {
     g.bZero = ctx.input(3).data;
     g.bZeroPerColumn = ctx.input(3).numElements() > 1;
   }
+  linear::Act act = linear::Act::None;
+  if (Status s = bindEpilogue(ctx, g, &act); !s)
+    return s;
   if (Status s = ctx.setOutputShape(0, outShape); !s)
     return s;
   g.a = a.data;
   g.aUnsigned = a.dtype == DType::U8;
   g.b = b.data;
   g.bUnsigned = b.dtype == DType::U8;
-  g.c = ctx.output(0).as<int32_t>();
+  // A float result takes the int32 products in its own memory first.
+  g.c = static_cast<int32_t *>(ctx.output(0).data);
   if (g.rows == 0 || g.n == 0)
     return Status::ok();
   const QGemmIsa isa = bestQGemmIsa();
@@ -199,21 +240,45 @@ Status matmulIntegerKernel(KernelContext &ctx) {
     std::shared_ptr<const QPackedB> packed = ctx.stepCache()->get<QPackedB>(
         key, [&] { return qpackBVnni(g, ctx.pool()); });
     qgemmVnni(g, ctx.pool(), packed.get());
-    return Status::ok();
+  } else {
+    qgemm(g, ctx.pool(), isa);
   }
-  qgemm(g, ctx.pool(), isa);
+  if (act != linear::Act::None) {
+    float *y = ctx.output(0).as<float>();
+    ctx.parallelFor(g.rows, std::max<int64_t>(1, 16384 / g.n),
+                    [&](int64_t r0, int64_t r1) {
+                      linear::activate(act, y + r0 * g.n, (r1 - r0) * g.n);
+                    });
+  }
   return Status::ok();
 }
 
 } // namespace
 
-Status expectInteger8Operands(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(2, 4, 1); !s)
+Status expectInteger8Operands(KernelContext &ctx, size_t extra) {
+  if (Status s = ctx.expectArity(2, 4 + extra, 1); !s)
     return s;
   for (size_t i = 0; i < 2; ++i)
     if (Status s = ctx.expectInputDType(i, {DType::U8, DType::I8}); !s)
       return s;
-  return ctx.expectOutputDType(0, {DType::I32});
+  return Status::ok();
+}
+
+void dequantizeRows(const QGemmArgs &g, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    int32_t *row = g.c + r * g.n;
+    float *out = reinterpret_cast<float *>(row);
+    for (int64_t j = 0; j < g.n; ++j) {
+      int32_t v;
+      std::memcpy(&v, row + j, sizeof v);
+      // Two roundings, as the mul and add kernels: this file is built for
+      // the baseline ISA, which has no fused multiply-add to contract to.
+      float f = float(v) * g.scale[g.scalePerColumn ? j : 0];
+      if (g.bias)
+        f = f + g.bias[j];
+      std::memcpy(out + j, &f, sizeof f);
+    }
+  }
 }
 
 Status checkZeroPoint(KernelContext &ctx, size_t i, DType want,
@@ -283,10 +348,14 @@ const char *qgemmIsaName(QGemmIsa isa) {
 }
 
 void qgemm(const QGemmArgs &g, ThreadPool *pool, QGemmIsa isa) {
-  if (isa == QGemmIsa::Avx512Vnni)
+  if (isa == QGemmIsa::Avx512Vnni) {
     qgemmVnni(g, pool);
-  else
-    qgemmInt16(g, pool, isa == QGemmIsa::Avx2);
+    return;
+  }
+  qgemmInt16(g, pool, isa == QGemmIsa::Avx2);
+  if (g.scale)
+    qgemmParallel(pool, g.rows, 16,
+                  [&](int64_t r0, int64_t r1) { dequantizeRows(g, r0, r1); });
 }
 
 void addMatMulIntegerKernels(std::vector<KernelImpl> &table) {

@@ -32,6 +32,13 @@ struct QGemmArgs {
   const void *bZero = nullptr;
   bool bZeroPerColumn = false;
   int32_t *c = nullptr;
+  /// With a scale, C holds floats: product · scale (one value, or one per
+  /// column when scalePerColumn) + bias (per column; null: none), as the
+  /// cast, mul and add kernels compute them (no fused multiply-add). The
+  /// VNNI tiles convert in registers, the other engines in place after.
+  const float *scale = nullptr;
+  bool scalePerColumn = false;
+  const float *bias = nullptr;
 };
 
 enum class QGemmIsa { Generic, Avx2, Avx512Vnni };
@@ -64,9 +71,12 @@ void qgemmVnni(const QGemmArgs &args, ThreadPool *pool,
 void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,
                    const std::function<void(int64_t, int64_t)> &fn);
 
-/// Two u8/i8 operands, up to two zero points, one i32 result: the
-/// signature matmul_integer and conv_integer share.
-Status expectInteger8Operands(KernelContext &ctx);
+/// Two u8/i8 operands, up to two zero points (and, for matmul_integer,
+/// `extra` more inputs), one i32 result: what matmul_integer and
+/// conv_integer share.
+Status expectInteger8Operands(KernelContext &ctx, size_t extra = 0);
+/// Rows [r0, r1) of C from int32 to g's scaled floats, in place.
+void dequantizeRows(const QGemmArgs &g, int64_t r0, int64_t r1);
 /// Zero point input i: of dtype `want`, one value or (when perColumn is
 /// not 0) a 1-D one per column.
 Status checkZeroPoint(KernelContext &ctx, size_t i, DType want,

@@ -38,7 +38,26 @@ struct Packed {
   std::vector<uint8_t> a; // [row][kQuads * 4], shifted to uint8
   std::vector<int32_t> rowSum;
   std::vector<int32_t> colCorr, b0; // per padded column
+  const QGemmArgs *g = nullptr;     // the scale and bias of a float C
 };
+
+/// One stored vector of C: int32, or converted, scaled and biased as the
+/// cast, mul and add kernels do (a multiply, then an add: not one FMA).
+INGOT_VNNI inline void storeResult(const Packed &p, int64_t col, __mmask16 mask,
+                                   __m512i res, int32_t *dst) {
+  const QGemmArgs &g = *p.g;
+  if (!g.scale) {
+    _mm512_mask_storeu_epi32(dst, mask, res);
+    return;
+  }
+  const __m512 scale = g.scalePerColumn
+                           ? _mm512_maskz_loadu_ps(mask, g.scale + col)
+                           : _mm512_set1_ps(*g.scale);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(res), scale);
+  if (g.bias)
+    f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(mask, g.bias + col));
+  _mm512_mask_storeu_ps(reinterpret_cast<float *>(dst), mask, f);
+}
 
 /// acc += a (unsigned bytes) . b (signed bytes), four products per lane.
 /// In asm so that each accumulator stays in one register: through the
@@ -79,7 +98,7 @@ INGOT_VNNI void tile(const uint8_t *const ap[kRows], const int8_t *bp,
       __m512i res = _mm512_add_epi32(acc[r][v], corr);
       res = _mm512_sub_epi32(
           res, _mm512_mullo_epi32(bz, _mm512_set1_epi32(rowSum[r])));
-      _mm512_mask_storeu_epi32(c + r * ldc + 16 * v, mask, res);
+      storeResult(p, j0 + 16 * v, mask, res, c + r * ldc + 16 * v);
     }
   }
 }
@@ -212,6 +231,7 @@ void qgemmVnni(const QGemmArgs &g, ThreadPool *pool, const QPackedB *packedB) {
     packedB = &own;
   }
   Packed p;
+  p.g = &g;
   p.b = packedB;
   p.kQuads = packedB->kQuads;
   p.panels = packedB->panels;

@@ -100,6 +100,38 @@ func.func @matmul_integer_zero_point_per_row(%a: tensor<4x8xui8>, %b: tensor<8x2
 
 // -----
 
+func.func @matmul_integer_bias_without_scale(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %bias: tensor<2xf32>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op bias and activation need a scale}}
+  %r = ingot.matmul_integer %a, %b bias %bias : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<2xf32>) -> tensor<4x2xi32>
+  return %r : tensor<4x2xi32>
+}
+
+// -----
+
+func.func @matmul_integer_scaled_i32(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %s: tensor<2xf32>) -> tensor<4x2xi32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op result must be f32 with a scale}}
+  %r = ingot.matmul_integer %a, %b scale %s : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<2xf32>) -> tensor<4x2xi32>
+  return %r : tensor<4x2xi32>
+}
+
+// -----
+
+func.func @matmul_integer_scale_per_row(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %s: tensor<4xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op scale must be one f32 value or one per column}}
+  %r = ingot.matmul_integer %a, %b scale %s : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<4xf32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// -----
+
+func.func @matmul_integer_unknown_activation(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %s: tensor<f32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'ingot.matmul_integer' op activation must be gelu, gelu_tanh, relu or silu, got tanh}}
+  %r = ingot.matmul_integer %a, %b scale %s {activation = "tanh"} : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<f32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// -----
+
 func.func @matmul_integer_zero_point_type(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>, %zp: tensor<ui8>) -> tensor<4x2xi32> {
   // expected-error @+1 {{'ingot.matmul_integer' op zero point type 'ui8' differs from its operand's 'i8'}}
   %r = ingot.matmul_integer %a, %b rhs_zp %zp : (tensor<4x8xui8>, tensor<8x2xi8>, tensor<ui8>) -> tensor<4x2xi32>

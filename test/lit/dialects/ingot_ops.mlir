@@ -153,10 +153,14 @@ func.func @matmul(%x: tensor<?x?x64xf32>, %w: tensor<64x256xf32>, %v: tensor<256
 // CHECK-LABEL: func.func @matmul_integer
 // CHECK: ingot.matmul_integer %{{.*}}, %{{.*}} lhs_zp %{{.*}} rhs_zp %{{.*}} : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<ui8>, tensor<19xi8>) -> tensor<?x7x19xi32>
 // CHECK: ingot.matmul_integer %{{.*}}, %{{.*}} : (tensor<?x7x37xui8>, tensor<37x19xi8>) -> tensor<?x7x19xi32>
-func.func @matmul_integer(%a: tensor<?x7x37xui8>, %w: tensor<37x19xi8>, %azp: tensor<ui8>, %wzp: tensor<19xi8>) -> (tensor<?x7x19xi32>, tensor<?x7x19xi32>) {
+// CHECK: ingot.matmul_integer %{{.*}}, %{{.*}} lhs_zp %{{.*}} scale %{{.*}} bias %{{.*}} {activation = "gelu"} : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<ui8>, tensor<19xf32>, tensor<19xf32>) -> tensor<?x7x19xf32>
+// CHECK: ingot.matmul_integer %{{.*}}, %{{.*}} scale %{{.*}} : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<f32>) -> tensor<?x7x19xf32>
+func.func @matmul_integer(%a: tensor<?x7x37xui8>, %w: tensor<37x19xi8>, %azp: tensor<ui8>, %wzp: tensor<19xi8>, %s: tensor<19xf32>, %b: tensor<19xf32>, %s1: tensor<f32>) -> (tensor<?x7x19xi32>, tensor<?x7x19xi32>, tensor<?x7x19xf32>, tensor<?x7x19xf32>) {
   %0 = ingot.matmul_integer %a, %w lhs_zp %azp rhs_zp %wzp : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<ui8>, tensor<19xi8>) -> tensor<?x7x19xi32>
   %1 = ingot.matmul_integer %a, %w : (tensor<?x7x37xui8>, tensor<37x19xi8>) -> tensor<?x7x19xi32>
-  return %0, %1 : tensor<?x7x19xi32>, tensor<?x7x19xi32>
+  %2 = ingot.matmul_integer %a, %w lhs_zp %azp scale %s bias %b {activation = "gelu"} : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<ui8>, tensor<19xf32>, tensor<19xf32>) -> tensor<?x7x19xf32>
+  %3 = ingot.matmul_integer %a, %w scale %s1 : (tensor<?x7x37xui8>, tensor<37x19xi8>, tensor<f32>) -> tensor<?x7x19xf32>
+  return %0, %1, %2, %3 : tensor<?x7x19xi32>, tensor<?x7x19xi32>, tensor<?x7x19xf32>, tensor<?x7x19xf32>
 }
 
 // CHECK-LABEL: func.func @dynamic_quantize_linear
