@@ -57,7 +57,7 @@ void qgemm(const QGemmArgs &args, ThreadPool *pool, QGemmIsa isa);
 struct QPackedB {
   int64_t k = 0, n = 0, kQuads = 0, panels = 0;
   bool bUnsigned = false;
-  std::vector<int8_t> b;       // [panel][kQuad][32][4]
+  std::vector<int8_t> b;       // [panel][kQuad][64][4]
   std::vector<int32_t> colSum; // per padded column
 };
 QPackedB qpackBVnni(const QGemmArgs &args, ThreadPool *pool);
