@@ -44,7 +44,9 @@
 #include "ingot/WeightLayout.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace ingot::cpu {
@@ -72,21 +74,53 @@ void runNk(const KernelContext &ctx, const LinearDecodeArgs &a,
               });
 }
 
+/// Bytes of packed "kn" panels the process keeps, each a f32 copy of its
+/// weight: past this budget weights are packed per call again. 64 MiB
+/// holds a MiniLM's (21 MiB) and bounds what an ONNX LLM's prefill adds.
+constexpr size_t kKnPanelBudget = size_t(64) << 20;
+std::atomic<size_t> knPanelBytesHeld{0};
+
+/// A weight's packed panels, or none when the budget was spent; their
+/// bytes go back to the budget when the step's cache drops them.
+struct HeldKnPanels {
+  AlignedFloats panels;
+  size_t bytes = 0;
+
+  HeldKnPanels() = default;
+  HeldKnPanels(AlignedFloats p, size_t b) : panels(std::move(p)), bytes(b) {}
+  HeldKnPanels(HeldKnPanels &&o) noexcept
+      : panels(std::move(o.panels)), bytes(std::exchange(o.bytes, 0)) {}
+  HeldKnPanels &operator=(HeldKnPanels &&) = delete;
+  ~HeldKnPanels() { knPanelBytesHeld.fetch_sub(bytes); }
+};
+
+HeldKnPanels holdKnPanels(const LinearKernelSet &ks,
+                          const LinearDecodeArgs &a) {
+  const size_t bytes = size_t(a.k) * size_t(a.n + 32) * sizeof(float);
+  if (knPanelBytesHeld.fetch_add(bytes) + bytes > kKnPanelBudget) {
+    knPanelBytesHeld.fetch_sub(bytes);
+    return {};
+  }
+  return {ks.packKn(a), bytes};
+}
+
 void runKn(KernelContext &ctx, LinearDecodeArgs a, bool weightIsConstant,
            const LinearKernelSet &ks, const Epilogue &ep) {
   const int64_t threads = ctx.pool() ? ctx.pool()->size() : 1;
   // `kn` takes at most kLinearKnMaxRows rows, more go in groups; `knMany`
   // takes them all.
   const bool many = a.m > kLinearKnMaxRows && ks.knMany;
-  // A weight's panels are packed once and kept: packing them on every call
-  // was a sixth of BERT's linears (perf, [128, 384] x [384, 1536]).
-  std::shared_ptr<const AlignedFloats> panels;
+  // A weight's panels are packed once and kept (within kKnPanelBudget):
+  // packing them on every call was a sixth of BERT's linears (perf,
+  // [128, 384] x [384, 1536]).
+  std::shared_ptr<const HeldKnPanels> held;
   if (many && ks.packKn && weightIsConstant && ctx.stepCache()) {
     const uint64_t key =
         stepCacheKey(a.w, {uint64_t(a.k), uint64_t(a.n), uint64_t(a.wType)});
-    panels =
-        ctx.stepCache()->get<AlignedFloats>(key, [&] { return ks.packKn(a); });
-    a.knPanels = panels->data();
+    held = ctx.stepCache()->get<HeldKnPanels>(
+        key, [&] { return holdKnPanels(ks, a); });
+    if (held->bytes)
+      a.knPanels = held->panels.data();
   }
   const int64_t groupRows = std::min(a.m, kLinearKnMaxRows);
   // Column chunks: multiples of 64 starting at multiples of 64, which
