@@ -97,8 +97,10 @@ void expectRowInvariant(const RowKernel &rk, uint64_t seed) {
 
 TEST(BatchInvariance, Linear) {
   Rng rng(901);
-  // Odd K and N (vector tails, partial blocks), and SmolLM2's K = 576.
-  const std::pair<int64_t, int64_t> sizes[] = {{515, 133}, {200, 576}};
+  // Odd K and N (vector tails, partial blocks), SmolLM2's K = 576, and an
+  // N below one 64-column chunk ("kn" then splits the rows over threads).
+  const std::pair<int64_t, int64_t> sizes[] = {
+      {515, 133}, {200, 576}, {40, 77}};
   for (DType dt : {DType::F32, DType::F16, DType::BF16})
     for (bool nk : {true, false})
       for (auto [n, k] : sizes) {

@@ -141,6 +141,25 @@ void runKn(KernelContext &ctx, LinearDecodeArgs a, bool weightIsConstant,
   const int64_t width = std::clamp<int64_t>(
       ceilDiv(ceilDiv(a.n, threads * rounds), 64) * 64, 64, maxWidth);
   const int64_t chunks = ceilDiv(a.n, width);
+  if (many && chunks < threads) {
+    // Fewer column chunks than threads (Magika's [2048, 257] x [257, 64]
+    // ran on one): bands of rows too. Every row's sums are its own, so
+    // the bits do not depend on the banding.
+    const int64_t bands = ceilDiv(threads, chunks);
+    const int64_t bandRows = ceilDiv(ceilDiv(a.m, bands), 16) * 16;
+    ctx.parallelFor(chunks * bands, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t c0 = t / bands * width, c1 = std::min(a.n, c0 + width);
+        const int64_t r0 = t % bands * bandRows;
+        const int64_t r1 = std::min(a.m, r0 + bandRows);
+        if (r0 < r1)
+          chunkWithEpilogue(ep, a, r0, r1, c0, c1, [&] {
+            ks.knMany(rowSlice(a, r0, r1 - r0), c0, c1);
+          });
+      }
+    });
+    return;
+  }
   const int64_t grain = std::max<int64_t>(
       1, 65536 / std::max<int64_t>(1, a.k * width * dtypeSize(a.wType)));
   ctx.parallelFor(chunks, grain, [&](int64_t b, int64_t e) {
