@@ -40,8 +40,10 @@ template <typename T> T readOnce(Value v) {
 
 /// reduce_mean(v) over the last axis, kept, of a rank-`rank` tensor.
 bool isLastAxisMean(ReduceMeanOp m, Value of, int64_t rank) {
+  if (!m)
+    return false;
   ArrayRef<int64_t> axes = m.getAxes();
-  return m && m.getInput() == of && m.getKeepdims() == 1 && axes.size() == 1 &&
+  return m.getInput() == of && m.getKeepdims() == 1 && axes.size() == 1 &&
          (axes[0] == -1 || axes[0] == rank - 1);
 }
 

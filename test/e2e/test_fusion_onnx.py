@@ -1,8 +1,9 @@
 """Generic elementwise fusion (ingot-fuse-elementwise) on ONNX graphs that
 spell their activations and normalisations out op by op: each graph is
 compiled with fusion on and off, both artifacts run, and both must match
-onnxruntime and each other, with fewer steps when fused (GELU written
-out becomes the `gelu` kernel, see RAISED).
+onnxruntime and each other, with fewer steps when fused (GELU and the
+layer norm written out become the `gelu` and `layer_norm` kernels, see
+RAISED).
 
 Tolerance: F32_RTOL (1e-5, justified in ingot_testlib) against
 onnxruntime. Fused and unfused artifacts must agree bitwise: the fused
@@ -68,11 +69,11 @@ def layer_norm_model():
 
 MODELS = {"gelu": gelu_model, "scale_bias_act": scale_bias_act_model,
           "layer_norm": layer_norm_model}
-# Chains the fusion replaces by a named kernel (DecomposedGelu.h), whose
-# own function, not the chain's ops, computes the result: fused and
-# unfused then differ by a few ulp, and both are checked against
-# onnxruntime only.
-RAISED = {"gelu": "gelu"}
+# Chains the fusion replaces by a named kernel (ingot-raise-gelu,
+# ingot-raise-layer-norm), whose own function, not the chain's ops,
+# computes the result: fused and unfused then differ by a few ulp, and
+# both are checked against onnxruntime only.
+RAISED = {"gelu": "gelu", "layer_norm": "layer_norm"}
 BOUNDS = ["--max-dim", "batch=4", "--max-dim", "seq=64"]
 
 

@@ -40,11 +40,12 @@ func.func @decomposed_layer_norm(%x: tensor<?x8x64xf32>, %g: tensor<64xf32>, %b:
 // Must not fire: the means over another axis than the last; a difference
 // that is also returned (the rewrite would have to keep it); a gamma that
 // is not [C] (broadcasting over rows, which layer_norm's scale cannot);
-// and an unscaled norm (no gamma multiply).
+// an unscaled norm (no gamma multiply); and a division of a difference
+// whose subtrahend is no mean at all.
 // CHECK-LABEL: func.func @not_a_last_axis_layer_norm
 // CHECK-NOT: ingot.layer_norm
 // CHECK: return
-func.func @not_a_last_axis_layer_norm(%x: tensor<4x8x64xf32>, %g: tensor<64xf32>, %gr: tensor<4x1x64xf32>) -> (tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>) {
+func.func @not_a_last_axis_layer_norm(%x: tensor<4x8x64xf32>, %g: tensor<64xf32>, %gr: tensor<4x1x64xf32>) -> (tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>) {
   %two = ingot.constant dense<2.0> : tensor<f32>
   %eps = ingot.constant dense<1.0e-12> : tensor<f32>
   // Over axis 1.
@@ -82,5 +83,9 @@ func.func @not_a_last_axis_layer_norm(%x: tensor<4x8x64xf32>, %g: tensor<64xf32>
   %a4 = ingot.add %v4, %eps : (tensor<4x8x1xf32>, tensor<f32>) -> tensor<4x8x1xf32>
   %s4 = ingot.sqrt %a4 : tensor<4x8x1xf32>
   %n4 = ingot.div %d4, %s4 : (tensor<4x8x64xf32>, tensor<4x8x1xf32>) -> tensor<4x8x64xf32>
-  return %y, %y2, %d2, %y3, %n4 : tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>
+  // x - g, not x - mean(x).
+  %d5 = ingot.sub %x, %g : (tensor<4x8x64xf32>, tensor<64xf32>) -> tensor<4x8x64xf32>
+  %n5 = ingot.div %d5, %s4 : (tensor<4x8x64xf32>, tensor<4x8x1xf32>) -> tensor<4x8x64xf32>
+  %y5 = ingot.mul %n5, %g : (tensor<4x8x64xf32>, tensor<64xf32>) -> tensor<4x8x64xf32>
+  return %y, %y2, %d2, %y3, %n4, %y5 : tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>, tensor<4x8x64xf32>
 }
