@@ -30,7 +30,10 @@ TEST(Kernels, Softmax) {
                                               {{3, 5, 7}, 0},
                                               {{64, 1000}, -1},
                                               {{2, 300, 40}, -2},
-                                              {{9}, 0}}) {
+                                              {{9}, 0},
+                                              // Few rows: columns split.
+                                              {{1, 16, 4, 2100}, 1},
+                                              {{2, 7, 1501}, 1}}) {
     Tensor x = rng.uniform(s, -8, 8);
     int64_t ax = axis < 0 ? axis + int64_t(s.size()) : axis;
     int64_t outer = count(Shape(s.begin(), s.begin() + ax)), len = s[ax];

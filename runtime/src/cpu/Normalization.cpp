@@ -29,27 +29,30 @@ void softmaxRow(const float *x, float *y, int64_t len) {
     y[i] *= inv;
 }
 
-/// Softmax along a strided axis: `inner` interleaved columns of `len` values
-/// processed together so the loops run over contiguous memory.
-void softmaxColumns(const float *x, float *y, int64_t len, int64_t inner,
-                    std::vector<float> &mx, std::vector<double> &sum) {
-  mx.assign(inner, -std::numeric_limits<float>::infinity());
-  sum.assign(inner, 0.0);
+/// Softmax along a strided axis: `count` interleaved columns (`stride`
+/// apart from one value to the next) of `len` values processed together so
+/// the loops run over contiguous memory. Each column's arithmetic is its
+/// own, so how the columns are grouped does not change any bit.
+void softmaxColumns(const float *x, float *y, int64_t len, int64_t stride,
+                    int64_t count, std::vector<float> &mx,
+                    std::vector<double> &sum) {
+  mx.assign(count, -std::numeric_limits<float>::infinity());
+  sum.assign(count, 0.0);
   for (int64_t j = 0; j < len; ++j)
-    for (int64_t c = 0; c < inner; ++c)
-      mx[c] = std::max(mx[c], x[j * inner + c]);
+    for (int64_t c = 0; c < count; ++c)
+      mx[c] = std::max(mx[c], x[j * stride + c]);
   for (int64_t j = 0; j < len; ++j) {
-    const float *xr = x + j * inner;
-    float *yr = y + j * inner;
-    for (int64_t c = 0; c < inner; ++c)
+    const float *xr = x + j * stride;
+    float *yr = y + j * stride;
+    for (int64_t c = 0; c < count; ++c)
       yr[c] = xr[c] - mx[c];
-    expF32(yr, 0.0f, yr, inner);
-    for (int64_t c = 0; c < inner; ++c)
+    expF32(yr, 0.0f, yr, count);
+    for (int64_t c = 0; c < count; ++c)
       sum[c] += yr[c];
   }
   for (int64_t j = 0; j < len; ++j)
-    for (int64_t c = 0; c < inner; ++c)
-      y[j * inner + c] = float(y[j * inner + c] / sum[c]);
+    for (int64_t c = 0; c < count; ++c)
+      y[j * stride + c] = float(y[j * stride + c] / sum[c]);
 }
 
 Status softmaxKernel(KernelContext &ctx) {
@@ -79,17 +82,24 @@ Status softmaxKernel(KernelContext &ctx) {
   const int64_t inner = dimProduct(x.shape, axis + 1, rank);
   if (len == 0 || outer * inner == 0)
     return Status::ok();
-  const int64_t grain = std::max<int64_t>(1, 16384 / (len * inner));
-  ctx.parallelFor(outer, grain, [&](int64_t b, int64_t e) {
+  // Few rows along a strided axis (YOLOv8's DFL softmax, [1, 16, 4, 2100]
+  // over axis 1, ran on one thread): the columns are split too.
+  const int64_t parts =
+      inner >= 1024 && outer < 16 ? std::min<int64_t>(inner / 512, 16) : 1;
+  const int64_t width = (inner + parts - 1) / parts;
+  const int64_t grain = std::max<int64_t>(1, 16384 / (len * width));
+  ctx.parallelFor(outer * parts, grain, [&](int64_t b, int64_t e) {
     std::vector<float> mx;
     std::vector<double> sum;
-    for (int64_t r = b; r < e; ++r) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t r = t / parts, c0 = t % parts * width;
       const float *xr = in + r * len * inner;
       float *yr = out + r * len * inner;
       if (inner == 1)
         softmaxRow(xr, yr, len);
       else
-        softmaxColumns(xr, yr, len, inner, mx, sum);
+        softmaxColumns(xr + c0, yr + c0, len, inner,
+                       std::min(width, inner - c0), mx, sum);
     }
   });
   return Status::ok();
