@@ -125,6 +125,33 @@ Status siluMulKernel(KernelContext &ctx) {
   return Status::ok();
 }
 
+/// geluF32's body, cloned per ISA: on the baseline ISA the tanh form's
+/// passes around sigmoidF32 cost as much as it. Without contraction, as
+/// on the baseline ISA: a vector loop and its scalar tail then give a value
+/// the same bits wherever it lies (batch invariance). Defined before its
+/// first use, as clang requires of a multiversioned function.
+__attribute__((optimize("fp-contract=off"),
+               target_clones("avx512f", "avx2", "default"))) void
+geluPerIsa(const float *x, float *y, int64_t n, bool tanhForm) {
+  float t[kBlock];
+  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+    const int64_t len = std::min(kBlock, n - i0);
+    const float *xb = x + i0;
+    float *yb = y + i0;
+    if (tanhForm) {
+      // 2·√(2/π) and 2·√(2/π)·0.044715.
+      constexpr float c1 = 1.5957691216057308f, c3 = 0.0713548162726f;
+      for (int64_t i = 0; i < len; ++i)
+        t[i] = xb[i] * (c1 + c3 * xb[i] * xb[i]);
+      sigmoidF32(t, t, len);
+      for (int64_t i = 0; i < len; ++i)
+        yb[i] = xb[i] * t[i];
+    } else {
+      geluErfF32(xb, yb, len);
+    }
+  }
+}
+
 Status geluKernel(KernelContext &ctx) {
   if (Status s = ctx.expectArity(1, 1, 1); !s)
     return s;
@@ -157,30 +184,9 @@ Status geluKernel(KernelContext &ctx) {
 
 } // namespace
 
-// Also linear's epilogue (cpu/Activation.h). Cloned per ISA: on the
-// baseline ISA the tanh form's passes around sigmoidF32 cost as much as it.
-// Without contraction, as on the baseline ISA: a vector loop and its scalar
-// tail then give a value the same bits wherever it lies (batch invariance).
-__attribute__((optimize("fp-contract=off"),
-               target_clones("avx512f", "avx2", "default"))) void
-geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
-  float t[kBlock];
-  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-    const int64_t len = std::min(kBlock, n - i0);
-    const float *xb = x + i0;
-    float *yb = y + i0;
-    if (tanhForm) {
-      // 2·√(2/π) and 2·√(2/π)·0.044715.
-      constexpr float c1 = 1.5957691216057308f, c3 = 0.0713548162726f;
-      for (int64_t i = 0; i < len; ++i)
-        t[i] = xb[i] * (c1 + c3 * xb[i] * xb[i]);
-      sigmoidF32(t, t, len);
-      for (int64_t i = 0; i < len; ++i)
-        yb[i] = xb[i] * t[i];
-    } else {
-      geluErfF32(xb, yb, len);
-    }
-  }
+// Also linear's epilogue (cpu/Activation.h).
+void geluF32(const float *x, float *y, int64_t n, bool tanhForm) {
+  geluPerIsa(x, y, n, tanhForm);
 }
 
 void addLlmActivationKernels(std::vector<KernelImpl> &table) {
