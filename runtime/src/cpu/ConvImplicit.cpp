@@ -84,6 +84,21 @@ Planes::fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
   std::fill(plane + hq * wq, plane + size, 0.0f);
 }
 
+/// `lines` lines of `wo` valid columns (each `wq` apart in src) into y
+/// back to back, plus *bias when given. Cloned per ISA: on the baseline
+/// ISA these copies were 7% of openWakeWord's embedding CNN (perf), whose
+/// lines are 2 to 32 wide.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+storeLines(const float *src, int64_t wq, int64_t lines, int64_t wo,
+           const float *bias, float *y) {
+  for (int64_t l = 0; l < lines; ++l, src += wq, y += wo)
+    if (bias)
+      for (int64_t o = 0; o < wo; ++o)
+        y[o] = src[o] + *bias;
+    else
+      std::memcpy(y, src, size_t(wo) * sizeof(float));
+}
+
 /// The weights [m, k] as the tiles read them: each row block's k steps of
 /// `height` values, rows past the block's own zero.
 std::vector<float> packWeights(const float *wt, int64_t m, int64_t k, int mr) {
@@ -262,14 +277,8 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
       // over the rows' contiguous run of output positions.
       for (int64_t r = 0; r < groupRows; ++r) {
         float *yr = y + (r0 + r) * outSize + line0 * wo;
-        for (int64_t l = 0; l < line1 - line0; ++l) {
-          const float *src = cbuf + r * span + l * p.wq;
-          if (bias)
-            for (int64_t o = 0; o < wo; ++o)
-              yr[l * wo + o] = src[o] + bias[r0 + r];
-          else
-            std::memcpy(yr + l * wo, src, size_t(wo) * sizeof(float));
-        }
+        storeLines(cbuf + r * span, p.wq, line1 - line0, wo,
+                   bias ? bias + r0 + r : nullptr, yr);
         linear::activate(act, yr, (line1 - line0) * wo);
       }
     }
