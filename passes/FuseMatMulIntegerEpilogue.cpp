@@ -23,24 +23,6 @@ using namespace ingot::graph;
 
 namespace {
 
-/// The only op reading `v`, if it is a T.
-template <typename T> T soleUser(Value v) {
-  return v.hasOneUse() ? dyn_cast<T>(*v.getUsers().begin()) : nullptr;
-}
-
-/// The operand of `op` other than `known`, if it is f32 and [n] (or, when
-/// `scalarToo`, one value).
-Value columnOperand(Operation *op, Value known, int64_t n, bool scalarToo) {
-  Value other =
-      op->getOperand(0) == known ? op->getOperand(1) : op->getOperand(0);
-  auto t = dyn_cast<RankedTensorType>(other.getType());
-  if (other == known || !t || !t.hasStaticShape() ||
-      !t.getElementType().isF32())
-    return nullptr;
-  const bool column = t.getRank() == 1 && t.getDimSize(0) == n;
-  return column || (scalarToo && t.getNumElements() == 1) ? other : nullptr;
-}
-
 /// matmul_integer -> cast -> mul [-> add] [-> gelu | relu] as one op.
 struct FuseDequantizeEpilogue : OpRewritePattern<CastOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -54,23 +36,24 @@ struct FuseDequantizeEpilogue : OpRewritePattern<CastOp> {
       return rewriter.notifyMatchFailure(toFloat, "not a cast of a product");
     const int64_t n =
         cast<RankedTensorType>(mm.getRhs().getType()).getDimSize(1);
-    auto mul = soleUser<MulOp>(toFloat);
-    Value scale = mul && mul.getType() == type
-                      ? columnOperand(mul, toFloat, n, /*scalarToo=*/true)
-                      : nullptr;
+    auto mul = ingot::soleReader<MulOp>(toFloat);
+    Value scale =
+        mul && mul.getType() == type
+            ? ingot::f32ColumnOperand(mul, toFloat, n, /*scalarToo=*/true)
+            : nullptr;
     if (!scale || ShapedType::isDynamic(n))
       return rewriter.notifyMatchFailure(toFloat, "no column scale follows");
     Operation *last = mul;
     Value bias;
-    if (auto add = soleUser<AddOp>(mul); add && add.getType() == type)
-      if ((bias = columnOperand(add, mul, n, /*scalarToo=*/false)))
+    if (auto add = ingot::soleReader<AddOp>(mul); add && add.getType() == type)
+      if ((bias = ingot::f32ColumnOperand(add, mul, n, /*scalarToo=*/false)))
         last = add;
     StringAttr act;
-    if (auto g = soleUser<GeluOp>(last->getResult(0))) {
+    if (auto g = ingot::soleReader<GeluOp>(last->getResult(0))) {
       act = rewriter.getStringAttr(g.getApproximate() == "tanh" ? "gelu_tanh"
                                                                 : "gelu");
       last = g;
-    } else if (auto r = soleUser<ReluOp>(last->getResult(0))) {
+    } else if (auto r = ingot::soleReader<ReluOp>(last->getResult(0))) {
       act = rewriter.getStringAttr("relu");
       last = r;
     }

@@ -42,6 +42,33 @@ inline bool isScalarConstant(mlir::Value v, double want, double rtol = 0.0) {
   return got && std::abs(*got - want) <= rtol * std::abs(want);
 }
 
+/// `v` as the result of an op of type T that nothing else reads, if it is
+/// one: the inside of a pattern, left dead once its root is rewritten.
+template <typename T> T definedForOneReader(mlir::Value v) {
+  auto op = v.getDefiningOp<T>();
+  return op && op->hasOneUse() ? op : nullptr;
+}
+
+/// The only op reading `v`, if it is a T.
+template <typename T> T soleReader(mlir::Value v) {
+  return v.hasOneUse() ? mlir::dyn_cast<T>(*v.getUsers().begin()) : nullptr;
+}
+
+/// The operand of the binary `op` other than `known`, if it is an f32
+/// vector of `n` values or, when `scalarToo`, one value (static shapes):
+/// a per-column scale or bias that broadcasts only along the last axis.
+inline mlir::Value f32ColumnOperand(mlir::Operation *op, mlir::Value known,
+                                    int64_t n, bool scalarToo) {
+  mlir::Value other =
+      op->getOperand(0) == known ? op->getOperand(1) : op->getOperand(0);
+  auto t = mlir::dyn_cast<mlir::RankedTensorType>(other.getType());
+  if (other == known || !t || !t.hasStaticShape() ||
+      !t.getElementType().isF32())
+    return nullptr;
+  const bool column = t.getRank() == 1 && t.getDimSize(0) == n;
+  return column || (scalarToo && t.getNumElements() == 1) ? other : nullptr;
+}
+
 /// `v` (static) reshaped to `dims`, with a constant shape operand.
 inline mlir::Value reshapeTo(mlir::PatternRewriter &rw, mlir::Location loc,
                              mlir::Value v, llvm::ArrayRef<int64_t> dims) {

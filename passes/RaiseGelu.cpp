@@ -53,12 +53,6 @@ bool flattenProduct(Value v, bool top, SmallVectorImpl<Value> &factors) {
          flattenProduct(m.getRhs(), false, factors);
 }
 
-/// `v` as an op of type T read only by the pattern (read once).
-template <typename T> T inner(Value v) {
-  auto op = v.getDefiningOp<T>();
-  return op && op->hasOneUse() ? op : nullptr;
-}
-
 /// The parts of a GELU of x below its final product.
 struct Matcher {
   Value x;
@@ -77,9 +71,9 @@ struct Matcher {
 
   /// x / √2 or x · (1/√2).
   bool erfArgument(Value v) {
-    if (auto d = inner<DivOp>(v))
+    if (auto d = ingot::definedForOneReader<DivOp>(v))
       return d.getLhs() == x && isScalar(d.getRhs(), kSqrt2);
-    auto m = inner<MulOp>(v);
+    auto m = ingot::definedForOneReader<MulOp>(v);
     Value other;
     return m &&
            commutes(
@@ -92,7 +86,8 @@ struct Matcher {
   /// pow(x, 3) · c, jax2tf x · (x · (c · x)).
   bool scaledCube(Value v) {
     SmallVector<Value> factors;
-    if (!inner<MulOp>(v) || !flattenProduct(v, /*top=*/false, factors))
+    if (!ingot::definedForOneReader<MulOp>(v) ||
+        !flattenProduct(v, /*top=*/false, factors))
       return false;
     int xs = 0, coefficients = 0;
     for (Value f : factors) {
@@ -100,7 +95,7 @@ struct Matcher {
         ++xs;
       else if (isScalar(f, kCubeCoeff))
         ++coefficients;
-      else if (auto p = inner<PowOp>(f);
+      else if (auto p = ingot::definedForOneReader<PowOp>(f);
                p && p.getLhs() == x && isScalar(p.getRhs(), 3.0))
         xs += 3;
       else
@@ -111,13 +106,13 @@ struct Matcher {
 
   /// √(2/π) · (x + 0.044715 · x³).
   bool tanhArgument(Value v) {
-    auto outer = inner<MulOp>(v);
+    auto outer = ingot::definedForOneReader<MulOp>(v);
     Value sum, cubeTerm;
     if (!outer ||
         !commutes(
             outer, [](Value c) { return isScalar(c, kSqrt2OverPi); }, &sum))
       return false;
-    auto add = inner<AddOp>(sum);
+    auto add = ingot::definedForOneReader<AddOp>(sum);
     return add &&
            commutes(
                add, [&](Value c) { return c == x; }, &cubeTerm) &&
@@ -126,15 +121,15 @@ struct Matcher {
 
   /// 1 + erf(x/√2) or 1 + tanh(...); sets *tanhForm.
   bool onePlus(Value v, bool *tanhForm) {
-    auto add = inner<AddOp>(v);
+    auto add = ingot::definedForOneReader<AddOp>(v);
     Value t;
     if (!add || !commutes(add, [](Value c) { return isScalar(c, 1.0); }, &t))
       return false;
-    if (auto e = inner<ErfOp>(t)) {
+    if (auto e = ingot::definedForOneReader<ErfOp>(t)) {
       *tanhForm = false;
       return erfArgument(e.getInput());
     }
-    auto h = inner<TanhOp>(t);
+    auto h = ingot::definedForOneReader<TanhOp>(t);
     *tanhForm = true;
     return h && tanhArgument(h.getInput());
   }

@@ -32,12 +32,6 @@ using namespace ingot::graph;
 
 namespace {
 
-/// `v` as an op of type T read by nothing else.
-template <typename T> T readOnce(Value v) {
-  auto op = v.getDefiningOp<T>();
-  return op && op->hasOneUse() ? op : nullptr;
-}
-
 /// reduce_mean(v) over the last axis, kept, of a rank-`rank` tensor.
 bool isLastAxisMean(ReduceMeanOp m, Value of, int64_t rank) {
   if (!m)
@@ -49,9 +43,9 @@ bool isLastAxisMean(ReduceMeanOp m, Value of, int64_t rank) {
 
 /// d², written as pow(d, 2) or d · d.
 bool isSquareOf(Value v, Value d) {
-  if (auto p = readOnce<PowOp>(v))
+  if (auto p = ingot::definedForOneReader<PowOp>(v))
     return p.getLhs() == d && ingot::isScalarConstant(p.getRhs(), 2.0);
-  auto m = readOnce<MulOp>(v);
+  auto m = ingot::definedForOneReader<MulOp>(v);
   return m && m.getLhs() == d && m.getRhs() == d;
 }
 
@@ -68,16 +62,18 @@ std::optional<std::pair<Value, double>> matchNormalized(DivOp div) {
     return std::nullopt;
   Value x = sub.getLhs();
   if (x.getType() != type ||
-      !isLastAxisMean(readOnce<ReduceMeanOp>(sub.getRhs()), x, rank))
+      !isLastAxisMean(ingot::definedForOneReader<ReduceMeanOp>(sub.getRhs()), x,
+                      rank))
     return std::nullopt;
-  auto sqrt = readOnce<SqrtOp>(div.getRhs());
-  auto add = sqrt ? readOnce<AddOp>(sqrt.getInput()) : nullptr;
+  auto sqrt = ingot::definedForOneReader<SqrtOp>(div.getRhs());
+  auto add =
+      sqrt ? ingot::definedForOneReader<AddOp>(sqrt.getInput()) : nullptr;
   if (!add)
     return std::nullopt;
   for (auto [var, eps] : {std::pair{add.getLhs(), add.getRhs()},
                           std::pair{add.getRhs(), add.getLhs()}}) {
     std::optional<double> e = ingot::scalarConstant(eps);
-    auto mean = readOnce<ReduceMeanOp>(var);
+    auto mean = ingot::definedForOneReader<ReduceMeanOp>(var);
     if (!e || *e < 0 || !mean || !isSquareOf(mean.getInput(), sub) ||
         !isLastAxisMean(mean, mean.getInput(), rank))
       continue;
@@ -91,18 +87,6 @@ std::optional<std::pair<Value, double>> matchNormalized(DivOp div) {
   return std::nullopt;
 }
 
-/// The operand of the binary `op` other than `known`, if it is a [C]
-/// tensor of the result's element type.
-Value lastAxisVector(Operation *op, Value known, int64_t c) {
-  Value other =
-      op->getOperand(0) == known ? op->getOperand(1) : op->getOperand(0);
-  auto t = dyn_cast<RankedTensorType>(other.getType());
-  if (other == known || !t || t.getRank() != 1 || t.getDimSize(0) != c ||
-      !t.getElementType().isF32())
-    return nullptr;
-  return other;
-}
-
 /// The decomposed norm, scaled and maybe shifted -> ingot.layer_norm.
 struct RaiseDecomposedLayerNorm : OpRewritePattern<DivOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -110,23 +94,24 @@ struct RaiseDecomposedLayerNorm : OpRewritePattern<DivOp> {
   LogicalResult matchAndRewrite(DivOp div,
                                 PatternRewriter &rewriter) const override {
     std::optional<std::pair<Value, double>> norm = matchNormalized(div);
-    if (!norm || !div->hasOneUse())
+    if (!norm)
       return rewriter.notifyMatchFailure(div, "not a decomposed layer norm");
     auto type = cast<RankedTensorType>(div.getType());
     const int64_t c = type.getDimSize(type.getRank() - 1);
-    auto scaled = dyn_cast<MulOp>(*div->getUsers().begin());
-    Value gamma = scaled && scaled.getType() == type
-                      ? lastAxisVector(scaled, div, c)
-                      : nullptr;
+    auto scaled = ingot::soleReader<MulOp>(div);
+    Value gamma =
+        scaled && scaled.getType() == type
+            ? ingot::f32ColumnOperand(scaled, div, c, /*scalarToo=*/false)
+            : nullptr;
     if (!gamma)
       return rewriter.notifyMatchFailure(div, "no [C] scale multiplies it");
     Operation *root = scaled;
     Value beta;
-    if (scaled->hasOneUse())
-      if (auto shift = dyn_cast<AddOp>(*scaled->getUsers().begin());
-          shift && shift.getType() == type)
-        if ((beta = lastAxisVector(shift, scaled, c)))
-          root = shift;
+    if (auto shift = ingot::soleReader<AddOp>(scaled);
+        shift && shift.getType() == type)
+      if ((beta = ingot::f32ColumnOperand(shift, scaled, c,
+                                          /*scalarToo=*/false)))
+        root = shift;
     auto ln = LayerNormOp::create(
         rewriter, root->getLoc(), type, norm->first, gamma, beta,
         rewriter.getI64IntegerAttr(-1),
