@@ -133,22 +133,20 @@ Status siluMulKernel(KernelContext &ctx) {
 __attribute__((optimize("fp-contract=off"),
                target_clones("avx512f", "avx2", "default"))) void
 geluPerIsa(const float *x, float *y, int64_t n, bool tanhForm) {
+  if (!tanhForm)
+    return geluErfF32(x, y, n);
   float t[kBlock];
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t len = std::min(kBlock, n - i0);
     const float *xb = x + i0;
     float *yb = y + i0;
-    if (tanhForm) {
-      // 2·√(2/π) and 2·√(2/π)·0.044715.
-      constexpr float c1 = 1.5957691216057308f, c3 = 0.0713548162726f;
-      for (int64_t i = 0; i < len; ++i)
-        t[i] = xb[i] * (c1 + c3 * xb[i] * xb[i]);
-      sigmoidF32(t, t, len);
-      for (int64_t i = 0; i < len; ++i)
-        yb[i] = xb[i] * t[i];
-    } else {
-      geluErfF32(xb, yb, len);
-    }
+    // 2·√(2/π) and 2·√(2/π)·0.044715.
+    constexpr float c1 = 1.5957691216057308f, c3 = 0.0713548162726f;
+    for (int64_t i = 0; i < len; ++i)
+      t[i] = xb[i] * (c1 + c3 * xb[i] * xb[i]);
+    sigmoidF32(t, t, len);
+    for (int64_t i = 0; i < len; ++i)
+      yb[i] = xb[i] * t[i];
   }
 }
 
