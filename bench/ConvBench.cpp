@@ -100,7 +100,7 @@ TEST(ConvBench, ImplicitAgainstGemm) {
                 ctx.setStepCache(&cache);
                 cpu::implicitConvOn(isa, ctx, w, ptr<float>(x), g.c,
                                     ptr<float>(wt), true, g.m, nullptr,
-                                    cpu::linear::Act::None, y.data());
+                                    cpu::ConvActivation{}, y.data());
               },
               reps));
       gemmBest =

@@ -69,15 +69,18 @@ def FoldConvBatchNorm : Pass<"ingot-fold-conv-batch-norm", "mlir::func::FuncOp">
 }
 
 def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"> {
-  let summary = "Fuse relu, silu, gelu and hard_swish into the producing conv";
+  let summary = "Fuse activations and constant clips into the producing conv";
   let description = [{
     A `relu` of a conv used once, `mul(y, sigmoid(y))` with y a conv
     read only by those two (SiLU, as YOLO exports write it), or
     `div(mul(y, min(max(add(y, 3), 0), 6)), 6)` with y read only by the
     add and the mul (HardSwish, as PaddleOCR exports write it), or the
-    `gelu` of a conv used once, becomes the conv's `activation`. The conv kernel adds its bias and applies the
-    activation to each block of output positions right after computing it,
-    instead of one more pass over memory per op.
+    `gelu` or `leaky_relu` of a conv used once, becomes the conv's
+    `activation`. A `max` then a `min` of a conv (with or without an
+    activation) by a scalar constant, as Clip imports, become its
+    `clip_min` and `clip_max`. The conv kernel adds its bias and applies
+    the activation and clip to each block of output positions right after
+    computing it, instead of one more pass over memory per op.
 
     Before:
     ```mlir
@@ -98,6 +101,10 @@ def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"
            "Fuse y * clip(y + 3, 0, 6) / 6">,
     Option<"gelu", "gelu", "bool", /*default=*/"true",
            "Fuse gelu (erf or tanh)">,
+    Option<"leakyRelu", "leaky-relu", "bool", /*default=*/"true",
+           "Fuse leaky_relu">,
+    Option<"clip", "clip", "bool", /*default=*/"true",
+           "Fuse max and min by a scalar constant">,
   ];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }

@@ -1,4 +1,4 @@
-//===- FuseConvActivation.cpp - relu, silu, gelu, hard_swish into conv ----===//
+//===- FuseConvActivation.cpp - activations and clips into conv -----------===//
 //
 // A convolution's activation is one more pass over its whole output, often
 // the largest tensor of a CNN layer; inside the conv kernel it runs on each
@@ -23,14 +23,17 @@ using namespace ingot::graph;
 
 namespace {
 
-/// `conv` rebuilt with `activation`, replacing `at`'s result; the conv and
-/// what else the caller lists go.
+/// `conv` rebuilt with `activation` (and leaky_relu's `alpha`), replacing
+/// `at`'s result; the conv and what else the caller lists go.
 void rebuildWithActivation(PatternRewriter &rewriter, ConvOp conv,
-                           Operation *at, StringRef activation) {
+                           Operation *at, StringRef activation,
+                           FloatAttr alpha = {}) {
   rewriter.setInsertionPoint(at);
   auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
   fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), at->getLoc()}));
   fused.setActivationAttr(rewriter.getStringAttr(activation));
+  if (alpha)
+    fused.setActivationAlphaAttr(alpha);
   rewriter.replaceOp(at, fused.getResult());
 }
 
@@ -164,6 +167,63 @@ struct FuseHardSwish : OpRewritePattern<DivOp> {
   }
 };
 
+/// leaky_relu(conv(x)) -> conv {activation = "leaky_relu",
+/// activation_alpha}: the unary kernel's x < 0 ? alpha·x : x.
+struct FuseLeakyRelu : OpRewritePattern<UnaryMathOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(UnaryMathOp op,
+                                PatternRewriter &rewriter) const override {
+    ConvOp conv = convWithUses(op.getInput(), 1);
+    if (op.getKind() != "leaky_relu" || !op.getAlpha() || !conv ||
+        op.getType() != conv.getType())
+      return rewriter.notifyMatchFailure(op, "not leaky_relu of a sole conv");
+    rebuildWithActivation(rewriter, conv, op, "leaky_relu", op.getAlphaAttr());
+    rewriter.eraseOp(conv);
+    return success();
+  }
+};
+
+/// max(conv(x), lo) -> conv {clip_min = lo}, then min(conv, hi) ->
+/// conv {clip_max = hi}: Clip as the importer writes it, or TF's clamp
+/// after a leaky_relu (openWakeWord's embedding CNN). The conv may have an
+/// activation, which runs first as it did; a max after a min is left
+/// alone, as the kernel clamps in Clip's order.
+struct FuseClip : OpRewritePattern<BinaryMathOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BinaryMathOp op,
+                                PatternRewriter &rewriter) const override {
+    const bool isMax = op.getKind() == "max";
+    if (!isMax && op.getKind() != "min")
+      return rewriter.notifyMatchFailure(op, "neither max nor min");
+    for (auto [y, bound] : {std::pair{op.getLhs(), op.getRhs()},
+                            std::pair{op.getRhs(), op.getLhs()}}) {
+      auto conv = y.getDefiningOp<ConvOp>();
+      std::optional<double> value = ingot::scalarConstant(bound);
+      // The kernel keeps the tensor's value on a tie, as max(x, c) does;
+      // max(c, x) keeps c, which differs only for -0 against +0.
+      const bool tensorFirst = y == op.getLhs();
+      if (!conv || !y.hasOneUse() || !value || std::isnan(*value) ||
+          (!tensorFirst && *value == 0.0) || op.getType() != conv.getType() ||
+          conv.getClipMax() || (isMax && conv.getClipMin()))
+        continue;
+      rewriter.setInsertionPoint(op);
+      auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
+      fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), op.getLoc()}));
+      FloatAttr attr = rewriter.getF32FloatAttr(float(*value));
+      if (isMax)
+        fused.setClipMinAttr(attr);
+      else
+        fused.setClipMaxAttr(attr);
+      rewriter.replaceOp(op, fused.getResult());
+      rewriter.eraseOp(conv);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not a sole conv and a constant");
+  }
+};
+
 struct FuseConvActivationPass
     : public ingot::impl::FuseConvActivationBase<FuseConvActivationPass> {
   using FuseConvActivationBase::FuseConvActivationBase;
@@ -179,6 +239,10 @@ struct FuseConvActivationPass
       patterns.add<FuseHardSwish>(ctx);
     if (gelu)
       patterns.add<FuseGelu>(ctx);
+    if (leakyRelu)
+      patterns.add<FuseLeakyRelu>(ctx);
+    if (clip)
+      patterns.add<FuseClip>(ctx);
     ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };

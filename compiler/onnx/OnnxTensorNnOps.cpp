@@ -161,7 +161,8 @@ LogicalResult convertConv(NodeContext &n) {
              b.getI64IntegerAttr(group), b.getStringAttr(autoPad),
              kernelDynamic && !kernel.empty() ? b.getDenseI64ArrayAttr(kernel)
                                               : DenseI64ArrayAttr(),
-             /*activation=*/StringAttr()));
+             /*activation=*/StringAttr(), /*activation_alpha=*/FloatAttr(),
+             /*clip_min=*/FloatAttr(), /*clip_max=*/FloatAttr()));
 }
 
 /// TopK: one op per used output (values, then i64 indices).

@@ -33,8 +33,21 @@ LogicalResult checkStr(Operation *op, StringRef what, StringRef value,
 
 const StringRef kAutoPads[] = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
 /// Activations the conv kernel applies after its bias.
-const StringRef kConvActivations[] = {"relu", "silu", "gelu", "gelu_tanh",
-                                      "hard_swish"};
+const StringRef kConvActivations[] = {"relu",      "silu",       "gelu",
+                                      "gelu_tanh", "hard_swish", "leaky_relu"};
+
+/// leaky_relu has its slope and nothing else has one; clip bounds are
+/// numbers (max then min, as Clip is imported: hi < lo gives hi).
+LogicalResult verifyConvActivation(ConvOp op) {
+  const bool leaky = op.getActivation() == "leaky_relu";
+  if (leaky != bool(op.getActivationAlpha()))
+    return op.emitOpError("activation_alpha goes with leaky_relu alone");
+  const auto lo = op.getClipMin(), hi = op.getClipMax();
+  for (std::optional<APFloat> bound : {lo, hi})
+    if (bound && bound->isNaN())
+      return op.emitOpError("clip bounds must be numbers");
+  return success();
+}
 
 } // namespace
 
@@ -150,6 +163,7 @@ LogicalResult ConvOp::verify() {
       failed(checkStr(*this, "auto_pad", getAutoPad(), kAutoPads)) ||
       (getActivation() && failed(checkStr(*this, "activation", *getActivation(),
                                           kConvActivations))) ||
+      failed(verifyConvActivation(*this)) ||
       failed(verifyConvChannels(*this, getInput(), getWeight(), getGroup())))
     return failure();
   return verifyShapeRule(*this);

@@ -120,9 +120,11 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
     `kernel_shape`, when present, gives the spatial dims of a weight whose
     type leaves them dynamic (a weight fed as a graph input); the kernel
     checks the real weight against it. `activation` (`relu`, `silu`,
-    `gelu`, `gelu_tanh` or `hard_swish`, set by
-    --ingot-fuse-conv-activation; linear's functions) is applied after the
-    bias, to each block of output positions while it is in cache.
+    `gelu`, `gelu_tanh`, `hard_swish` (linear's functions) or `leaky_relu`
+    with its `activation_alpha`, set by --ingot-fuse-conv-activation) is
+    applied after the bias, then `clip_min` and `clip_max` (ONNX Max and
+    Min by a constant, in that order, NaN kept), to each block of output
+    positions while it is in cache.
 
     ```mlir
     %y = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
@@ -133,7 +135,10 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
                    I64Attr:$group, StrAttr:$auto_pad,
                    OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
-                   OptionalAttr<StrAttr>:$activation);
+                   OptionalAttr<StrAttr>:$activation,
+                   OptionalAttr<F32Attr>:$activation_alpha,
+                   OptionalAttr<F32Attr>:$clip_min,
+                   OptionalAttr<F32Attr>:$clip_max);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";
 }

@@ -16,12 +16,13 @@ using namespace sig::dtypes;
 
 /// ConvKernels (runtime/src/cpu/ConvKernels.cpp).
 void addConvSpecs(std::vector<KernelSpec> &table) {
-  table.push_back({"conv",
-                   false,
-                   {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
-                    {in("y", kF32)},
-                    {"strides", "pads", "dilations", "auto_pad", "group",
-                     "kernel_shape", "activation"}}});
+  table.push_back(
+      {"conv",
+       false,
+       {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
+        {in("y", kF32)},
+        {"strides", "pads", "dilations", "auto_pad", "group", "kernel_shape",
+         "activation", "activation_alpha", "clip_min", "clip_max"}}});
   const DTypeSet q8{DType::U8, DType::I8};
   table.push_back({"conv_integer",
                    false,

@@ -1,5 +1,6 @@
 """Conv fusions on ONNX graphs as exporters write them: activations
-(Relu, SiLU, HardSwish) fused into the conv kernel, BatchNormalization and
+(Relu, SiLU, HardSwish, LeakyRelu) and clamps (Clip, Max by a constant)
+fused into the conv kernel, BatchNormalization and
 PaddleOCR's scalar affines folded into its weights, and TensorFlow's 1-D
 conv (a 2-D conv with a unit dim, then a Squeeze) run one rank lower with
 its bias and GELU. Each graph is compiled with fusion on and off; both
@@ -30,8 +31,10 @@ def hard_swish_nodes(y, out, inits):
 
 def conv_act_model(act, channels, size, kernel, group=1):
     """Conv (+ bias) then SiLU (Sigmoid, Mul, as YOLO exports write it),
-    Relu or HardSwish (as PaddleOCR's exports write it), twice: a stride-1
-    conv and a stride-2 one."""
+    Relu, HardSwish (as PaddleOCR's exports write it), ReLU6 (Clip 0..6) or
+    LeakyRelu then Max by a constant (tf2onnx's clamped leaky ReLU in
+    openWakeWord's embedding CNN), twice: a stride-1 conv and a stride-2
+    one."""
     rng = np.random.default_rng(11 + kernel + group)
     c, m = channels
     inits = {}
@@ -50,6 +53,13 @@ def conv_act_model(act, channels, size, kernel, group=1):
                       node("Mul", [f"c{i}", f"s{i}"], [f"a{i}"])]
         elif act == "hard_swish":
             nodes += hard_swish_nodes(f"c{i}", f"a{i}", inits)
+        elif act == "relu6":
+            inits.update({"zero": np.array(0, F32), "six": np.array(6, F32)})
+            nodes.append(node("Clip", [f"c{i}", "zero", "six"], [f"a{i}"]))
+        elif act == "leaky_clamp":
+            inits["floor"] = np.array([[[[-0.4]]]], F32)
+            nodes += [node("LeakyRelu", [f"c{i}"], [f"l{i}"], alpha=0.2),
+                      node("Max", [f"l{i}", "floor"], [f"a{i}"])]
         else:
             nodes.append(node("Relu", [f"c{i}"], [f"a{i}"]))
         x = f"a{i}"
@@ -75,7 +85,11 @@ CONV_CASES = {"silu_3x3_implicit": ("silu", (16, 32), 96, 3, 1),
               "hard_swish_1x1": ("hard_swish", (24, 40), 20, 1, 1),
               # PP-LCNet's 5x5 depthwise convs, lines of 37 (line pairs,
               # chunks of 32 + 16 and an overlapping tail) and 19.
-              "hard_swish_depthwise_5x5": ("hard_swish", (16, 16), 37, 5, 16)}
+              "hard_swish_depthwise_5x5": ("hard_swish", (16, 16), 37, 5, 16),
+              "leaky_clamp_3x3_implicit": ("leaky_clamp", (16, 24), 30, 3, 1),
+              "leaky_clamp_narrow": ("leaky_clamp", (24, 40), 3, 3, 1),
+              "relu6_1x1": ("relu6", (24, 40), 20, 1, 1),
+              "relu6_depthwise": ("relu6", (16, 16), 33, 3, 16)}
 
 
 @pytest.mark.parametrize("name", CONV_CASES)
@@ -89,7 +103,7 @@ def test_conv_activation_fused(name, tmp_path, request):
                                   tmp_path, "--max-dim", "batch=2")
     kernels = kernels_of(fused)
     assert kernels.count("conv") == 2 and not {
-        "sigmoid", "mul", "relu", "div", "binary_math",
+        "sigmoid", "mul", "relu", "div", "binary_math", "unary_math",
         "fused_elementwise"} & set(kernels), kernels
     rng = np.random.default_rng(seed_for(request.node.nodeid))
     c, size = CONV_CASES[name][1][0], CONV_CASES[name][2]

@@ -15,6 +15,8 @@
 #include "cpu/StepCache.h"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 
 using namespace ingot;
 using namespace ingot::test;
@@ -126,7 +128,7 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       cpu::KernelContext ctx("conv", "test/conv", nullptr, &testPool());
       std::vector<float> y(size_t(k.m * w.outSize()), NAN);
       cpu::implicitConvOn(isa, ctx, w, ptr<float>(x), k.c, ptr<float>(wt),
-                          false, k.m, ptr<float>(b), cpu::linear::Act::None,
+                          false, k.m, ptr<float>(b), cpu::ConvActivation{},
                           y.data());
       for (size_t i = 0; i < y.size(); ++i)
         ASSERT_LE(std::fabs(y[i] - ref[i]), bound * mag[i])
@@ -149,7 +151,9 @@ TEST(ConvImplicit, ThreadsCacheAndActivationKeepTheBits) {
   Tensor x = rng.uniform({k.c, k.h, k.wd}), wt = rng.uniform({k.m, k.c, 3, 3});
   const cpu::GemmIsa isa = isas().back();
   auto run = [&](ThreadPool *pool, cpu::StepCache *cache, bool constant,
-                 cpu::linear::Act act) {
+                 cpu::linear::Act linearAct) {
+    cpu::ConvActivation act;
+    act.act = linearAct;
     cpu::KernelContext ctx("conv", "test/conv", nullptr, pool);
     ctx.setStepCache(cache);
     std::vector<float> y(size_t(k.m * w.outSize()));
@@ -168,6 +172,30 @@ TEST(ConvImplicit, ThreadsCacheAndActivationKeepTheBits) {
   cpu::linear::activate(cpu::linear::Act::Silu, silu.data(),
                         int64_t(silu.size()));
   EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::Silu), silu);
+}
+
+// The fused leaky_relu and clamp are the unary kernel's x < 0 ? a·x : x,
+// then ONNX Max and Min by a constant with the tensor first (the fused
+// program's maxNan/minNan): NaN stays NaN, -0 stays -0 against a 0 bound.
+TEST(ConvActivation, LeakyReluThenClampAsTheUnfusedOps) {
+  cpu::ConvActivation act;
+  act.leaky = true, act.alpha = 0.2f, act.lo = -0.4f, act.hi = 0.0f;
+  std::vector<float> y = {-5.0f, -1.0f,     -0.0f,    0.0f,  1.5f,
+                          NAN,   -INFINITY, INFINITY, -2.0f, 0.1f};
+  Rng rng(5);
+  Tensor r = rng.uniform({70});
+  for (int64_t i = 0; i < 70; ++i)
+    y.push_back(4 * ptr<float>(r)[i] - 2);
+  std::vector<float> got = y;
+  act.apply(got.data(), int64_t(got.size()));
+  for (size_t i = 0; i < y.size(); ++i) {
+    float v = y[i] < 0 ? 0.2f * y[i] : y[i];
+    v = v != v ? v : (v < -0.4f ? -0.4f : v);
+    v = v != v ? v : (0.0f < v ? 0.0f : v);
+    EXPECT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(v))
+        << "input " << y[i];
+  }
+  EXPECT_TRUE(std::signbit(got[2])); // -0 kept
 }
 
 } // namespace

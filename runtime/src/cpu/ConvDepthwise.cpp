@@ -210,7 +210,7 @@ depthwiseChannel(const PaddedChannel &p, const float *k, float bias,
 } // namespace
 
 void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
-                   int64_t m, linear::Act act, float *y) {
+                   int64_t m, const ConvActivation &act, float *y) {
   const float *x = ctx.input(0).as<float>(), *wt = ctx.input(1).as<float>();
   const float *bias = ctx.hasInput(2) ? ctx.input(2).as<float>() : nullptr;
   const int64_t mg = m / c, taps = w.k[0] * w.k[1] * w.k[2];
@@ -227,7 +227,7 @@ void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
         padded.fill(w, x + in * inSize), filled = in;
       depthwiseChannel(padded, wt + o * taps, bias ? bias[o] : 0.0f, w, tapRows,
                        y + t * outSize);
-      linear::activate(act, y + t * outSize, outSize);
+      act.apply(y + t * outSize, outSize);
     }
   });
 }

@@ -215,7 +215,7 @@ bool implicitConvFits(const Window &w, int64_t m) {
 
 void implicitConv(KernelContext &ctx, const Window &w, const float *x,
                   int64_t c, const float *wt, bool weightIsConstant, int64_t m,
-                  const float *bias, linear::Act act, float *y) {
+                  const float *bias, const ConvActivation &act, float *y) {
   implicitConvOn(bestGemmIsa(), ctx, w, x, c, wt, weightIsConstant, m, bias,
                  act, y);
 }
@@ -223,7 +223,7 @@ void implicitConv(KernelContext &ctx, const Window &w, const float *x,
 void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
                     const float *x, int64_t c, const float *wt,
                     bool weightIsConstant, int64_t m, const float *bias,
-                    linear::Act act, float *y) {
+                    const ConvActivation &act, float *y) {
   const ImplicitKernels kernels = implicitKernels(isa);
   const Planes p(w, kernels.nr);
   const int64_t kh = w.k[1], kw = w.k[2], k = c * kh * kw;
@@ -279,7 +279,7 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
         float *yr = y + (r0 + r) * outSize + line0 * wo;
         storeLines(cbuf + r * span, p.wq, line1 - line0, wo,
                    bias ? bias + r0 + r : nullptr, yr);
-        linear::activate(act, yr, (line1 - line0) * wo);
+        act.apply(yr, (line1 - line0) * wo);
       }
     }
   });

@@ -67,12 +67,12 @@ bool implicitConvFits(const Window &w, int64_t m);
 /// lets the packed weights be kept in the step's cache.
 void implicitConv(KernelContext &ctx, const Window &w, const float *x,
                   int64_t c, const float *wt, bool weightIsConstant, int64_t m,
-                  const float *bias, linear::Act act, float *y);
+                  const float *bias, const ConvActivation &act, float *y);
 
 /// Same, on the given ISA's tiles (unit tests compare ISAs).
 void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
                     const float *x, int64_t c, const float *wt,
                     bool weightIsConstant, int64_t m, const float *bias,
-                    linear::Act act, float *y);
+                    const ConvActivation &act, float *y);
 
 } // namespace ingot::cpu

@@ -34,8 +34,8 @@ constexpr int64_t kNarrowOutput = 16;
 /// separate kernels would).
 struct ConvEpilogue {
   const float *bias = nullptr; // this group's mg values, or null
-  linear::Act act = linear::Act::None;
-  bool any() const { return bias || act != linear::Act::None; }
+  ConvActivation act;
+  bool any() const { return bias || act.any(); }
 
   /// Channels [o0, o1) of `yg`, positions [p0, p1) of each.
   void apply(float *yg, int64_t outSize, int64_t o0, int64_t o1, int64_t p0,
@@ -45,7 +45,7 @@ struct ConvEpilogue {
       if (bias)
         for (int64_t p = 0; p < p1 - p0; ++p)
           row[p] += bias[o];
-      linear::activate(act, row, p1 - p0);
+      act.apply(row, p1 - p0);
     }
   }
 };
@@ -255,8 +255,8 @@ Status convKernel(KernelContext &ctx) {
   if (Status s = ctx.setOutputShape(0, outputShape(n, m, geo.spatialRank, w));
       !s)
     return s;
-  linear::Act act = linear::Act::None;
-  if (Status s = linear::parseActivation(ctx, &act); !s)
+  ConvActivation act;
+  if (Status s = parseConvActivation(ctx, &act); !s)
     return s;
   hoistUnitInnerDims(w);
   const int64_t cg = c / group, mg = m / group;

@@ -11,8 +11,31 @@
 #include "cpu/TensorKernels.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ingot::cpu {
+
+/// What a conv applies to each output value after its bias: linear's
+/// activation, or leaky_relu with its slope, then the clamp to [lo, hi]
+/// (Max then Min by a constant; -inf and +inf when absent). Each step is
+/// the unfused kernel's expression, so the bits are the same.
+struct ConvActivation {
+  linear::Act act = linear::Act::None;
+  bool leaky = false;
+  float alpha = 0.0f;
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  bool clamps() const {
+    return lo != -std::numeric_limits<float>::infinity() ||
+           hi != std::numeric_limits<float>::infinity();
+  }
+  bool any() const { return act != linear::Act::None || leaky || clamps(); }
+  /// y[i] = activation(y[i]) over `len` values (ConvActivation.cpp).
+  void apply(float *y, int64_t len) const;
+};
+
+/// The conv's `activation`, `activation_alpha`, `clip_min` and `clip_max`.
+Status parseConvActivation(KernelContext &ctx, ConvActivation *act);
 
 /// Up to three spatial dims (D, H, W); 1-D and 2-D windows are 3-D ones
 /// with unit leading dims, so one loop nest serves all ranks.
@@ -153,6 +176,6 @@ inline void validRange(const Window &w, int d, int64_t t, int64_t *lo,
 /// A depthwise conv (C/g = 1, any channel multiplier) of n images into y,
 /// its bias added and `act` applied (ConvDepthwise.cpp).
 void depthwiseConv(KernelContext &ctx, const Window &w, int64_t n, int64_t c,
-                   int64_t m, linear::Act act, float *y);
+                   int64_t m, const ConvActivation &act, float *y);
 
 } // namespace ingot::cpu

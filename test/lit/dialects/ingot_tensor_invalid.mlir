@@ -281,3 +281,27 @@ func.func @resize_roi_length(%x: tensor<1x1x4x4xf32>, %r: tensor<4xf32>) -> tens
   %y = ingot.resize %x roi %r : tensor<4xf32> {coordinate_transformation_mode = "tf_crop_and_resize", mode = "linear", nearest_mode = "floor", scales = array<f64>, sizes = array<i64: 1, 1, 3, 3>} : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>
   return %y : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+func.func @conv_leaky_relu_without_alpha(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'ingot.conv' op activation_alpha goes with leaky_relu alone}}
+  %y = ingot.conv %x, %w {activation = "leaky_relu", auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @conv_alpha_without_leaky_relu(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'ingot.conv' op activation_alpha goes with leaky_relu alone}}
+  %y = ingot.conv %x, %w {activation = "relu", activation_alpha = 0.2 : f32, auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @conv_nan_clip(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'ingot.conv' op clip bounds must be numbers}}
+  %y = ingot.conv %x, %w {auto_pad = "NOTSET", clip_min = 0x7FC00000 : f32, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}

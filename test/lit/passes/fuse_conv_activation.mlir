@@ -2,6 +2,8 @@
 // RUN: ingot-opt %s --ingot-fuse-conv-activation=silu=false --split-input-file | FileCheck %s --check-prefix=NOSILU
 // RUN: ingot-opt %s --ingot-fuse-conv-activation=relu=false --split-input-file | FileCheck %s --check-prefix=NORELU
 // RUN: ingot-opt %s --ingot-fuse-conv-activation=hard-swish=false --split-input-file | FileCheck %s --check-prefix=NOHSWISH
+// RUN: ingot-opt %s --ingot-fuse-conv-activation=leaky-relu=false --split-input-file | FileCheck %s --check-prefix=NOLEAKY
+// RUN: ingot-opt %s --ingot-fuse-conv-activation=clip=false --split-input-file | FileCheck %s --check-prefix=NOCLIP
 
 // YOLO's Conv -> Sigmoid -> Mul (SiLU) and a ResNet-style Conv -> Relu
 // become one conv each.
@@ -170,4 +172,70 @@ func.func @gelu(%x: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>)
   %c3 = ingot.conv %g2, %w {auto_pad = "NOTSET", dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x4x8xf32>, tensor<4x4x1xf32>) -> tensor<1x4x8xf32>
   %g3 = ingot.gelu %c3 {approximate = "none"} : tensor<1x4x8xf32>
   return %g3, %c3 : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
+// openWakeWord's tf2onnx export: LeakyRelu then Max by -0.4; and Clip
+// 0..6 (ReLU6) as max then min. Each becomes attributes of one conv.
+// CHECK-LABEL: func.func @leaky_relu_and_clip
+// CHECK: %[[A:.*]] = ingot.conv %arg0, %{{.*}} {activation = "leaky_relu", activation_alpha = 2.000000e-01 : f32, auto_pad = "NOTSET", clip_min = -4.000000e-01 : f32
+// CHECK: %[[B:.*]] = ingot.conv %[[A]], %{{.*}} {auto_pad = "NOTSET", clip_max = 6.000000e+00 : f32, clip_min = 0.000000e+00 : f32
+// CHECK-NOT: ingot.unary_math
+// CHECK-NOT: ingot.binary_math
+// CHECK: return %[[B]]
+// leaky-relu=false: the leaky_relu stays, so the max reads no conv.
+// NOLEAKY-LABEL: func.func @leaky_relu_and_clip
+// NOLEAKY: ingot.unary_math
+// NOLEAKY: ingot.binary_math {{.*}}kind = "max"
+// NOLEAKY: ingot.conv {{.*}}clip_max = 6.000000e+00 : f32, clip_min = 0.000000e+00 : f32
+// clip=false: the leaky_relu fuses, the max and min stay.
+// NOCLIP-LABEL: func.func @leaky_relu_and_clip
+// NOCLIP: ingot.conv {{.*}}activation = "leaky_relu"
+// NOCLIP-NOT: clip_min
+// NOCLIP: ingot.binary_math {{.*}}kind = "max"
+func.func @leaky_relu_and_clip(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = ingot.param "w" : tensor<4x4x1x1xf32>
+  %floor = ingot.constant dense<-4.000000e-01> : tensor<f32>
+  %zero = ingot.constant dense<0.000000e+00> : tensor<f32>
+  %six = ingot.constant dense<6.000000e+00> : tensor<f32>
+  %c = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %l = ingot.unary_math %c {kind = "leaky_relu", alpha = 2.000000e-01 : f32} : tensor<1x4x8x8xf32>
+  %m = ingot.binary_math %l, %floor {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %c2 = ingot.conv %m, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %lo = ingot.binary_math %c2, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %hi = ingot.binary_math %lo, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  return %hi : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Must not fire: a max after a min (the kernel clamps in Clip's order),
+// max(0, conv) (a tie keeps +0 where the kernel would keep the conv's
+// -0), a bound that is a tensor, and a conv read twice.
+// CHECK-LABEL: func.func @clip_not_fused
+// CHECK: %[[A:.*]] = ingot.conv %arg0, %{{.*}} {auto_pad = "NOTSET", clip_max = 6.000000e+00 : f32, dilations
+// CHECK: ingot.binary_math %[[A]], %{{.*}} {kind = "max"}
+// CHECK: %[[B:.*]] = ingot.conv %arg0, %{{.*}} {auto_pad = "NOTSET", dilations
+// CHECK: ingot.binary_math %{{.*}}, %[[B]] {kind = "max"}
+// CHECK: %[[C:.*]] = ingot.conv %arg0, %{{.*}} {auto_pad = "NOTSET", dilations
+// CHECK: ingot.binary_math %[[C]], %arg1 {kind = "max"}
+// CHECK: %[[D:.*]] = ingot.conv %arg0, %{{.*}} {auto_pad = "NOTSET", dilations
+// CHECK: ingot.binary_math %[[D]], %{{.*}} {kind = "min"}
+// CHECK: ingot.add %{{.*}}, %[[D]]
+func.func @clip_not_fused(%x: tensor<1x4x8x8xf32>, %t: tensor<1x4x8x8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %w = ingot.param "w" : tensor<4x4x1x1xf32>
+  %zero = ingot.constant dense<0.000000e+00> : tensor<f32>
+  %six = ingot.constant dense<6.000000e+00> : tensor<f32>
+  %a = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %a1 = ingot.binary_math %a, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %a2 = ingot.binary_math %a1, %zero {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %b = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %b1 = ingot.binary_math %zero, %b {kind = "max"} : (tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %c = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %c1 = ingot.binary_math %c, %t {kind = "max"} : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %d = ingot.conv %x, %w {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %d1 = ingot.binary_math %d, %six {kind = "min"} : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %d2 = ingot.add %d1, %d : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %a2, %b1, %c1, %d2 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
