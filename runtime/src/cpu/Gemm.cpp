@@ -189,9 +189,17 @@ void blockedGemm(const GemmArgs &g, ThreadPool *pool, const GemmKernelSet &ks,
                  const PackedB *pre) {
   const int NR = ks.nr;
   const int64_t threads = pool ? pool->size() : 1;
-  const int64_t mBlocks = ceilDiv(g.m, kMcMax);
-  const int64_t mc = ceilDiv(ceilDiv(g.m, mBlocks), ks.mr) * ks.mr;
   const int64_t ncMax = std::min(kNc, ceilDiv(g.n, NR) * NR);
+  // Fewer column panels than threads (a conv over 20 positions: one
+  // panel): split the rows further, down to blocks of two tiles, so that
+  // every thread gets some. Each value's sum runs in the same order.
+  const int64_t panelsMax = ncMax / NR;
+  const int64_t mBlocks =
+      panelsMax < threads ? std::max(ceilDiv(g.m, kMcMax),
+                                     std::min(ceilDiv(threads, panelsMax),
+                                              ceilDiv(g.m, int64_t(2) * ks.mr)))
+                          : ceilDiv(g.m, kMcMax);
+  const int64_t mc = ceilDiv(ceilDiv(g.m, mBlocks), ks.mr) * ks.mr;
   const int64_t kcMax = std::min(kKc, g.k);
   float *packedB = pre ? nullptr : tlsPackB.get(size_t(kcMax * ncMax));
   for (int64_t jc = 0; jc < g.n; jc += kNc) {

@@ -53,50 +53,58 @@ inline void zeros(float *dst, int64_t n) {
 
 /// im2col when isShiftedCopy(w): each tap's row of a chunk of columns is
 /// one copy of the input shifted by (b·dil − pad) rows and (e·dil − pad)
-/// columns, zeros where that leaves the plane, then the columns the shift
-/// takes past each line's ends set to zero. Chunks (the GEMM's panels) are
-/// outermost so that the writes of one panel are contiguous. The general
-/// path below works per output line and cost as much as the GEMM on
-/// oww-embedding's 1x3/3x1 convs.
+/// columns, zeros where that leaves the plane or, for a column shift,
+/// where it crosses a line's end: those positions depend on the tap's
+/// column alone, so a mask per kernel column, made once, selects them in
+/// the same vector pass as the copy (zeroing them line by line cost as
+/// much as the GEMM on openWakeWord's 4-wide 1x3 convs). Chunks (the
+/// GEMM's panels) are outermost so that the writes of one panel are
+/// contiguous. The general path below works per output line and cost as
+/// much as the GEMM on oww-embedding's 1x3/3x1 convs.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
 im2colShifted(const float *x, int64_t channels, const Window &w, int64_t p0,
               int64_t p1, float *col, const ColLayout &l) {
-  const int64_t width = w.in[2], inSize = w.inSize();
+  const int64_t width = w.in[2], inSize = w.inSize(), kw = w.k[2];
   struct Tap {
     const float *src; // the input at output position 0's tap
-    int64_t shift, dc;
+    int64_t shift, e;
   };
   std::vector<Tap> taps;
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t b = 0; b < w.k[1]; ++b)
-      for (int64_t e = 0; e < w.k[2]; ++e) {
+      for (int64_t e = 0; e < kw; ++e) {
         const int64_t dc = e * w.dil[2] - w.pad[2];
         const int64_t shift = (b * w.dil[1] - w.pad[1]) * width + dc;
-        taps.push_back({x + c * inSize + shift, shift, dc});
+        taps.push_back({x + c * inSize + shift, shift, e});
       }
-  for (int64_t j0 = 0; j0 < p1 - p0;) {
+  // keep[e * n + (p − p0)]: 1 where kernel column e of position p reads
+  // inside its own line.
+  const int64_t n = p1 - p0;
+  std::vector<float> keep(size_t(kw * n));
+  for (int64_t e = 0; e < kw; ++e)
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t col = p % width + e * w.dil[2] - w.pad[2];
+      keep[size_t(e * n + p - p0)] = col >= 0 && col < width ? 1.0f : 0.0f;
+    }
+  for (int64_t j0 = 0; j0 < n;) {
     const int64_t inPanel = j0 % l.width;
-    const int64_t j1 = std::min(p1 - p0, j0 + l.width - inPanel);
+    const int64_t j1 = std::min(n, j0 + l.width - inPanel);
     // Output positions [a, z); row r's dst[p] is position p.
     const int64_t a = p0 + j0, z = p0 + j1;
     float *chunk = col + (j0 / l.width) * l.panelStride + inPanel - a;
     for (size_t r = 0; r < taps.size(); ++r) {
       const Tap &t = taps[r];
       float *dst = chunk + int64_t(r) * l.ld;
+      // Locals, so that the stores need not reload them.
+      const float *src = t.src, *mask = keep.data() + t.e * n - p0;
       const int64_t lo = std::clamp(-t.shift, a, z);
       const int64_t hi = std::clamp(inSize - t.shift, lo, z);
       zeros(dst + a, lo - a);
-      for (int64_t p = lo; p < hi; ++p)
-        dst[p] = t.src[p];
-      zeros(dst + hi, z - hi);
-      for (int64_t line = a / width; t.dc != 0 && line * width < z; ++line) {
-        // The columns of this line whose tap falls off its row.
-        const int64_t start = line * width, d = std::min(std::abs(t.dc), width);
-        const int64_t c0 = t.dc < 0 ? start : start + width - d;
-        const int64_t f0 = std::max(c0, a), f1 = std::min(c0 + d, z);
-        if (f0 < f1)
-          zeros(dst + f0, f1 - f0);
+      for (int64_t p = lo; p < hi; ++p) {
+        const float v = src[p];
+        dst[p] = mask[p] != 0.0f ? v : 0.0f;
       }
+      zeros(dst + hi, z - hi);
     }
     j0 = j1;
   }
