@@ -113,6 +113,19 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       {8, 20, 20, 40, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},  // strided 1x1
       {2, 5, 200, 24, 1, 7, 1, 1, 1, 1, 0, 3, 0, 3},  // a 1-D window
       {70, 10, 21, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, // k = 630: 3 passes
+      // 1x1, stride 1, no pads: read in place, the last tile from a
+      // padded copy (ASan sees a read past x).
+      {20, 9, 13, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},  // 117 positions
+      {300, 8, 9, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},  // k = 300: 2 passes
+      {12, 16, 16, 40, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0}, // whole tiles only
+      // 64 channels or more in pairs of vectors: AVX-512's channel
+      // tiles, groups of 4 and 2 vectors (96 = 64 + 32), in place with a
+      // tail, strided, 11 passes of k; 72 channels take the row tiles.
+      {9, 14, 17, 96, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {20, 9, 13, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      {7, 11, 19, 160, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      {300, 6, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+      {20, 9, 13, 72, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
   };
   Rng rng(23);
   for (const Case &k : cases) {
@@ -142,36 +155,42 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
   }
 }
 
+// 20 channels take the row tiles; 64 (AVX-512) the channel tiles, whose
+// results are transposed into y.
 TEST(ConvImplicit, ThreadsCacheAndActivationKeepTheBits) {
   if (isas().empty())
     GTEST_SKIP() << "no AVX2: convs take the im2col path";
-  const Case k{12, 26, 26, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
-  const cpu::Window w = windowOf(k);
-  Rng rng(29);
-  Tensor x = rng.uniform({k.c, k.h, k.wd}), wt = rng.uniform({k.m, k.c, 3, 3});
-  const cpu::GemmIsa isa = isas().back();
-  auto run = [&](ThreadPool *pool, cpu::StepCache *cache, bool constant,
-                 cpu::linear::Act linearAct) {
-    cpu::ConvActivation act;
-    act.act = linearAct;
-    cpu::KernelContext ctx("conv", "test/conv", nullptr, pool);
-    ctx.setStepCache(cache);
-    std::vector<float> y(size_t(k.m * w.outSize()));
-    cpu::implicitConvOn(isa, ctx, w, ptr<float>(x), k.c, ptr<float>(wt),
-                        constant, k.m, nullptr, act, y.data());
-    return y;
-  };
-  const std::vector<float> serial =
-      run(nullptr, nullptr, false, cpu::linear::Act::None);
-  EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::None), serial);
-  cpu::StepCache cache; // packed weights kept, then reused
-  EXPECT_EQ(run(&testPool(), &cache, true, cpu::linear::Act::None), serial);
-  EXPECT_EQ(run(&testPool(), &cache, true, cpu::linear::Act::None), serial);
-  // The fused activation is linear's function applied to the same sums.
-  std::vector<float> silu = serial;
-  cpu::linear::activate(cpu::linear::Act::Silu, silu.data(),
-                        int64_t(silu.size()));
-  EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::Silu), silu);
+  for (int64_t m : {20, 64}) {
+    const Case k{12, 26, 26, m, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+    const cpu::Window w = windowOf(k);
+    Rng rng(29);
+    Tensor x = rng.uniform({k.c, k.h, k.wd}),
+           wt = rng.uniform({k.m, k.c, 3, 3}), b = rng.uniform({k.m});
+    const cpu::GemmIsa isa = isas().back();
+    auto run = [&](ThreadPool *pool, cpu::StepCache *cache, bool constant,
+                   cpu::linear::Act linearAct) {
+      cpu::ConvActivation act;
+      act.act = linearAct;
+      cpu::KernelContext ctx("conv", "test/conv", nullptr, pool);
+      ctx.setStepCache(cache);
+      std::vector<float> y(size_t(k.m * w.outSize()));
+      cpu::implicitConvOn(isa, ctx, w, ptr<float>(x), k.c, ptr<float>(wt),
+                          constant, k.m, ptr<float>(b), act, y.data());
+      return y;
+    };
+    const std::vector<float> serial =
+        run(nullptr, nullptr, false, cpu::linear::Act::None);
+    EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::None), serial);
+    cpu::StepCache cache; // packed weights kept, then reused
+    EXPECT_EQ(run(&testPool(), &cache, true, cpu::linear::Act::None), serial);
+    EXPECT_EQ(run(&testPool(), &cache, true, cpu::linear::Act::None), serial);
+    // The fused activation is linear's function applied to the same sums.
+    std::vector<float> silu = serial;
+    cpu::linear::activate(cpu::linear::Act::Silu, silu.data(),
+                          int64_t(silu.size()));
+    EXPECT_EQ(run(&testPool(), nullptr, false, cpu::linear::Act::Silu), silu)
+        << m << " channels";
+  }
 }
 
 // The fused leaky_relu and clamp are the unary kernel's x < 0 ? a·x : x,

@@ -8,7 +8,8 @@
 // computes output position q = o1 * wq + o2: the columns o2 >= the output
 // width are garbage, dropped when the result is copied into y with the
 // bias and activation. Writing and reading im2col panels was about a fifth
-// of YOLOv8n's run (perf). A 1-D window computes too (one line), but
+// of YOLOv8n's run (perf). A 1x1, stride-1, unpadded conv needs no planes:
+// its B rows point into x itself. A 1-D window computes too (one line), but
 // implicitConvFits leaves convs of fewer than 4 output lines to im2col.
 //
 //===----------------------------------------------------------------------===//
@@ -51,16 +52,43 @@ struct ImplicitBlock {
   int64_t ldc = 0;
 };
 
+/// One call of an ISA's channel tiles: T = Bᵀ·Wᵀ for one group of
+/// `vectors` (4 or 2) vectors of output channels over columns [q0, q1) (rounded
+/// up to whole tiles: the planes have room), T[q - q0][c] at t + (q - q0) * ldt
+/// + c.
+struct ChannelBlock {
+  int64_t k = 0;
+  int vectors = 0;
+  /// The group's weights: k steps of ldw floats (vectors·L used, zeros
+  /// past the last channel), 64-byte aligned.
+  const float *w = nullptr;
+  int64_t ldw = 0;
+  const float *const *rows = nullptr;
+  int64_t q0 = 0, q1 = 0;
+  float *t = nullptr;
+  int64_t ldt = 0;
+};
+
 struct ImplicitKernels {
   int mr = 0, nr = 0; // tile rows and columns
   void (*block)(const ImplicitBlock &) = nullptr;
+  /// Channel tiles, where the ISA has them: `lanes` channels a vector;
+  /// a group of 4 vectors takes 6 positions a tile, of 2 vectors 12.
+  int lanes = 0;
+  void (*channelBlock)(const ChannelBlock &) = nullptr;
+  /// Positions [0, n) (n <= lanes) x `channels` channels of T, each
+  /// position's lanes channels together (rows lds apart), into y rows ldd
+  /// apart, plus bias[c] when given.
+  void (*transpose)(const float *t, int64_t lds, int n, int channels,
+                    const float *bias, float *y, int64_t ldd) = nullptr;
 };
 
 /// The tiles for an ISA; mr == 0 for one without them (generic).
 ImplicitKernels implicitKernels(GemmIsa isa);
 
-/// Whether implicitConv computes this conv (on the best ISA).
-bool implicitConvFits(const Window &w, int64_t m);
+/// Whether implicitConv computes this conv of c input and m output
+/// channels (on the best ISA).
+bool implicitConvFits(const Window &w, int64_t c, int64_t m);
 
 /// One image: x [c, in...] convolved with wt [m, c, k...] into y [m, out...],
 /// then bias (m values, or null) and the activation. `weightIsConstant`

@@ -284,7 +284,7 @@ Status convKernel(KernelContext &ctx) {
     groupConv(ctx, w, x0 + (b * c + g * cg) * w.inSize(), w0 + g * mg * kdim,
               cg, mg, direct, wt.constant && group == 1, ep, col, yg);
   };
-  if (group == 1 && implicitConvFits(w, m)) {
+  if (group == 1 && implicitConvFits(w, c, m)) {
     for (int64_t b = 0; b < n; ++b)
       implicitConv(ctx, w, x0 + b * c * w.inSize(), c, w0, wt.constant, m, bias,
                    act, y + b * m * outSize);
