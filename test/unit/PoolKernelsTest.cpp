@@ -42,7 +42,8 @@ TEST(PoolKernels, MaxPoolIndices) {
 }
 
 TEST(PoolKernels, MaxPoolNanWinsOnlyInItsWindows) {
-  // 5x5 stride-1 pad-2 (YOLOv8's SPPF) runs as row then column maxima.
+  // 5x5 stride-1 pad-2 (YOLOv8's SPPF) runs as flat passes over the
+  // plane padded with -inf.
   Rng rng(12);
   Tensor x = rng.uniform({1, 1, 7, 6});
   ptr<float>(x)[3 * 6 + 1] = NAN;
@@ -65,6 +66,43 @@ TEST(PoolKernels, MaxPoolNanWinsOnlyInItsWindows) {
           best = std::max(best, ptr<float>(x)[a * 6 + b]);
       EXPECT_EQ(got, best) << i << "," << j;
     }
+}
+
+TEST(PoolKernels, StrideOneMaxPoolsMatchDirectLoops) {
+  // Asymmetric pads, a window wider than high and one the other way,
+  // over maps narrower and wider than a vector; -inf and negative values
+  // must survive the -inf padding.
+  struct Case {
+    int64_t h, w, kh, kw;
+    std::vector<int64_t> pads; // top, left, bottom, right
+  };
+  const Case cases[] = {{10, 10, 5, 5, {2, 2, 2, 2}},
+                        {7, 23, 3, 2, {1, 0, 2, 1}},
+                        {4, 3, 2, 3, {0, 2, 1, 0}}};
+  Rng rng(31);
+  for (const Case &c : cases) {
+    Tensor x = rng.uniform({1, 2, c.h, c.w});
+    ptr<float>(x)[c.w + 1] = -INFINITY;
+    Tensor y = runOk(Call(
+        "max_pool", {&x},
+        {intsAttr("kernel_shape", {c.kh, c.kw}), intsAttr("pads", c.pads)}));
+    const int64_t oh = c.h + c.pads[0] + c.pads[2] - c.kh + 1;
+    const int64_t ow = c.w + c.pads[1] + c.pads[3] - c.kw + 1;
+    ASSERT_EQ(y.shape, (Shape{1, 2, oh, ow}));
+    for (int64_t p = 0; p < 2; ++p)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          float best = -INFINITY;
+          for (int64_t a = 0; a < c.kh; ++a)
+            for (int64_t b = 0; b < c.kw; ++b) {
+              const int64_t r = i - c.pads[0] + a, q = j - c.pads[1] + b;
+              if (r >= 0 && r < c.h && q >= 0 && q < c.w)
+                best = std::max(best, ptr<float>(x)[(p * c.h + r) * c.w + q]);
+            }
+          EXPECT_EQ(ptr<float>(y)[(p * oh + i) * ow + j], best)
+              << c.h << "x" << c.w << " " << p << "," << i << "," << j;
+        }
+  }
 }
 
 TEST(PoolKernels, NarrowMaxPoolReadsWindowsDirectly) {

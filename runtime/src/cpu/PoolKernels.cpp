@@ -78,6 +78,47 @@ separablePlane(const Window &w, const float *x, int64_t lo, int64_t hi,
   columnMaxima(w, rowMax, y);
 }
 
+/// The padded plane's height and width, when a stride-1, undilated 2-D
+/// window fits it exactly (else 0): paddedPlane computes those.
+int64_t paddedPlaneSize(const Window &w, int64_t *hp, int64_t *wp) {
+  *hp = w.in[1] + w.pad[1] + w.padEnd[1];
+  *wp = w.in[2] + w.pad[2] + w.padEnd[2];
+  for (int d = 1; d < kSpatial; ++d)
+    if (w.stride[d] != 1 || w.dil[d] != 1)
+      return 0;
+  if (w.out[1] != *hp - w.k[1] + 1 || w.out[2] != *wp - w.k[2] + 1)
+    return 0;
+  return *hp * *wp;
+}
+
+/// A stride-1 window as two flat passes over the plane padded with -inf
+/// (neutral for the maximum): each position's maximum over the next k_w
+/// values, then over k_h rows of those; the columns past the output's
+/// mix rows and are dropped. Every loop runs over the whole plane, so it
+/// vectorises even on YOLOv8's 10 x 10 SPPF maps, where the per-row
+/// passes above spent 1.2 us a plane on loop set-up and edge taps.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+paddedPlane(const Window &w, int64_t hp, int64_t wp, const float *x,
+            float *padded, float *rowMax, float *y) {
+  const int64_t kh = w.k[1], kw = w.k[2], n = hp * wp;
+  std::fill(padded, padded + n + kw - 1, -INFINITY);
+  for (int64_t r = 0; r < w.in[1]; ++r)
+    std::copy_n(x + r * w.in[2], w.in[2],
+                padded + (r + w.pad[1]) * wp + w.pad[2]);
+  std::copy_n(padded, n, rowMax);
+  for (int64_t e = 1; e < kw; ++e)
+    for (int64_t i = 0; i < n; ++i)
+      rowMax[i] = maxOrNan(rowMax[i], padded[i + e]);
+  // Rows [0, out_h) of window maxima, into `padded` (no longer read).
+  const int64_t m = w.out[1] * wp;
+  std::copy_n(rowMax, m, padded);
+  for (int64_t b = 1; b < kh; ++b)
+    for (int64_t i = 0; i < m; ++i)
+      padded[i] = maxOrNan(padded[i], rowMax[i + b * wp]);
+  for (int64_t o1 = 0; o1 < w.out[1]; ++o1)
+    std::copy_n(padded + o1 * wp, w.out[2], y + o1 * w.out[2]);
+}
+
 /// An unpadded, undilated 2-D window over a narrow map (openWakeWord's 2x2
 /// pools of 4 to 16 columns): each output reads its taps directly. The
 /// vectorised row passes spent more on loop set-up than on these rows.
@@ -125,10 +166,17 @@ void planarMaxPool(KernelContext &ctx, const Window &w, int64_t planes,
   for (int d = 1; d < kSpatial; ++d)
     direct &= w.pad[d] == 0 && w.padEnd[d] == 0 && w.dil[d] == 1 &&
               (w.out[d] - 1) * w.stride[d] + w.k[d] <= w.in[d];
+  int64_t hp = 0, wp = 0;
+  const int64_t paddedSize = direct ? 0 : paddedPlaneSize(w, &hp, &wp);
   ctx.parallelFor(planes, 1, [&](int64_t pb, int64_t pe) {
-    std::vector<float> rowMax(direct ? 0 : size_t(w.in[1] * w.out[2]));
+    std::vector<float> rowMax(
+        direct ? 0 : size_t(std::max(w.in[1] * w.out[2], paddedSize)));
+    std::vector<float> padded(paddedSize ? size_t(paddedSize + w.k[2]) : 0);
     for (int64_t p = pb; p < pe; ++p)
-      if (direct)
+      if (paddedSize)
+        paddedPlane(w, hp, wp, src + p * w.inSize(), padded.data(),
+                    rowMax.data(), dst + p * w.outSize());
+      else if (direct)
         directPlane(w, src + p * w.inSize(), dst + p * w.outSize());
       else
         separablePlane(w, src + p * w.inSize(), lo, hi, rowMax.data(),
