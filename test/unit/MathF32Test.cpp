@@ -79,6 +79,24 @@ TEST(MathF32, ExpAndSigmoidEveryIsa) {
   EXPECT_EQ(sig[3], 0.5f);
 }
 
+TEST(MathF32, Avx512ExpScalesAsTheTwoProductsDo) {
+  // AVX-512 builds p·2^n with one vscalefps, the other ISAs with two
+  // products (the first exact): the same single rounding, subnormal
+  // results included, so the bits agree with the AVX2 build.
+  if (!cpu::gemmIsaSupported(cpu::GemmIsa::Avx512) ||
+      !cpu::gemmIsaSupported(cpu::GemmIsa::Avx2))
+    GTEST_SKIP() << "needs AVX-512 and AVX2";
+  std::vector<float> x;
+  for (float v = -104.5f; v < 89.0f; v += 0.00173f)
+    x.push_back(v);
+  const int64_t n = int64_t(x.size());
+  std::vector<float> a(x.size()), b(x.size());
+  cpu::expF32(cpu::GemmIsa::Avx512, x.data(), 0.0f, a.data(), n);
+  cpu::expF32(cpu::GemmIsa::Avx2, x.data(), 0.0f, b.data(), n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(a[i], b[i]) << "x=" << x[i];
+}
+
 } // namespace
 
 TEST(MathF32, TanhEveryIsa) {
