@@ -126,6 +126,11 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       {7, 11, 19, 160, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
       {300, 6, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
       {20, 9, 13, 72, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      // Channel tiles read x at the stride (no phase planes): a strided
+      // 1x1 in place, a dilated 5x5 with wide pads, a stride of 3 by 2.
+      {8, 20, 21, 64, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},
+      {4, 17, 23, 64, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},
+      {5, 19, 22, 128, 3, 3, 3, 2, 1, 1, 1, 0, 1, 1},
   };
   Rng rng(23);
   for (const Case &k : cases) {

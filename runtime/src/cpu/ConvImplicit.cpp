@@ -257,13 +257,21 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   const ImplicitKernels kernels = implicitKernels(isa);
   const Planes p(w, kernels.nr);
   const int64_t k = c * w.k[1] * w.k[2];
-  InputRows in(ctx, w, p, x, c, kernels.nr);
   // Whole pairs of vectors: openWakeWord's 72 channels (64 + a group of
   // 8) ran 25% slower on channel tiles than on row tiles.
   if (kernels.channelBlock && kernels.transpose && m >= kChannelGroup &&
-      m % (2 * kernels.lanes) == 0)
-    return channelConv(ctx, kernels, w, p, in, x, c, wt, weightIsConstant, m,
+      m % (2 * kernels.lanes) == 0) {
+    // Each position is its own broadcast, so a strided conv reads a padded
+    // copy of x at its stride: no stride-phase planes, whose strided copy
+    // was a fifth of a 32 -> 64 stride-2 conv at 160 x 160.
+    Window unitStride = w;
+    unitStride.stride[1] = unitStride.stride[2] = 1;
+    const Planes unit(unitStride, kernels.nr);
+    const InputRows in(ctx, unitStride, unit, x, c, kernels.nr);
+    return channelConv(ctx, kernels, w, p, unit, in, wt, weightIsConstant, m,
                        bias, act, y);
+  }
+  InputRows in(ctx, w, p, x, c, kernels.nr);
   const auto packed =
       packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
   const std::vector<RowBlock> blocks = rowBlocks(m, kernels.mr);

@@ -53,9 +53,11 @@ struct ImplicitBlock {
 };
 
 /// One call of an ISA's channel tiles: T = Bᵀ·Wᵀ for one group of
-/// `vectors` (4 or 2) vectors of output channels over columns [q0, q1) (rounded
-/// up to whole tiles: the planes have room), T[q - q0][c] at t + (q - q0) * ldt
-/// + c.
+/// `vectors` (4 or 2) vectors of output channels over the output positions
+/// [v0, v1) (flat: v = o1·wo + o2, read at o1·lineStep + o2·colStep of
+/// each B row), T[v - v0][c] at t + (v - v0) * ldt + c, rounded up to
+/// whole tiles: the positions past v1 read position v0, so no row is read
+/// past its last valid column and no tile computes a padding column.
 struct ChannelBlock {
   int64_t k = 0;
   int vectors = 0;
@@ -64,7 +66,7 @@ struct ChannelBlock {
   const float *w = nullptr;
   int64_t ldw = 0;
   const float *const *rows = nullptr;
-  int64_t q0 = 0, q1 = 0;
+  int64_t v0 = 0, v1 = 0, wo = 0, lineStep = 0, colStep = 0;
   float *t = nullptr;
   int64_t ldt = 0;
 };

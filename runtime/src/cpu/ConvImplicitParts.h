@@ -62,10 +62,11 @@ Split splitWork(const Window &w, const Planes &p,
 /// The B rows the tiles read, k pointers. Through the stride-phase planes
 /// in general; a 1x1, stride-1, unpadded conv reads x in place (its
 /// planes would be x itself: q is the flat output position, no garbage
-/// columns), but a tile there reads up to nr columns past its last one,
-/// past the end of x on the last channel. So the tile that holds the
-/// last column reads `tailRows` instead: each channel's columns from
-/// `tailStart` on, copied and zero-padded.
+/// columns), but a row tile there reads up to nr columns past its last
+/// one, past the end of x on the last channel. So the row tile that holds
+/// the last column reads `tailRows` instead: each channel's columns from
+/// `tailStart` on, copied and zero-padded (addTail). Channel tiles read
+/// each position on its own, valid ones only, and need no tail.
 struct InputRows {
   std::vector<const float *> rows, tailRows;
   std::vector<float> planesOneOff, tail;
@@ -85,12 +86,13 @@ void addTail(InputRows &in, const Window &w, const float *x, int64_t c,
              int64_t lastQ0, int64_t step, int nr);
 
 /// The conv on the ISA's channel tiles (ConvImplicitChannels.cpp): m a
-/// multiple of two vectors, at least kChannelGroup.
+/// multiple of two vectors, at least kChannelGroup. `in` holds the rows of
+/// `unit`, the planes at stride 1 (the tiles apply the stride when they
+/// read); `p`, the planes at the conv's stride, sizes the tasks.
 constexpr int64_t kChannelGroup = 64;
 void channelConv(KernelContext &ctx, const ImplicitKernels &kernels,
-                 const Window &w, const Planes &p, InputRows &in,
-                 const float *x, int64_t c, const float *wt, bool constant,
-                 int64_t m, const float *bias, const ConvActivation &act,
-                 float *y);
+                 const Window &w, const Planes &p, const Planes &unit,
+                 const InputRows &in, const float *wt, bool constant, int64_t m,
+                 const float *bias, const ConvActivation &act, float *y);
 
 } // namespace ingot::cpu::implicit
