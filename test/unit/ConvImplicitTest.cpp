@@ -131,6 +131,8 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       {8, 20, 21, 64, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},
       {4, 17, 23, 64, 5, 5, 1, 1, 2, 2, 4, 4, 4, 4},
       {5, 19, 22, 128, 3, 3, 3, 2, 1, 1, 1, 0, 1, 1},
+      // 32 channels: one pair of vectors, channel tiles for a window only.
+      {6, 15, 18, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
   };
   Rng rng(23);
   for (const Case &k : cases) {

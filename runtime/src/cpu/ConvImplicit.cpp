@@ -258,9 +258,13 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   const Planes p(w, kernels.nr);
   const int64_t k = c * w.k[1] * w.k[2];
   // Whole pairs of vectors: openWakeWord's 72 channels (64 + a group of
-  // 8) ran 25% slower on channel tiles than on row tiles.
-  if (kernels.channelBlock && kernels.transpose && m >= kChannelGroup &&
-      m % (2 * kernels.lanes) == 0) {
+  // 8) ran 25% slower on channel tiles than on row tiles. A single pair
+  // (12 positions x 32 channels) only for a window: YOLOv8n's 16 -> 32
+  // stride-2 3x3 ran 1.12x faster than on row tiles, its 32 -> 32 1x1
+  // 1.1x slower (the transposes cost more than the planes they save).
+  const bool window = w.k[1] * w.k[2] > 1;
+  if (kernels.channelBlock && kernels.transpose &&
+      m % (2 * kernels.lanes) == 0 && (m >= kChannelGroup || window)) {
     // Each position is its own broadcast, so a strided conv reads a padded
     // copy of x at its stride: no stride-phase planes, whose strided copy
     // was a fifth of a 32 -> 64 stride-2 conv at 160 x 160.
