@@ -133,6 +133,8 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       {5, 19, 22, 128, 3, 3, 3, 2, 1, 1, 1, 0, 1, 1},
       // 32 channels: one pair of vectors, channel tiles for a window only.
       {6, 15, 18, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+      // A 1x1 over many channels in place (channel tiles only).
+      {130, 7, 9, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
   };
   Rng rng(23);
   for (const Case &k : cases) {

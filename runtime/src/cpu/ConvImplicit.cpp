@@ -229,6 +229,23 @@ std::vector<RowBlock> rowBlocks(int64_t m, int mr) {
   return blocks;
 }
 
+namespace {
+
+/// Whether the conv runs on the ISA's channel tiles. Whole pairs of
+/// vectors: openWakeWord's 72 channels (64 + a group of 8) ran 25% slower
+/// on channel tiles than on row tiles. A single pair (12 positions x 32
+/// channels) only for a window: YOLOv8n's 16 -> 32 stride-2 3x3 ran 1.12x
+/// faster than on row tiles, its 32 -> 32 1x1 1.1x slower (the transposes
+/// cost more than the planes they save).
+bool onChannelTiles(const ImplicitKernels &kernels, const Window &w,
+                    int64_t m) {
+  const bool window = w.k[1] * w.k[2] > 1;
+  return kernels.channelBlock && kernels.transpose &&
+         m % (2 * kernels.lanes) == 0 && (m >= kChannelGroup || window);
+}
+
+} // namespace
+
 bool implicitConvFits(const Window &w, int64_t c, int64_t m) {
   const bool flat = w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1;
   const bool unit = w.k[1] * w.k[2] == 1 && w.stride[1] * w.stride[2] == 1;
@@ -238,9 +255,16 @@ bool implicitConvFits(const Window &w, int64_t c, int64_t m) {
   // pass of the bias and activation over all of y, which cost more than
   // the arithmetic at K <= 64 (YOLOv8n's 80x80 32 -> 32 conv 1.2x on one
   // thread, 1.8x on two); at K = 128 to 480 (PP-OCR's recogniser) the
-  // GEMM was 1.2x faster.
-  return flat && (!unit || c <= 64) && w.out[1] >= 4 && w.outSize() >= 64 &&
-         m >= 8 && implicitKernels(bestGemmIsa()).mr > 0;
+  // GEMM was 1.2x faster than the row tiles. The channel tiles beat it
+  // on few positions (1 thread: YOLOv8n's 512 -> 256 and 256 -> 512 at
+  // 10x10 1.2-1.25x) and lose on wide maps (PP-OCR's 240 -> 480 and
+  // 480 -> 480 at 6x80 0.83x; 128 -> 128 at 12x80 0.9x), with the 20x20
+  // and 40x40 ones within noise of it.
+  const ImplicitKernels kernels = implicitKernels(bestGemmIsa());
+  const bool inPlaceWins =
+      c <= 64 || (w.outSize() <= 256 && onChannelTiles(kernels, w, m));
+  return flat && (!unit || inPlaceWins) && w.out[1] >= 4 && w.outSize() >= 64 &&
+         m >= 8 && kernels.mr > 0;
 }
 
 void implicitConv(KernelContext &ctx, const Window &w, const float *x,
@@ -257,14 +281,7 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
   const ImplicitKernels kernels = implicitKernels(isa);
   const Planes p(w, kernels.nr);
   const int64_t k = c * w.k[1] * w.k[2];
-  // Whole pairs of vectors: openWakeWord's 72 channels (64 + a group of
-  // 8) ran 25% slower on channel tiles than on row tiles. A single pair
-  // (12 positions x 32 channels) only for a window: YOLOv8n's 16 -> 32
-  // stride-2 3x3 ran 1.12x faster than on row tiles, its 32 -> 32 1x1
-  // 1.1x slower (the transposes cost more than the planes they save).
-  const bool window = w.k[1] * w.k[2] > 1;
-  if (kernels.channelBlock && kernels.transpose &&
-      m % (2 * kernels.lanes) == 0 && (m >= kChannelGroup || window)) {
+  if (onChannelTiles(kernels, w, m)) {
     // Each position is its own broadcast, so a strided conv reads a padded
     // copy of x at its stride: no stride-phase planes, whose strided copy
     // was a fifth of a 32 -> 64 stride-2 conv at 160 x 160.
