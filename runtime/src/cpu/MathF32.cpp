@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <immintrin.h>
+
 // Vectors wider than the baseline ISA live only inside always-inline helpers
 // of functions compiled for AVX2 / AVX-512, so no ABI is ever involved.
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -43,6 +45,53 @@ constexpr float kExpHi = 88.7228394f;      // ln(FLT_MAX): above is +inf
 constexpr float kExpLo = -103.972084f;     // below, exp rounds to 0
 constexpr float kRoundMagic = 12582912.0f; // 1.5 * 2^23: t + magic rounds t
 
+/// p·2^n for integral n in [-150, 128] (t - kRoundMagic): two products,
+/// the first exact, so results down to the subnormal range round once.
+template <typename VF, typename VI>
+INGOT_ALWAYS_INLINE VF scaleByPow2(const VF &p, const VF &, const VF &t, VI) {
+  const VI ni = (VI)t - 0x4B400000;
+  const VI n1 = ni >> 1, n2 = ni - n1; // each within [-75, 64]
+  return p * (VF)((n1 + 127) << 23) * (VF)((n2 + 127) << 23);
+}
+
+/// 1 / d for d in [1, 2] (or NaN).
+template <typename VF>
+INGOT_ALWAYS_INLINE VF reciprocalOfOneToTwo(const VF &d) {
+  return 1.0f / d;
+}
+
+// The AVX-512 overloads, compiled for AVX-512 (so the intrinsics are
+// declared and their operands fit) and inlined by the entry points'
+// `flatten`: a target function cannot be always_inline into the generic
+// templates that call it.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))),               \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#endif
+/// p·2^n in one vscalefps, rounded once as the two products are (the
+/// same bits), for a fifth of exp's uops. The zero-masked forms: GCC 12's
+/// unmasked ones pass an undefined vector, which -Wmaybe-uninitialized
+/// reports.
+inline F16 scaleByPow2(const F16 &p, const F16 &n, const F16 &, I16) {
+  return (F16)_mm512_maskz_scalef_ps(0xffff, (__m512)p, (__m512)n);
+}
+/// vrcp14ps and one Newton step: about 2^-28 relative error before
+/// rounding (so within an ulp of the division) in four uops, where vdivps
+/// on a zmm holds its port for about ten cycles: the division was a third
+/// of SiLU's time, and SiLU 8% of YOLOv8n's run.
+inline F16 reciprocalOfOneToTwo(const F16 &d) {
+  const F16 r = (F16)_mm512_maskz_rcp14_ps(0xffff, (__m512)d);
+  return r * (2.0f - d * r);
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
 /// exp(x); `kNonPositive` when every x <= 0 (or NaN), which skips the
 /// overflow clamps.
 template <typename VF, typename VI, bool kNonPositive = false>
@@ -62,39 +111,11 @@ INGOT_ALWAYS_INLINE VF expVec(const VF &x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.0f;
-  VF y;
-  if constexpr (sizeof(VF) == 64) {
-    // AVX-512: p·2^n in one vscalefps, rounded once as the two products
-    // below are (the first is exact), for a fifth of exp's uops. asm: the
-    // builtin needs the ISA where this generic helper is compiled.
-    asm("vscalefps %2, %1, %0" : "=v"(y) : "v"(p), "v"(n));
-  } else {
-    const VI ni = (VI)t - 0x4B400000;
-    const VI n1 = ni >> 1, n2 = ni - n1; // each within [-75, 64]
-    y = p * (VF)((n1 + 127) << 23) * (VF)((n2 + 127) << 23);
-  }
+  VF y = scaleByPow2(p, n, t, VI{});
   if (!kNonPositive)
     y = x > kExpHi ? VF{} + __builtin_inff() : y;
   y = x < kExpLo ? VF{} : y;
   return x != x ? x : y; // NaN in, NaN out
-}
-
-/// 1 / d for d in [1, 2] (or NaN). AVX-512: vrcp14ps and one Newton
-/// step, about 2^-28 relative error before rounding (so within an ulp of
-/// the division) in four uops, where vdivps on a zmm holds its port for
-/// about ten cycles: the division was a third of SiLU's time, and SiLU 8%
-/// of YOLOv8n's run.
-template <typename VF>
-INGOT_ALWAYS_INLINE VF reciprocalOfOneToTwo(const VF &d) {
-  if constexpr (sizeof(VF) == 64) {
-    // asm: the builtin needs the ISA where this helper is compiled, and
-    // it is inlined into AVX-512 functions only after its generic callers.
-    VF r;
-    asm("vrcp14ps %1, %0" : "=v"(r) : "v"(d));
-    return r * (2.0f - d * r);
-  } else {
-    return 1.0f / d;
-  }
 }
 
 template <typename VF, typename VI>
@@ -189,8 +210,8 @@ INGOT_ALWAYS_INLINE void sigmoidLoop(const float *x, float *y, int64_t n) {
   mapVec<VF>(x, y, n, SigmoidOp<VF, VI>{});
 }
 
-__attribute__((target("avx512f"))) void expAvx512(const float *x, float shift,
-                                                  float *y, int64_t n) {
+__attribute__((target("avx512f"), flatten)) void
+expAvx512(const float *x, float shift, float *y, int64_t n) {
   expLoop<F16, I16>(x, shift, y, n);
 }
 __attribute__((target("avx2,fma"))) void expAvx2(const float *x, float shift,
@@ -201,8 +222,8 @@ void expBaseline(const float *x, float shift, float *y, int64_t n) {
   expLoop<F4, I4>(x, shift, y, n);
 }
 
-__attribute__((target("avx512f"))) void sigmoidAvx512(const float *x, float *y,
-                                                      int64_t n) {
+__attribute__((target("avx512f"), flatten)) void
+sigmoidAvx512(const float *x, float *y, int64_t n) {
   sigmoidLoop<F16, I16>(x, y, n);
 }
 __attribute__((target("avx2,fma"))) void sigmoidAvx2(const float *x, float *y,
@@ -213,8 +234,8 @@ void sigmoidBaseline(const float *x, float *y, int64_t n) {
   sigmoidLoop<F4, I4>(x, y, n);
 }
 
-__attribute__((target("avx512f"))) void siluAvx512(const float *x, float *y,
-                                                   int64_t n) {
+__attribute__((target("avx512f"), flatten)) void
+siluAvx512(const float *x, float *y, int64_t n) {
   mapVec<F16>(x, y, n, SiluOp<F16, I16>{});
 }
 __attribute__((target("avx2,fma"))) void siluAvx2(const float *x, float *y,
@@ -225,8 +246,8 @@ void siluBaseline(const float *x, float *y, int64_t n) {
   mapVec<F4>(x, y, n, SiluOp<F4, I4>{});
 }
 
-__attribute__((target("avx512f"))) void tanhAvx512(const float *x, float *y,
-                                                   int64_t n) {
+__attribute__((target("avx512f"), flatten)) void
+tanhAvx512(const float *x, float *y, int64_t n) {
   mapVec<F16>(x, y, n, TanhOp<F16, I16>{});
 }
 __attribute__((target("avx2,fma"))) void tanhAvx2(const float *x, float *y,
