@@ -128,9 +128,12 @@ namespace implicit {
 /// tile computes every column of its width, valid or not). On YOLOv8n's
 /// 10 x 10 outputs a split by lines alone gave 5 tasks to 2 threads and
 /// left one idle for a third of the conv. Ties go to fewer, larger tasks:
-/// each B row is then read by more row blocks.
+/// each B row is then read by more row blocks; with `fewerWeightsFirst`
+/// (channel tiles) to fewer blocks per group first, so that a thread
+/// streams the weights of fewer channels.
 Split splitWork(const Window &w, const Planes &p,
-                const std::vector<RowBlock> &blocks, int nr, unsigned threads) {
+                const std::vector<RowBlock> &blocks, int nr, unsigned threads,
+                bool fewerWeightsFirst) {
   const int64_t ho = w.out[1], nb = int64_t(blocks.size());
   const int64_t maxLines =
       std::clamp<int64_t>(kMaxTilesPerTask * nr / p.wq, 1, ho);
@@ -148,8 +151,10 @@ Split splitWork(const Window &w, const Planes &p,
       const int64_t tasks = chunks * groups;
       const int64_t cost =
           (tasks + threads - 1) / threads * tiles * tallestGroup(blocks, per);
-      if (bestCost < 0 || cost < bestCost ||
-          (cost == bestCost && tasks < bestTasks)) {
+      const bool tieWins = fewerWeightsFirst && per != best.blocksPerGroup
+                               ? per < best.blocksPerGroup
+                               : tasks < bestTasks;
+      if (bestCost < 0 || cost < bestCost || (cost == bestCost && tieWins)) {
         best = {lines, chunks, groups, per};
         bestCost = cost, bestTasks = tasks;
       }
@@ -297,7 +302,7 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
       packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
   const std::vector<RowBlock> blocks = rowBlocks(m, kernels.mr);
   const unsigned threads = ctx.pool() ? ctx.pool()->size() : 1;
-  const Split s = splitWork(w, p, blocks, kernels.nr, threads);
+  const Split s = splitWork(w, p, blocks, kernels.nr, threads, false);
   const int64_t ho = w.out[1], wo = w.out[2], outSize = w.outSize();
   if (readsInPlace(w))
     addTail(in, w, x, c, (s.chunks - 1) * s.lines * p.wq, kernels.nr,

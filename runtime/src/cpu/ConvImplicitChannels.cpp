@@ -87,7 +87,7 @@ void channelConv(KernelContext &ctx, const ImplicitKernels &kernels,
     groups.push_back({c0, rows, int((rows + 15) / 16 * 16)});
   }
   const unsigned threads = ctx.pool() ? ctx.pool()->size() : 1;
-  const Split s = splitWork(w, p, groups, kernels.nr, threads);
+  const Split s = splitWork(w, p, groups, kernels.nr, threads, true);
   const int64_t ho = w.out[1], wo = w.out[2], outSize = w.outSize();
   ctx.parallelFor(s.chunks * s.mGroups, 1, [&](int64_t t0, int64_t t1) {
     const int64_t span = (s.lines * wo + kChannelTileLcm - 1) /
@@ -97,10 +97,12 @@ void channelConv(KernelContext &ctx, const ImplicitKernels &kernels,
     float *tbuf =
         scratch(kTileScratch, size_t((span + kernels.lanes) * kChannelGroup),
                 largeTile);
+    // Group-major: a thread's run of tasks covers as few groups, so as
+    // few channels' weights, as the split allows.
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t line0 = t / s.mGroups * s.lines;
+      const int64_t line0 = t % s.chunks * s.lines;
       const int64_t line1 = std::min(ho, line0 + s.lines);
-      const int64_t g0 = t % s.mGroups * s.blocksPerGroup;
+      const int64_t g0 = t / s.chunks * s.blocksPerGroup;
       const int64_t g1 =
           std::min<int64_t>(int64_t(groups.size()), g0 + s.blocksPerGroup);
       for (int64_t g = g0; g < g1; ++g) {

@@ -57,7 +57,8 @@ struct Split {
 
 /// The split with the shortest critical path (ConvImplicit.cpp).
 Split splitWork(const Window &w, const Planes &p,
-                const std::vector<RowBlock> &blocks, int nr, unsigned threads);
+                const std::vector<RowBlock> &blocks, int nr, unsigned threads,
+                bool fewerWeightsFirst);
 
 /// The B rows the tiles read, k pointers. Through the stride-phase planes
 /// in general; a 1x1, stride-1, unpadded conv reads x in place (its
