@@ -30,6 +30,15 @@ for key, xs, scales, sizes_in, attrs in [
          {"coordinate_transformation_mode": "asymmetric",
           "nearest_mode": "floor"}),
         ("nearest_default_x1_5", [1, 1, 4, 4], [1, 1, 1.5, 1.5], None, {}),
+        # Integer factors on the last two dims: each input row expanded
+        # once; a factor on an outer dim takes the general path.
+        ("nearest_x3x2", [2, 3, 5, 7], [1, 1, 3, 2], None,
+         {"coordinate_transformation_mode": "asymmetric",
+          "nearest_mode": "floor"}),
+        ("nearest_x1x3_default", [1, 2, 4, 5], [1, 1, 1, 3], None, {}),
+        ("nearest_x2_channels", [1, 2, 3, 4], [1, 2, 2, 2], None,
+         {"coordinate_transformation_mode": "asymmetric",
+          "nearest_mode": "floor"}),
         ("nearest_half_pixel_ceil_down", [1, 2, 6, 6], [1, 1, 0.5, 0.75],
          None, {"nearest_mode": "ceil"}),
         ("nearest_align_prefer_ceil", [1, 1, 3, 5], None, [1, 1, 7, 4],

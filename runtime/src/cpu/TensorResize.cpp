@@ -125,6 +125,65 @@ void resizeRows(KernelContext &ctx, const std::vector<AxisMap> &maps,
       });
 }
 
+/// One input row repeated `f` times per element into dst. Cloned per ISA
+/// so the f = 2 case vectorises (YOLOv8's 2x nearest upsamples).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+repeatElements(const float *src, int64_t w, int64_t f, float *dst) {
+  if (f == 2) {
+    for (int64_t j = 0; j < w; ++j)
+      dst[2 * j] = dst[2 * j + 1] = src[j];
+    return;
+  }
+  for (int64_t j = 0; j < w; ++j)
+    for (int64_t t = 0; t < f; ++t)
+      dst[j * f + t] = src[j];
+}
+
+/// Nearest resize whose last two dims grow by integer factors (output
+/// index o reads o / f) and whose outer dims stay: each input row is
+/// expanded once and copied to the rows that repeat it. resizeRows spent
+/// more per output row on finding its source than on its 20 to 40 values
+/// (YOLOv8n's two upsamples, 0.38 ms at 2 threads). False when the maps
+/// are not of that form.
+bool integerUpsample(KernelContext &ctx, const std::vector<AxisMap> &maps,
+                     const shape::Shape &in, const shape::Shape &out) {
+  const size_t rank = in.size();
+  if (rank < 2)
+    return false;
+  int64_t factor[2] = {1, 1}, planes = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    const AxisMap &m = maps[d];
+    if (m.blends || !m.outside.empty() || in[d] == 0 || out[d] % in[d] != 0)
+      return false;
+    const int64_t f = out[d] / in[d];
+    for (int64_t o = 0; o < out[d]; ++o)
+      if (m.i0[size_t(o)] != o / f)
+        return false;
+    if (d + 2 < rank) {
+      if (f != 1)
+        return false;
+      planes *= in[d];
+    } else {
+      factor[d + 2 - rank] = f;
+    }
+  }
+  const int64_t h = in[rank - 2], w = in[rank - 1];
+  const int64_t fh = factor[0], fw = factor[1], ow = w * fw;
+  const float *src = ctx.input(0).as<float>();
+  float *dst = ctx.output(0).as<float>();
+  ctx.parallelFor(planes * h, std::max<int64_t>(1, 8192 / (ow * fh)),
+                  [&](int64_t r0, int64_t r1) {
+                    for (int64_t r = r0; r < r1; ++r) {
+                      float *row = dst + r * fh * ow;
+                      repeatElements(src + r * w, w, fw, row);
+                      for (int64_t t = 1; t < fh; ++t)
+                        std::memcpy(row + t * ow, row,
+                                    size_t(ow) * sizeof(float));
+                    }
+                  });
+  return true;
+}
+
 /// Scales (input 1) or sizes (input 2) read at run time, one entry per dim
 /// of `axes`, written out per dim as the compile-time attributes would be.
 /// keep_aspect_ratio_policy turns sizes into one scale for all axes.
@@ -303,7 +362,7 @@ Status resizeKernel(KernelContext &ctx) {
   }
   if (rank == 0)
     ctx.output(0).as<float>()[0] = x.as<float>()[0];
-  else
+  else if (!integerUpsample(ctx, maps, x.shape, out))
     resizeRows(ctx, maps, x.shape, out, crop);
   return Status::ok();
 }
