@@ -78,9 +78,12 @@ def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"
     `gelu` or `leaky_relu` of a conv used once, becomes the conv's
     `activation`. A `max` then a `min` of a conv (with or without an
     activation) by a scalar constant, as Clip imports, become its
-    `clip_min` and `clip_max`. The conv kernel adds its bias and applies
-    the activation and clip to each block of output positions right after
-    computing it, instead of one more pass over memory per op.
+    `clip_min` and `clip_max`. An `add` of a conv read only there and a
+    tensor of the same type becomes the conv's `residual`, added after the
+    activation and clip (an activation after the add stays an op). The
+    conv kernel adds its bias and applies the activation, clip and
+    residual to each block of output positions right after computing it,
+    instead of one more pass over memory per op.
 
     Before:
     ```mlir
@@ -105,6 +108,8 @@ def FuseConvActivation : Pass<"ingot-fuse-conv-activation", "mlir::func::FuncOp"
            "Fuse leaky_relu">,
     Option<"clip", "clip", "bool", /*default=*/"true",
            "Fuse max and min by a scalar constant">,
+    Option<"residual", "residual", "bool", /*default=*/"true",
+           "Fuse an add of a same-typed tensor after the activation">,
   ];
   let dependentDialects = ["ingot::graph::IngotDialect"];
 }

@@ -69,9 +69,10 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
       Value y = convOnLeft ? op.getLhs() : op.getRhs();
       Value c = convOnLeft ? op.getRhs() : op.getLhs();
       auto conv = y.getDefiningOp<ConvOp>();
-      if (!conv || conv.getActivation() || !y.hasOneUse() ||
-          op.getType() != conv.getType() || !perChannel(c, conv) ||
-          !ingot::weightOnly(c) || !ingot::weightOnly(conv.getWeight()) ||
+      if (!conv || conv.getActivation() || conv.getResidual() ||
+          !y.hasOneUse() || op.getType() != conv.getType() ||
+          !perChannel(c, conv) || !ingot::weightOnly(c) ||
+          !ingot::weightOnly(conv.getWeight()) ||
           (conv.getBias() && !ingot::weightOnly(conv.getBias())))
         continue;
       fold(rw, op, conv, c);
@@ -111,10 +112,10 @@ template <typename OpTy> struct FoldIntoConv : OpRewritePattern<OpTy> {
     auto folded = cast<ConvOp>(rw.clone(*conv.getOperation()));
     folded->setLoc(rw.getFusedLoc({conv.getLoc(), loc}));
     folded->setOperand(1, weight);
-    if (conv.getBias())
-      folded->setOperand(2, bias);
-    else if (bias) // a mul of a conv without bias leaves it without one
-      folded->insertOperands(2, bias);
+    // The bias segment (operandSegmentSizes follows); a mul of a conv
+    // without bias leaves it without one.
+    if (bias)
+      folded.getBiasMutable().assign(bias);
     rw.replaceOp(op, folded.getResult());
     rw.eraseOp(conv);
   }

@@ -108,10 +108,8 @@ struct FoldInputAffine : OpRewritePattern<ConvOp> {
     auto folded = cast<ConvOp>(rw.clone(*conv.getOperation()));
     folded->setOperand(0, x);
     folded->setOperand(1, weight);
-    if (conv.getBias())
-      folded->setOperand(2, bias);
-    else if (bias)
-      folded->insertOperands(2, bias);
+    if (bias) // the bias segment (operandSegmentSizes follows)
+      folded.getBiasMutable().assign(bias);
     rw.replaceOp(conv, folded.getResult());
   }
 };

@@ -37,10 +37,11 @@ void rebuildWithActivation(PatternRewriter &rewriter, ConvOp conv,
   rewriter.replaceOp(at, fused.getResult());
 }
 
-/// A conv without an activation yet whose result has `uses` readers.
+/// A conv without an activation (or residual) yet whose result has `uses`
+/// readers: an activation follows a residual add only as a separate op.
 ConvOp convWithUses(Value v, int64_t uses) {
   auto conv = v.getDefiningOp<ConvOp>();
-  if (!conv || conv.getActivation() ||
+  if (!conv || conv.getActivation() || conv.getResidual() ||
       std::distance(v.use_begin(), v.use_end()) != uses)
     return nullptr;
   return conv;
@@ -204,9 +205,10 @@ struct FuseClip : OpRewritePattern<BinaryMathOp> {
       // The kernel keeps the tensor's value on a tie, as max(x, c) does;
       // max(c, x) keeps c, which differs only for -0 against +0.
       const bool tensorFirst = y == op.getLhs();
-      if (!conv || !y.hasOneUse() || !value || std::isnan(*value) ||
-          (!tensorFirst && *value == 0.0) || op.getType() != conv.getType() ||
-          conv.getClipMax() || (isMax && conv.getClipMin()))
+      if (!conv || conv.getResidual() || !y.hasOneUse() || !value ||
+          std::isnan(*value) || (!tensorFirst && *value == 0.0) ||
+          op.getType() != conv.getType() || conv.getClipMax() ||
+          (isMax && conv.getClipMin()))
         continue;
       rewriter.setInsertionPoint(op);
       auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
@@ -221,6 +223,33 @@ struct FuseClip : OpRewritePattern<BinaryMathOp> {
       return success();
     }
     return rewriter.notifyMatchFailure(op, "not a sole conv and a constant");
+  }
+};
+
+/// add(conv, r) or add(r, conv), r of the result's type, with the conv
+/// read only there -> conv {residual = r}: added after the conv's bias,
+/// activation and clips (YOLOv8's bottlenecks add their input to a SiLU
+/// conv; ResNet's relu(conv + x) keeps its relu as a separate op).
+struct FuseResidual : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    for (auto [y, r] : {std::pair{add.getLhs(), add.getRhs()},
+                        std::pair{add.getRhs(), add.getLhs()}}) {
+      auto conv = y.getDefiningOp<ConvOp>();
+      if (!conv || conv.getResidual() || !y.hasOneUse() || y == r ||
+          add.getType() != conv.getType() || r.getType() != conv.getType())
+        continue;
+      rewriter.setInsertionPoint(add);
+      auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
+      fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), add.getLoc()}));
+      fused.getResidualMutable().assign(r);
+      rewriter.replaceOp(add, fused.getResult());
+      rewriter.eraseOp(conv);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "no sole conv of the add's type");
   }
 };
 
@@ -243,6 +272,8 @@ struct FuseConvActivationPass
       patterns.add<FuseLeakyRelu>(ctx);
     if (clip)
       patterns.add<FuseClip>(ctx);
+    if (residual)
+      patterns.add<FuseResidual>(ctx);
     ingot::applyFusionPatterns(getOperation(), std::move(patterns));
   }
 };

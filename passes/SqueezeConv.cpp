@@ -52,8 +52,10 @@ struct SqueezeUnitDims : OpRewritePattern<SqueezeOp> {
   LogicalResult matchAndRewrite(SqueezeOp squeeze,
                                 PatternRewriter &rw) const override {
     auto conv = squeeze.getInput().getDefiningOp<ConvOp>();
-    if (!conv || !conv->hasOneUse())
-      return rw.notifyMatchFailure(squeeze, "not the sole reader of a conv");
+    if (!conv || !conv->hasOneUse() || conv.getResidual())
+      return rw.notifyMatchFailure(squeeze,
+                                   "not the sole reader of a conv, or one "
+                                   "with a residual of the unsqueezed shape");
     auto xt = dyn_cast<RankedTensorType>(conv.getInput().getType());
     auto wt = dyn_cast<RankedTensorType>(conv.getWeight().getType());
     if (!xt || !wt || xt.getRank() != wt.getRank() ||

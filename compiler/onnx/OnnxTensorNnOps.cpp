@@ -156,9 +156,10 @@ LogicalResult convertConv(NodeContext &n) {
   // sizes the result, and the kernel checks the real weight against it.
   return n.setOutput(
       0, n.build<graph::ConvOp>(
-             n.f32(), x, w, bias, b.getDenseI64ArrayAttr(strides),
-             b.getDenseI64ArrayAttr(pads), b.getDenseI64ArrayAttr(dilations),
-             b.getI64IntegerAttr(group), b.getStringAttr(autoPad),
+             n.f32(), x, w, bias, /*residual=*/Value(),
+             b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pads),
+             b.getDenseI64ArrayAttr(dilations), b.getI64IntegerAttr(group),
+             b.getStringAttr(autoPad),
              kernelDynamic && !kernel.empty() ? b.getDenseI64ArrayAttr(kernel)
                                               : DenseI64ArrayAttr(),
              /*activation=*/StringAttr(), /*activation_alpha=*/FloatAttr(),

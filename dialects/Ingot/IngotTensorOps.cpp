@@ -166,6 +166,9 @@ LogicalResult ConvOp::verify() {
       failed(verifyConvActivation(*this)) ||
       failed(verifyConvChannels(*this, getInput(), getWeight(), getGroup())))
     return failure();
+  if (getResidual() && getResidual().getType() != getResult().getType())
+    return emitOpError("residual must have the result's type ")
+           << getResult().getType() << ", got " << getResidual().getType();
   return verifyShapeRule(*this);
 }
 

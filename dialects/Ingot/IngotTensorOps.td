@@ -111,7 +111,7 @@ def Ingot_PadOp : Ingot_TensorOp<"pad"> {
                        "functional-type(operands, results)";
 }
 
-def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
+def Ingot_ConvOp : Ingot_TensorOp<"conv", [AttrSizedOperandSegments]> {
   let summary = "1-D/2-D/3-D grouped convolution (NC[D]HW)";
   let description = [{
     ONNX `Conv`: x is [N, C, spatial…], w is [M, C/group, k…]. `pads` holds
@@ -124,14 +124,17 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
     with its `activation_alpha`, set by --ingot-fuse-conv-activation) is
     applied after the bias, then `clip_min` and `clip_max` (ONNX Max and
     Min by a constant, in that order, NaN kept), to each block of output
-    positions while it is in cache.
+    positions while it is in cache. `residual` (the result's type, set by
+    --ingot-fuse-conv-activation from an Add of the conv's result) is added
+    last: y = clip(activation(conv + bias)) + residual.
 
     ```mlir
     %y = ingot.conv %x, %w, %b {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
     ```
   }];
   let arguments = (ins Ingot_Tensor:$input, Ingot_Tensor:$weight,
-                   Optional<Ingot_Tensor>:$bias, DenseI64ArrayAttr:$strides,
+                   Optional<Ingot_Tensor>:$bias,
+                   Optional<Ingot_Tensor>:$residual, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
                    I64Attr:$group, StrAttr:$auto_pad,
                    OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
@@ -139,7 +142,8 @@ def Ingot_ConvOp : Ingot_TensorOp<"conv"> {
                    OptionalAttr<F32Attr>:$activation_alpha,
                    OptionalAttr<F32Attr>:$clip_min,
                    OptionalAttr<F32Attr>:$clip_max);
-  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? "
+                       "(`residual` $residual^)? attr-dict `:` "
                        "functional-type(operands, results)";
 }
 

@@ -19,7 +19,8 @@ void addConvSpecs(std::vector<KernelSpec> &table) {
   table.push_back(
       {"conv",
        false,
-       {{in("x", kF32), in("weight", kF32), opt("bias", kF32)},
+       {{in("x", kF32), in("weight", kF32), opt("bias", kF32),
+         opt("residual", kF32)},
         {in("y", kF32)},
         {"strides", "pads", "dilations", "auto_pad", "group", "kernel_shape",
          "activation", "activation_alpha", "clip_min", "clip_max"}}});

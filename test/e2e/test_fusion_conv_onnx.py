@@ -29,12 +29,13 @@ def hard_swish_nodes(y, out, inits):
             node("Div", [f"{y}_m", "six"], [out])]
 
 
-def conv_act_model(act, channels, size, kernel, group=1):
+def conv_act_model(act, channels, size, kernel, group=1, residual=False):
     """Conv (+ bias) then SiLU (Sigmoid, Mul, as YOLO exports write it),
     Relu, HardSwish (as PaddleOCR's exports write it), ReLU6 (Clip 0..6) or
     LeakyRelu then Max by a constant (tf2onnx's clamped leaky ReLU in
     openWakeWord's embedding CNN), twice: a stride-1 conv and a stride-2
-    one."""
+    one. With `residual` (C = M) the stride-1 conv's input is added to its
+    activation, as YOLOv8's bottlenecks do."""
     rng = np.random.default_rng(11 + kernel + group)
     c, m = channels
     inits = {}
@@ -62,7 +63,11 @@ def conv_act_model(act, channels, size, kernel, group=1):
                       node("Max", [f"l{i}", "floor"], [f"a{i}"])]
         else:
             nodes.append(node("Relu", [f"c{i}"], [f"a{i}"]))
-        x = f"a{i}"
+        if residual and i == 0:
+            nodes.append(node("Add", [x, f"a{i}"], [f"r{i}"]))
+            x = f"r{i}"
+        else:
+            x = f"a{i}"
     nodes.append(node("Identity", [x], ["y"]))
     return make_model(nodes, [("x", F32, ["batch", c, size, size])], ["y"],
                       inits)
@@ -90,23 +95,35 @@ CONV_CASES = {"silu_3x3_implicit": ("silu", (16, 32), 96, 3, 1),
               "leaky_clamp_narrow": ("leaky_clamp", (24, 40), 3, 3, 1),
               "relu6_1x1": ("relu6", (24, 40), 20, 1, 1),
               "relu6_depthwise": ("relu6", (16, 16), 33, 3, 16)}
+# The residual added after the activation, on each conv path: channel
+# tiles (32 channels with a window, 64 in place), row tiles, depthwise,
+# the transposed narrow GEMM over two images and the blocked grouped one.
+RESIDUAL_CASES = {"silu_3x3_channel_tiles": ("silu", (32, 32), 40, 3, 1),
+                  "silu_3x3_row_tiles": ("silu", (16, 16), 30, 3, 1),
+                  "relu_1x1_in_place": ("relu", (64, 64), 20, 1, 1),
+                  "silu_depthwise": ("silu", (16, 16), 33, 3, 16),
+                  "relu_narrow_batched": ("relu", (40, 40), 3, 3, 1),
+                  "silu_grouped_blocked": ("silu", (64, 64), 45, 3, 2)}
 
 
-@pytest.mark.parametrize("name", CONV_CASES)
+@pytest.mark.parametrize("name", [*CONV_CASES, *(
+    f"residual_{k}" for k in RESIDUAL_CASES)])
 def test_conv_activation_fused(name, tmp_path, request):
-    """The activation runs inside the conv kernel: no sigmoid, mul, relu
-    or elementwise step is left, and the result is bit for bit the
-    unfused one (the same per-element functions), and onnxruntime's within
-    F32_RTOL."""
-    model = conv_act_model(*CONV_CASES[name])
+    """The activation (and a residual add) runs inside the conv kernel: no
+    sigmoid, mul, relu, add or elementwise step is left, and the result is
+    bit for bit the unfused one (the same per-element functions, the add
+    last), and onnxruntime's within F32_RTOL."""
+    residual = name.startswith("residual_")
+    case = RESIDUAL_CASES[name[9:]] if residual else CONV_CASES[name]
+    model = conv_act_model(*case, residual=residual)
     fused, unfused = compile_both(save_model(model, tmp_path / "m.onnx"),
                                   tmp_path, "--max-dim", "batch=2")
     kernels = kernels_of(fused)
     assert kernels.count("conv") == 2 and not {
-        "sigmoid", "mul", "relu", "div", "binary_math", "unary_math",
+        "sigmoid", "mul", "relu", "div", "add", "binary_math", "unary_math",
         "fused_elementwise"} & set(kernels), kernels
     rng = np.random.default_rng(seed_for(request.node.nodeid))
-    c, size = CONV_CASES[name][1][0], CONV_CASES[name][2]
+    c, size = case[1][0], case[2]
     for batch in (1, 2):
         feed = {"x": rng.standard_normal((batch, c, size, size)).astype(F32)}
         want = ort_run(model, feed)["y"]

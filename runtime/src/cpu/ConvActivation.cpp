@@ -23,6 +23,13 @@ leakyClamp(float *y, int64_t len, bool leaky, float alpha, float lo, float hi) {
     }
 }
 
+/// y += r, a plain loop the ISA clones vectorise (the add kernel's sum).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+addResidual(float *y, const float *r, int64_t len) {
+  for (int64_t i = 0; i < len; ++i)
+    y[i] += r[i];
+}
+
 /// `name` as a float when the conv has it.
 Status optionalFloat(const KernelContext &ctx, const char *name, float *out) {
   if (!ctx.findAttr(name))
@@ -40,6 +47,8 @@ void ConvActivation::apply(float *y, int64_t len) const {
   linear::activate(act, y, len);
   if (leaky || clamps())
     leakyClamp(y, len, leaky, alpha, lo, hi);
+  if (residual)
+    addResidual(y, residual + (y - outputBase), len);
 }
 
 Status parseConvActivation(KernelContext &ctx, ConvActivation *act) {

@@ -237,7 +237,7 @@ void groupConv(KernelContext &ctx, const Window &w, const float *xg,
 }
 
 Status convKernel(KernelContext &ctx) {
-  if (Status s = ctx.expectArity(2, 3, 1); !s)
+  if (Status s = ctx.expectArity(2, 4, 1); !s)
     return s;
   if (Status s = ctx.expectInputsDType({DType::F32}); !s)
     return s;
@@ -258,6 +258,12 @@ Status convKernel(KernelContext &ctx) {
   ConvActivation act;
   if (Status s = parseConvActivation(ctx, &act); !s)
     return s;
+  if (ctx.hasInput(3)) { // added after the activation, as y is stored
+    if (ctx.input(3).shape != ctx.output(0).shape)
+      return ctx.error("residual must have the output's shape");
+    act.residual = ctx.input(3).as<float>();
+    act.outputBase = ctx.output(0).as<float>();
+  }
   hoistUnitInnerDims(w);
   const int64_t cg = c / group, mg = m / group;
   if (cg == 1 && group > 1) {

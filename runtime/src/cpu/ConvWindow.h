@@ -25,12 +25,19 @@ struct ConvActivation {
   float alpha = 0.0f;
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
+  /// The residual added last, laid out as the output that starts at
+  /// `outputBase`: y[i] gets residual[&y[i] - outputBase].
+  const float *residual = nullptr;
+  const float *outputBase = nullptr;
   bool clamps() const {
     return lo != -std::numeric_limits<float>::infinity() ||
            hi != std::numeric_limits<float>::infinity();
   }
-  bool any() const { return act != linear::Act::None || leaky || clamps(); }
-  /// y[i] = activation(y[i]) over `len` values (ConvActivation.cpp).
+  bool any() const {
+    return act != linear::Act::None || leaky || clamps() || residual;
+  }
+  /// y[i] = activation(y[i]) (+ the residual) over `len` values
+  /// (ConvActivation.cpp).
   void apply(float *y, int64_t len) const;
 };
 

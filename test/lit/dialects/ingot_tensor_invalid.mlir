@@ -300,6 +300,14 @@ func.func @conv_alpha_without_leaky_relu(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4
 
 // -----
 
+func.func @conv_residual_of_another_shape(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %r: tensor<1x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'ingot.conv' op residual must have the result's type 'tensor<1x4x8x8xf32>', got 'tensor<1x4x1x1xf32>'}}
+  %y = ingot.conv %x, %w residual %r {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
 func.func @conv_nan_clip(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
   // expected-error @+1 {{'ingot.conv' op clip bounds must be numbers}}
   %y = ingot.conv %x, %w {auto_pad = "NOTSET", clip_min = 0x7FC00000 : f32, dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
