@@ -23,14 +23,21 @@ using namespace ingot::graph;
 
 namespace {
 
+/// A copy of `conv` placed at `at`, with both their locations; the caller
+/// sets what it fuses, then replaces `at` with it.
+ConvOp cloneConvAt(PatternRewriter &rewriter, ConvOp conv, Operation *at) {
+  rewriter.setInsertionPoint(at);
+  auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
+  fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), at->getLoc()}));
+  return fused;
+}
+
 /// `conv` rebuilt with `activation` (and leaky_relu's `alpha`), replacing
 /// `at`'s result; the conv and what else the caller lists go.
 void rebuildWithActivation(PatternRewriter &rewriter, ConvOp conv,
                            Operation *at, StringRef activation,
                            FloatAttr alpha = {}) {
-  rewriter.setInsertionPoint(at);
-  auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
-  fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), at->getLoc()}));
+  ConvOp fused = cloneConvAt(rewriter, conv, at);
   fused.setActivationAttr(rewriter.getStringAttr(activation));
   if (alpha)
     fused.setActivationAlphaAttr(alpha);
@@ -210,9 +217,7 @@ struct FuseClip : OpRewritePattern<BinaryMathOp> {
           op.getType() != conv.getType() || conv.getClipMax() ||
           (isMax && conv.getClipMin()))
         continue;
-      rewriter.setInsertionPoint(op);
-      auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
-      fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), op.getLoc()}));
+      ConvOp fused = cloneConvAt(rewriter, conv, op);
       FloatAttr attr = rewriter.getF32FloatAttr(float(*value));
       if (isMax)
         fused.setClipMinAttr(attr);
@@ -241,9 +246,7 @@ struct FuseResidual : OpRewritePattern<AddOp> {
       if (!conv || conv.getResidual() || !y.hasOneUse() || y == r ||
           add.getType() != conv.getType() || r.getType() != conv.getType())
         continue;
-      rewriter.setInsertionPoint(add);
-      auto fused = cast<ConvOp>(rewriter.clone(*conv.getOperation()));
-      fused->setLoc(rewriter.getFusedLoc({conv.getLoc(), add.getLoc()}));
+      ConvOp fused = cloneConvAt(rewriter, conv, add);
       fused.getResidualMutable().assign(r);
       rewriter.replaceOp(add, fused.getResult());
       rewriter.eraseOp(conv);
