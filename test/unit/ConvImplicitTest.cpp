@@ -135,6 +135,20 @@ TEST(ConvImplicit, MatchesFloat64WithinTheSumBound) {
       {6, 15, 18, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
       // A 1x1 over many channels in place (channel tiles only).
       {130, 7, 9, 64, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      // Unpadded windows read x in place. Row tiles: the channels whose
+      // reads run past x's end (3 of 5 on 3x4 planes) from a copy; a
+      // dilated window; openWakeWord's 3x1.
+      {24, 12, 10, 24, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      {5, 3, 4, 20, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      {6, 12, 20, 16, 3, 3, 1, 1, 2, 2, 0, 0, 0, 0},
+      // Channel tiles at any stride, and 3 vectors (48, and 112 = 64 +
+      // 48) on 8-position tiles, padded and not; 80 = 64 + 16 takes the
+      // row tiles.
+      {7, 15, 17, 64, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0},
+      {10, 12, 4, 96, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      {48, 9, 13, 48, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1},
+      {11, 14, 6, 112, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+      {9, 10, 11, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
   };
   Rng rng(23);
   for (const Case &k : cases) {

@@ -21,6 +21,25 @@ float *scratch(ScratchUse use, size_t floats, std::vector<float> &oneOff) {
   return b.data();
 }
 
+/// n floats from src to dst (or zeros, src null) in fixed-size pieces the
+/// compiler inlines as vector moves: planes of narrow maps are many short
+/// lines, and the libc calls per line were a fifth of openWakeWord's
+/// 48 -> 72 1x3 conv at 32 x 8 (perf).
+inline void copyLine(float *dst, const float *src, int64_t n) {
+  static constexpr float kZeros[16] = {};
+  const auto piece = [&](int64_t j, size_t bytes) {
+    std::memcpy(dst + j, src ? src + j : kZeros, bytes);
+  };
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    piece(j, 64);
+  for (int64_t len = 8; len >= 1; len /= 2)
+    if (j + len <= n) {
+      piece(j, size_t(len) * sizeof(float));
+      j += len;
+    }
+}
+
 /// Every row of the plane in one call, cloned per ISA so that the stride-2
 /// copy vectorises (a permute of two vectors per output vector).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
@@ -35,22 +54,22 @@ Planes::fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
     float *dst = plane + i * wq;
     const int64_t si = i * sh + ph - w.pad[1];
     if (si < 0 || si >= h) {
-      std::fill(dst, dst + wq, 0.0f);
+      copyLine(dst, nullptr, wq);
       continue;
     }
     const float *src = xc + si * width + lo * sw - first;
-    std::fill(dst, dst + lo, 0.0f);
+    copyLine(dst, nullptr, lo);
     if (sw == 1)
-      std::copy_n(src, hi - lo, dst + lo);
+      copyLine(dst + lo, src, hi - lo);
     else if (sw == 2)
       for (int64_t j = 0; j < hi - lo; ++j)
         dst[lo + j] = src[2 * j];
     else
       for (int64_t j = 0; j < hi - lo; ++j)
         dst[lo + j] = src[j * sw];
-    std::fill(dst + hi, dst + wq, 0.0f);
+    copyLine(dst + hi, nullptr, wq - hi);
   }
-  std::fill(plane + hq * wq, plane + size, 0.0f);
+  copyLine(plane + hq * wq, nullptr, size - hq * wq);
 }
 
 } // namespace implicit
@@ -163,18 +182,39 @@ Split splitWork(const Window &w, const Planes &p,
   return best;
 }
 
+bool unpadded(const Window &w) {
+  return w.pad[1] == 0 && w.pad[2] == 0 && w.padEnd[1] == 0 && w.padEnd[2] == 0;
+}
+
 bool readsInPlace(const Window &w) {
-  return w.k[1] * w.k[2] == 1 && w.stride[1] * w.stride[2] == 1 &&
-         w.pad[1] == 0 && w.pad[2] == 0 && w.padEnd[1] == 0 && w.padEnd[2] == 0;
+  return w.k[1] * w.k[2] == 1 && w.stride[1] * w.stride[2] == 1 && unpadded(w);
 }
 
 InputRows::InputRows(KernelContext &ctx, const Window &w, const Planes &p,
-                     const float *x, int64_t c, int nr) {
+                     const float *x, int64_t c, int nr, bool validOnly) {
   const int64_t kh = w.k[1], kw = w.k[2];
   rows.resize(size_t(c * kh * kw));
-  if (readsInPlace(w)) {
-    for (int64_t ch = 0; ch < c; ++ch)
-      rows[size_t(ch)] = x + ch * w.inSize();
+  const bool unitStride = w.stride[1] == 1 && w.stride[2] == 1;
+  if (readsInPlace(w) || (unpadded(w) && (validOnly || unitStride))) {
+    // The planes would be x itself (wq = its width): rows point into it.
+    // A row tile reads up to nr columns past its last, and a tap dx
+    // further: the channels whose reads run past x's end are read from a
+    // copy with that much zeroed slack (1x1 convs read addTail's instead).
+    const int64_t slack =
+        validOnly || readsInPlace(w) ? 0 : (kw - 1) * w.dil[2] + nr;
+    const int64_t copied =
+        slack ? std::min(c, (slack + w.inSize() - 1) / w.inSize()) : 0;
+    lastChannels.assign(size_t(copied * w.inSize() + slack), 0.0f);
+    std::copy_n(x + (c - copied) * w.inSize(), copied * w.inSize(),
+                lastChannels.data());
+    for (int64_t ch = 0, r = 0; ch < c; ++ch) {
+      const float *plane = ch < c - copied ? x + ch * w.inSize()
+                                           : lastChannels.data() +
+                                                 (ch - c + copied) * w.inSize();
+      for (int64_t b = 0; b < kh; ++b)
+        for (int64_t e = 0; e < kw; ++e, ++r)
+          rows[size_t(r)] = plane + b * w.dil[1] * w.in[2] + e * w.dil[2];
+    }
     return;
   }
   float *planes =
@@ -236,17 +276,19 @@ std::vector<RowBlock> rowBlocks(int64_t m, int mr) {
 
 namespace {
 
-/// Whether the conv runs on the ISA's channel tiles. Whole pairs of
-/// vectors: openWakeWord's 72 channels (64 + a group of 8) ran 25% slower
-/// on channel tiles than on row tiles. A single pair (12 positions x 32
-/// channels) only for a window: YOLOv8n's 16 -> 32 stride-2 3x3 ran 1.12x
-/// faster than on row tiles, its 32 -> 32 1x1 1.1x slower (the transposes
-/// cost more than the planes they save).
+/// Whether the conv runs on the ISA's channel tiles: whole vectors, 2 to
+/// 4 in the last group of 64. openWakeWord's 72 channels (64 + a group of
+/// 8) ran 25% slower on channel tiles than on row tiles; its 48 (three
+/// vectors, 8-position tiles) 1.1-1.2x faster (1 thread). A single pair (12
+/// positions x 32 channels) only for a window: YOLOv8n's 16 -> 32 stride-2 3x3
+/// ran 1.12x faster than on row tiles, its 32 -> 32 1x1 1.1x slower (the
+/// transposes cost more than the planes they save).
 bool onChannelTiles(const ImplicitKernels &kernels, const Window &w,
                     int64_t m) {
   const bool window = w.k[1] * w.k[2] > 1;
-  return kernels.channelBlock && kernels.transpose &&
-         m % (2 * kernels.lanes) == 0 && (m >= kChannelGroup || window);
+  const int64_t lastGroup = (m - 1) % kChannelGroup + 1;
+  return kernels.channelBlock && kernels.transpose && m % kernels.lanes == 0 &&
+         lastGroup >= 2 * kernels.lanes && (m >= kChannelGroup || window);
 }
 
 } // namespace
@@ -254,22 +296,25 @@ bool onChannelTiles(const ImplicitKernels &kernels, const Window &w,
 bool implicitConvFits(const Window &w, int64_t c, int64_t m) {
   const bool flat = w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1;
   const bool unit = w.k[1] * w.k[2] == 1 && w.stride[1] * w.stride[2] == 1;
-  // Few output positions or channels: the im2col paths' narrow and
-  // small-M GEMMs fit those better. A 1x1 conv over few input channels
-  // reads x in place: against the GEMM over x it saves packing B and a
-  // pass of the bias and activation over all of y, which cost more than
-  // the arithmetic at K <= 64 (YOLOv8n's 80x80 32 -> 32 conv 1.2x on one
-  // thread, 1.8x on two); at K = 128 to 480 (PP-OCR's recogniser) the
-  // GEMM was 1.2x faster than the row tiles. The channel tiles beat it
-  // on few positions (1 thread: YOLOv8n's 512 -> 256 and 256 -> 512 at
-  // 10x10 1.2-1.25x) and lose on wide maps (PP-OCR's 240 -> 480 and
-  // 480 -> 480 at 6x80 0.83x; 128 -> 128 at 12x80 0.9x), with the 20x20
-  // and 40x40 ones within noise of it.
   const ImplicitKernels kernels = implicitKernels(bestGemmIsa());
-  const bool inPlaceWins =
-      c <= 64 || (w.outSize() <= 256 && onChannelTiles(kernels, w, m));
-  return flat && (!unit || inPlaceWins) && w.out[1] >= 4 && w.outSize() >= 64 &&
-         m >= 8 && kernels.mr > 0;
+  if (!flat || kernels.mr == 0 || m < 8)
+    return false;
+  // The channel tiles beat the im2col GEMMs on few positions, down to a
+  // single tile (1 thread: YOLOv8n's 512 -> 256 and 256 -> 512 at 10x10
+  // 1.2-1.25x; openWakeWord's 96 -> 96 3x1 at 12x4 and 8x2 1.4-1.7x, 2x
+  // and more on two threads), and lose on wide maps (PP-OCR's 240 -> 480
+  // and 480 -> 480 at 6x80 0.83x; 128 -> 128 at 12x80 0.9x), with the
+  // 20x20 and 40x40 ones within noise of it.
+  if (w.outSize() <= 256 && onChannelTiles(kernels, w, m))
+    return true;
+  // Otherwise few output positions or channels: the im2col paths' narrow
+  // and small-M GEMMs fit those better. A 1x1 conv over few input
+  // channels reads x in place: against the GEMM over x it saves packing B
+  // and a pass of the bias and activation over all of y, which cost more
+  // than the arithmetic at K <= 64 (YOLOv8n's 80x80 32 -> 32 conv 1.2x on
+  // one thread, 1.8x on two); at K = 128 to 480 (PP-OCR's recogniser) the
+  // GEMM was 1.2x faster than the row tiles.
+  return (!unit || c <= 64) && w.out[1] >= 4 && w.outSize() >= 64;
 }
 
 void implicitConv(KernelContext &ctx, const Window &w, const float *x,
@@ -293,11 +338,12 @@ void implicitConvOn(GemmIsa isa, KernelContext &ctx, const Window &w,
     Window unitStride = w;
     unitStride.stride[1] = unitStride.stride[2] = 1;
     const Planes unit(unitStride, kernels.nr);
-    const InputRows in(ctx, unitStride, unit, x, c, kernels.nr);
+    const InputRows in(ctx, unitStride, unit, x, c, kernels.nr,
+                       /*validOnly=*/true);
     return channelConv(ctx, kernels, w, p, unit, in, wt, weightIsConstant, m,
                        bias, act, y);
   }
-  InputRows in(ctx, w, p, x, c, kernels.nr);
+  InputRows in(ctx, w, p, x, c, kernels.nr, /*validOnly=*/false);
   const auto packed =
       packedWeights(ctx, wt, weightIsConstant, m, k, kernels.mr);
   const std::vector<RowBlock> blocks = rowBlocks(m, kernels.mr);

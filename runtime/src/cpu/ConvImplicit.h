@@ -53,7 +53,7 @@ struct ImplicitBlock {
 };
 
 /// One call of an ISA's channel tiles: T = Bᵀ·Wᵀ for one group of
-/// `vectors` (4 or 2) vectors of output channels over the output positions
+/// `vectors` (2 to 4) vectors of output channels over the output positions
 /// [v0, v1) (flat: v = o1·wo + o2, read at o1·lineStep + o2·colStep of
 /// each B row), T[v - v0][c] at t + (v - v0) * ldt + c, rounded up to
 /// whole tiles: the positions past v1 read position v0, so no row is read
@@ -75,7 +75,7 @@ struct ImplicitKernels {
   int mr = 0, nr = 0; // tile rows and columns
   void (*block)(const ImplicitBlock &) = nullptr;
   /// Channel tiles, where the ISA has them: `lanes` channels a vector;
-  /// a group of 4 vectors takes 6 positions a tile, of 2 vectors 12.
+  /// a group of 4 vectors takes 6 positions a tile, of 3 vectors 8, of 2 12.
   int lanes = 0;
   void (*channelBlock)(const ChannelBlock &) = nullptr;
   /// Positions [0, n) (n <= lanes) x `channels` channels of T, each

@@ -24,8 +24,8 @@
 namespace ingot::cpu::implicit {
 namespace {
 
-/// Column steps that both channel tile widths (6 and 12) divide.
-constexpr int64_t kChannelTileLcm = 12;
+/// Column steps that every channel tile width (6, 8 and 12) divides.
+constexpr int64_t kChannelTileLcm = 24;
 
 /// The weights [m, k] as channel tiles read them: per group of 64
 /// channels, k steps of 64 floats, zeros past the last channel.

@@ -67,14 +67,15 @@ Split splitWork(const Window &w, const Planes &p,
 /// one, past the end of x on the last channel. So the row tile that holds
 /// the last column reads `tailRows` instead: each channel's columns from
 /// `tailStart` on, copied and zero-padded (addTail). Channel tiles read
-/// each position on its own, valid ones only, and need no tail.
+/// each position on its own, valid ones only (`validOnly`), and need no
+/// tail: any unpadded window reads x in place there, at any stride.
 struct InputRows {
   std::vector<const float *> rows, tailRows;
-  std::vector<float> planesOneOff, tail;
+  std::vector<float> planesOneOff, tail, lastChannels;
   int64_t tailStart = -1; // in place: the first column of the tail tile
 
   InputRows(KernelContext &ctx, const Window &w, const Planes &p,
-            const float *x, int64_t c, int nr);
+            const float *x, int64_t c, int nr, bool validOnly);
 };
 
 /// Whether the conv reads x in place (1x1, stride 1, no pads).
@@ -87,7 +88,8 @@ void addTail(InputRows &in, const Window &w, const float *x, int64_t c,
              int64_t lastQ0, int64_t step, int nr);
 
 /// The conv on the ISA's channel tiles (ConvImplicitChannels.cpp): m a
-/// multiple of two vectors, at least kChannelGroup. `in` holds the rows of
+/// multiple of a vector, 2 to 4 of them in the last group of
+/// kChannelGroup. `in` holds the rows of
 /// `unit`, the planes at stride 1 (the tiles apply the stride when they
 /// read); `p`, the planes at the conv's stride, sizes the tasks.
 constexpr int64_t kChannelGroup = 64;
