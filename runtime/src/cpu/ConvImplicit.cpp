@@ -293,6 +293,9 @@ bool onChannelTiles(const ImplicitKernels &kernels, const Window &w,
 
 } // namespace
 
+/// Output positions up to which a conv on channel tiles takes them.
+constexpr int64_t kChannelTilePositions = 400;
+
 bool implicitConvFits(const Window &w, int64_t c, int64_t m) {
   const bool flat = w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1;
   const bool unit = w.k[1] * w.k[2] == 1 && w.stride[1] * w.stride[2] == 1;
@@ -302,10 +305,11 @@ bool implicitConvFits(const Window &w, int64_t c, int64_t m) {
   // The channel tiles beat the im2col GEMMs on few positions, down to a
   // single tile (1 thread: YOLOv8n's 512 -> 256 and 256 -> 512 at 10x10
   // 1.2-1.25x; openWakeWord's 96 -> 96 3x1 at 12x4 and 8x2 1.4-1.7x, 2x
-  // and more on two threads), and lose on wide maps (PP-OCR's 240 -> 480
-  // and 480 -> 480 at 6x80 0.83x; 128 -> 128 at 12x80 0.9x), with the
-  // 20x20 and 40x40 ones within noise of it.
-  if (w.outSize() <= 256 && onChannelTiles(kernels, w, m))
+  // and more on two threads; on Zen 4 YOLOv8n's 384 -> 128 1x1 at 20x20
+  // 1.1x, 1.25x on two), and lose on wide maps (PP-OCR's 240 -> 480 and
+  // 480 -> 480 at 6x80 0.83x on an Intel Xeon; 128 -> 128 at 12x80 0.9x),
+  // with the 40x40 ones within noise of it.
+  if (w.outSize() <= kChannelTilePositions && onChannelTiles(kernels, w, m))
     return true;
   // Otherwise few output positions or channels: the im2col paths' narrow
   // and small-M GEMMs fit those better. A 1x1 conv over few input
