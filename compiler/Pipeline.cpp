@@ -154,6 +154,9 @@ void addPlanPasses(OpPassManager &pm, const PhaseInputs &in) {
   // memory. The CPU shares the plan and pays rows x I floats of arena.
   if (!in.targets.cudaArchs.empty())
     memory.keepApart = {"silu_mul"};
+  // The CUDA concat kernel copies every input, unchecked on a device with
+  // its inputs in place: the CPU's skips them.
+  memory.concatInPlace = in.targets.cudaArchs.empty();
   pm.nest<func::FuncOp>().addPass(createPlanMemory(memory));
 }
 

@@ -113,7 +113,9 @@ def PlanMemory : Pass<"ingot-plan-memory", "mlir::func::FuncOp"> {
   let description = [{
     Computes each `plan.alloc`'s live range over the kernel sequence, lets
     an elementwise or reshaping kernel write over an input that dies there,
-    and assigns offsets greedily (largest first, lowest fitting offset).
+    places a concat's inputs at their offsets inside its output where each
+    is one contiguous run of it (static shapes, 1s before the axis), and
+    assigns offsets greedily (largest first, lowest fitting offset).
     Records `plan.arena_bytes`, the liveness lower bound
     `plan.arena_lower_bound_bytes` (peak of simultaneously live bytes) and
     `plan.arena_naive_bytes` (no reuse) on the function.
@@ -132,6 +134,10 @@ def PlanMemory : Pass<"ingot-plan-memory", "mlir::func::FuncOp"> {
            "Byte alignment of every buffer">,
     Option<"inPlace", "in-place", "bool", /*default=*/"true",
            "Let in-place kernels write over an input that dies at that step">,
+    Option<"concatInPlace", "concat-in-place", "bool", /*default=*/"true",
+           "Place a concat's inputs inside its output where each is one "
+           "contiguous run of it, so their producers write there and the "
+           "concat copies nothing">,
     ListOption<"keepApart", "keep-apart", "std::string",
                "Kernels whose outputs never take an input's memory, although "
                "the kernel table allows it (a GPU target's kernel for the "

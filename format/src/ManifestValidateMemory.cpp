@@ -5,8 +5,9 @@
 // live ranges (first write to last read, to the end for model outputs) do
 // not overlap, or when an in-place kernel's output takes over the whole
 // slice of an input that dies at that step (same offset, same element
-// size). Anything else would let one value overwrite another that is still
-// read: the plan would run and answer wrongly.
+// size), or when a concat's inputs lie in their slabs of its output. Anything
+// else would let one value overwrite another that is still read: the plan
+// would run and answer wrongly.
 //
 //===----------------------------------------------------------------------===//
 #include "ManifestValidate.h"
@@ -109,6 +110,15 @@ std::string conflict(const Manifest &m, const Liveness &lv, int64_t s,
   return "";
 }
 
+/// Whether live buffer `in` is an input slab of concat step `s`'s output
+/// `out`, read no later than out, whose range then covers it.
+bool isConcatSlab(const Manifest &m, const Liveness &lv, int64_t s,
+                  uint32_t out, uint32_t in) {
+  const Step &step = m.steps[s];
+  return step.outputs.size() == 1 && step.outputs[0] == out &&
+         lv.last[in] <= lv.last[out] && concatHoldsInputInPlace(m, s, in);
+}
+
 /// Buffers live before step `s` whose bytes meet `id`'s; `live` maps arena
 /// offsets to buffers with pairwise disjoint ranges.
 std::vector<uint32_t> liveOverlapping(const Manifest &m,
@@ -135,6 +145,41 @@ std::vector<uint32_t> bornAt(const Manifest &m, const Liveness &lv, int64_t s) {
 }
 
 } // namespace
+
+} // namespace ingot::format
+
+namespace ingot {
+
+bool concatHoldsInputInPlace(const Manifest &m, size_t s, uint32_t in) {
+  if (s >= m.steps.size())
+    return false;
+  const Step &step = m.steps[s];
+  const auto known = [&](uint32_t id) { return id < m.buffers.size(); };
+  if (step.kernel != "concat" || step.outputs.size() != 1 ||
+      !std::all_of(step.inputs.begin(), step.inputs.end(), known) ||
+      !known(step.outputs[0]) ||
+      std::count(step.inputs.begin(), step.inputs.end(), in) != 1 ||
+      !format::isArena(m, in) || !format::isArena(m, step.outputs[0]))
+    return false;
+  const Buffer &o = m.buffers[step.outputs[0]];
+  uint64_t at = 0, slab = 0;
+  for (uint32_t id : step.inputs) {
+    if (dtypeSize(m.buffers[id].dtype) != dtypeSize(o.dtype))
+      return false;
+    if (id == in)
+      slab = at;
+    // Weights and inputs record no maxBytes: their shapes say it.
+    uint64_t bytes = dtypeSize(m.buffers[id].dtype);
+    for (int64_t d : m.buffers[id].maxShape)
+      bytes *= uint64_t(std::max<int64_t>(d, 0));
+    at += bytes;
+  }
+  return at == o.maxBytes && m.buffers[in].arenaOffset == o.arenaOffset + slab;
+}
+
+} // namespace ingot
+
+namespace ingot::format {
 
 Status validateTensorLayout(const Manifest &m) {
   std::vector<size_t> order;
@@ -167,9 +212,13 @@ Status validateArenaLiveness(const Manifest &m) {
   std::map<uint64_t, uint32_t> live; // offset -> buffer, disjoint ranges
   for (int64_t s = 0; s < int64_t(m.steps.size()); ++s) {
     const std::vector<uint32_t> born = bornAt(m, lv, s);
+    std::vector<uint32_t> slabs; // concat inputs inside a born output
     for (size_t j = 0; j < born.size(); ++j) {
       for (uint32_t other : liveOverlapping(m, live, born[j]))
-        if (std::string why = conflict(m, lv, s, born[j], other); !why.empty())
+        if (isConcatSlab(m, lv, s, born[j], other))
+          slabs.push_back(other);
+        else if (std::string why = conflict(m, lv, s, born[j], other);
+                 !why.empty())
           return fail(describeStep(m, s) + ": " + why);
       for (size_t k = 0; k < j; ++k)
         if (overlaps(m.buffers[born[j]], m.buffers[born[k]]))
@@ -178,7 +227,10 @@ Status validateArenaLiveness(const Manifest &m) {
                       describeBuffer(m, born[j]) + " share arena bytes");
     }
     // Inputs that die here hand their slices over, then the new values
-    // that outlive the step take their places.
+    // that outlive the step take their places; a concat's output covers
+    // the inputs it holds, which it outlives.
+    for (uint32_t id : slabs)
+      live.erase(m.buffers[id].arenaOffset);
     for (uint32_t id : diesAt[s])
       if (auto it = live.find(m.buffers[id].arenaOffset);
           it != live.end() && it->second == id)

@@ -268,3 +268,74 @@ TEST_F(ManifestStructure, BufferSizedAtRunTimeClaimingArenaBytes) {
       },
       {"buffer 6 'h2' has an invalid max_shape [-2, 16]"});
 }
+
+namespace {
+
+/// x[1, 16] -> relu -> a[1, 16] @0; x -> exp -> b[1, 16] @64;
+/// concat(a, b, x) -> c[1, 48] @0: the planner's concat with a and b
+/// written in their slabs of c, x (a model input) copied.
+PlanBuilder concatPlan() {
+  PlanBuilder p;
+  p.input("x", DType::F32, {1, 16}, {{1, ""}, {16, ""}}); // 0
+  p.arena("a", DType::F32, {1, 16}, 0);                   // 1
+  p.arena("b", DType::F32, {1, 16}, 64);                  // 2
+  p.arena("c", DType::F32, {1, 48}, 0);                   // 3
+  p.arena("d", DType::F32, {1, 48}, 192);                 // 4
+  p.step("relu", {0}, {1});
+  p.step("exp", {0}, {2});
+  p.step("concat", {1, 2, 0}, {3}, {makeAttr("axis", int64_t(1))});
+  p.step("neg", {3}, {4});
+  p.output("d", 4, {{1, ""}, {48, ""}});
+  return p;
+}
+
+class ConcatSlabs : public MutatedPlanTest {
+protected:
+  PlanBuilder plan() const override { return concatPlan(); }
+};
+
+} // namespace
+
+/// The inputs already in place are left as they are and the rest copied:
+/// d = -c is -relu(x), -exp(x), -x.
+TEST_F(ConcatSlabs, InputsInTheirSlabsLoadAndRun) {
+  std::unique_ptr<Artifact> art;
+  Status st = Artifact::open(base_, &art);
+  ASSERT_TRUE(st) << st.message();
+  ThreadPool pool(2);
+  Executor exec(*art, pool);
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i)
+    x[size_t(i)] = float(i) / 4 - 2;
+  NamedTensor in{"x", {DType::F32, {1, 16}, std::vector<uint8_t>(64)}};
+  std::memcpy(in.tensor.data.data(), x.data(), 64);
+  std::vector<NamedTensor> out;
+  st = exec.run({in}, &out);
+  ASSERT_TRUE(st) << st.message();
+  const auto *d = reinterpret_cast<const float *>(out[0].tensor.data.data());
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(d[i], -std::max(x[i], 0.0f)) << i;
+    EXPECT_NEAR(d[16 + i], -std::exp(x[i]), 1e-6 * std::exp(x[i])) << i;
+    EXPECT_EQ(d[32 + i], -x[i]) << i;
+  }
+}
+
+TEST_F(ConcatSlabs, AnInputOutsideItsSlabIsRefused) {
+  // b one slab too far (where x goes), and a read after c's last reader.
+  expectRefused([](Manifest &m) { m.buffers[2].arenaOffset = 128; },
+                {"step 2 ('concat'", "buffer 3 'c' [0, +192) and buffer 2 'b' "
+                                     "[128, +64) share arena bytes"});
+  expectRefused(
+      [](Manifest &m) {
+        Buffer e = m.buffers[1];
+        e.id = 5, e.name = "e", e.arenaOffset = 384;
+        m.buffers.push_back(e);
+        m.memory.arenaBytes = 448;
+        m.steps.push_back(m.steps[0]);
+        m.steps[4].inputs = {1}, m.steps[4].outputs = {5};
+        m.outputs.push_back({"e", DType::F32, m.outputs[0].dims, 5});
+        m.outputs[1].dims[1].size = 16;
+      },
+      {"step 2 ('concat'", "buffer 3 'c' [0, +192) and buffer 1 'a' [0, +64) "
+                           "share arena bytes while both are live"});
+}

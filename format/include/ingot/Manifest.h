@@ -320,4 +320,11 @@ struct Manifest {
   ExternalWeights externalWeights; // empty: every weight is in the file
 };
 
+/// Whether arena buffer `in`, an input of concat step `step`, lies in its
+/// slab of the step's output, where the memory planner put it for its
+/// producer to write there: at the output's offset plus the bytes of the
+/// inputs before it, every input of the output's element size, their bytes
+/// summing to the output's (ManifestValidateMemory.cpp).
+bool concatHoldsInputInPlace(const Manifest &m, size_t step, uint32_t in);
+
 } // namespace ingot

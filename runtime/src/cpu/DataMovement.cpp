@@ -118,13 +118,19 @@ Status concatKernel(KernelContext &ctx) {
   for (size_t i = 0; i < n; ++i) {
     const KernelInput &x = ctx.input(i);
     src[i] = static_cast<const uint8_t *>(x.data);
+    rowBytes[i] = x.shape[axis] * inner * es;
+    colOffset[i] = col;
+    col += rowBytes[i];
+    // The planner placed this input where it belongs in y (its producer
+    // wrote it there): nothing to copy.
+    if (outer == 1 && src[i] == out + colOffset[i]) {
+      rowBytes[i] = 0;
+      continue;
+    }
     if (rangesOverlap(x.data, x.bytes(), out, outer * outRow)) { // defensive
       scratch[i].assign(src[i], src[i] + x.bytes());
       src[i] = scratch[i].data();
     }
-    rowBytes[i] = x.shape[axis] * inner * es;
-    colOffset[i] = col;
-    col += rowBytes[i];
   }
   ctx.parallelFor(outer,
                   std::max<int64_t>(1, kElementwiseGrain * 4 /

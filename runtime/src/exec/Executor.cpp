@@ -137,6 +137,8 @@ Status Executor::Impl::checkPlan() {
         if (in == kNoBuffer || m.buffers[in].kind != BufferKind::Arena)
           continue;
         const Buffer &ib = m.buffers[in];
+        if (concatHoldsInputInPlace(m, s, in))
+          continue; // the kernel skips it
         if (ob.arenaOffset < ib.arenaOffset + ib.maxBytes &&
             ib.arenaOffset < ob.arenaOffset + ob.maxBytes && ob.maxBytes &&
             ib.maxBytes)
