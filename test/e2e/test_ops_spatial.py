@@ -102,6 +102,18 @@ for key, xs, ws, bias, attrs, sizes in [
         ("narrow_batch_s2_nobias", [3, 6, 5, 3], [20, 6, 3, 3], False,
          {"strides": [2, 2], "pads": [1, 1, 1, 1]}, ({},)),
         ("narrow_batch_sym", ["n", 4, 3], [12, 4, 2], True, {}, sym2(2, 5)),
+        # One input channel's 1-D windows of 32 taps or more (an STFT
+        # front end): a GEMM over x's windows in place. Several images, a
+        # symbolic length, a 2-D conv with a unit height, and a padded one
+        # (which takes the im2col path).
+        ("signal_stft", [2, 1, 1200], [65, 1, 128], True,
+         {"strides": [40]}, ({},)),
+        ("signal_sym", [1, 1, "t"], [33, 1, 32], False, {"strides": [7]},
+         ({"t": 200}, {"t": 45})),
+        ("signal_2d_unit_h", [1, 1, 1, 300], [16, 1, 1, 64], True,
+         {"strides": [1, 16]}, ({},)),
+        ("signal_padded", [1, 1, 300], [16, 1, 64], True,
+         {"strides": [16], "pads": [32, 32]}, ({},)),
         ("3d", [1, 2, 5, 6, 4], [3, 2, 3, 2, 3], True,
          {"pads": [1, 0, 1, 1, 1, 0], "strides": [2, 1, 1]}, ({},)),
         ("3d_group_same", [2, 4, 4, 4, 5], [4, 2, 2, 3, 1], False,
