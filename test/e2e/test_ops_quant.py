@@ -159,6 +159,19 @@ def test_dynamic_quantize_linear_ties_and_zeros(tmp_path):
     assert_same(*run_both(tmp_path, model, {"x": zeros}))
 
 
+def test_dynamic_quantize_linear_across_chunks(tmp_path):
+    """A range taken in parallel over chunks of 16384 values: the minimum
+    in the last, ragged chunk and the maximum in the second."""
+    x = rng_for("dqlchunks").uniform(-1, 1, (3 * 16384 + 77,)).astype(F32)
+    x[16384 + 5], x[-3] = 7.5, -3.25
+    model = make_model(
+        [node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zp"])],
+        [("x", F32, [x.size])], ["y", "scale", "zp"])
+    got, want = run_both(tmp_path, model, {"x": x})
+    assert_same(got, want)
+    assert np.isclose(want["scale"], (7.5 + 3.25) / 255)
+
+
 @pytest.mark.parametrize("a_type,b_type,per_column",
                          [(U8, I8, False), (U8, U8, True), (I8, I8, False)],
                          ids=["u8s8", "u8u8_per_column", "s8s8"])

@@ -81,8 +81,10 @@ Status dynamicQuantizeLinearKernel(KernelContext &ctx) {
   const int64_t n = x.numElements();
   const float *in = x.as<float>();
   // An empty tensor has the range [0, 0], as the unfused reductions give.
-  const float lo = minNan(n ? minMaxAllF32(ctx, in, n, false) : 0.0f, 0.0f);
-  const float hi = maxNan(n ? minMaxAllF32(ctx, in, n, true) : 0.0f, 0.0f);
+  float lo = 0.0f, hi = 0.0f;
+  if (n)
+    minAndMaxAllF32(ctx, in, n, &lo, &hi);
+  lo = minNan(lo, 0.0f), hi = maxNan(hi, 0.0f);
   const float span = hi - lo;
   const float scale = span == 0.0f ? 1.0f : span / 255.0f;
   const uint8_t zero = quantizeOne(-lo, scale, 0.0f);

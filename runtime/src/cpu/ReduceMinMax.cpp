@@ -111,6 +111,18 @@ bool minMaxTrailingRowsF32(KernelContext &ctx, const shape::Shape &kept,
   return true;
 }
 
+namespace {
+
+/// The extreme of per-chunk extremes: NaN if any is.
+float mergeParts(const std::vector<float> &part, bool isMax) {
+  float r = isMax ? -INFINITY : INFINITY;
+  for (float v : part)
+    r = v != v || (isMax ? v > r : v < r) ? v : r;
+  return r;
+}
+
+} // namespace
+
 float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax) {
   constexpr int64_t kChunk = 1 << 16;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
@@ -120,10 +132,26 @@ float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax) {
       part[size_t(c)] =
           minMaxRange(in + c * kChunk, std::min(kChunk, n - c * kChunk), isMax);
   });
-  float r = isMax ? -INFINITY : INFINITY;
-  for (float v : part)
-    r = v != v || (isMax ? v > r : v < r) ? v : r;
-  return r;
+  return mergeParts(part, isMax);
+}
+
+void minAndMaxAllF32(KernelContext &ctx, const float *in, int64_t n, float *lo,
+                     float *hi) {
+  // Chunks of 64 KiB: the max pass finds the chunk in L2 after the min
+  // pass, and a BERT layer's 128 x 384 activations still split over two
+  // threads (in chunks of 256 KiB they took one pass each on one thread).
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<float> mins(static_cast<size_t>(chunks)), maxs(mins.size());
+  ctx.parallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t len = std::min(kChunk, n - c * kChunk);
+      mins[size_t(c)] = minMaxRange(in + c * kChunk, len, false);
+      maxs[size_t(c)] = minMaxRange(in + c * kChunk, len, true);
+    }
+  });
+  *lo = mergeParts(mins, false);
+  *hi = mergeParts(maxs, true);
 }
 
 } // namespace ingot::cpu

@@ -10,6 +10,10 @@ namespace ingot::cpu {
 /// Max (or min) of in[0..n), NaN if any element is NaN; n > 0.
 float minMaxAllF32(KernelContext &ctx, const float *in, int64_t n, bool isMax);
 
+/// Both, as minMaxAllF32 gives each, in one parallel pass over the chunks.
+void minAndMaxAllF32(KernelContext &ctx, const float *in, int64_t n, float *lo,
+                     float *hi);
+
 /// Max (or min) of one row as the reduce kernel's serial loop gives it:
 /// the first of equal extremes (so -0 or +0, whichever comes first), or
 /// the row's last NaN if it has one; -inf (+inf) for n == 0. Vectorised,
