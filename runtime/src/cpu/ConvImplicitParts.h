@@ -1,8 +1,9 @@
 //===- ConvImplicitParts.h - pieces shared by the implicit conv -*- C++ -*-===//
 //
-// Private to ConvImplicit.cpp (the row tiles) and ConvImplicitChannels.cpp
-// (the channel tiles): the input's planes or in-place rows, scratch
-// buffers and the split of the output into tasks.
+// Private to ConvImplicit.cpp (the row tiles), ConvImplicitChannels.cpp
+// (the channel tiles) and ConvImplicitInput.cpp (the input's planes or
+// in-place rows): those rows, scratch buffers and the split of the output
+// into tasks.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -44,7 +45,7 @@ struct Planes {
         size((hq + 1) * wq + nr) {}
 
   /// Plane (c, ph, pw) of x [c, h, w], zeros outside the input
-  /// (ConvImplicit.cpp).
+  /// (ConvImplicitInput.cpp).
   void fill(const Window &w, const float *xc, int64_t ph, int64_t pw,
             float *plane) const;
 };
