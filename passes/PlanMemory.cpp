@@ -69,11 +69,10 @@ SmallVector<uint64_t> concatSlabs(plan::KernelOp step) {
   SmallVector<uint64_t> slabs;
   uint64_t at = 0;
   for (Value in : step.getIns()) {
-    const uint64_t bytes = staticBytes(in);
-    if (!bytes && !cast<MemRefType>(in.getType()).hasStaticShape())
+    if (!cast<MemRefType>(in.getType()).hasStaticShape())
       return {};
     slabs.push_back(at);
-    at += bytes;
+    at += staticBytes(in);
   }
   return at == staticBytes(out) ? slabs : SmallVector<uint64_t>{};
 }
@@ -87,11 +86,11 @@ struct PlanMemoryPass : public ingot::impl::PlanMemoryBase<PlanMemoryPass> {
   }
 
   /// Moves into the concat output's group every input that can be written
-  /// straight into its slab: an arena buffer of its own (no in-place chain,
-  /// not in another concat), read once by this step, not returned, read
-  /// no later than the output (which then covers it), at an aligned offset. Its
-  /// producer then writes there and the concat kernel skips it (YOLOv8n copied
-  /// 3 MB a run into its C2f concats).
+  /// straight into its slab: an arena buffer of its own (no in-place
+  /// chain, not in another concat), read once by this step, not returned,
+  /// read no later than the output (which then covers it), at an aligned
+  /// offset. Its producer then writes there and the concat kernel skips it
+  /// (YOLOv8n copied 3 MB a run into its C2f concats).
   template <typename LastUse>
   void placeConcatInputs(plan::KernelOp step, std::vector<Group> &groups,
                          llvm::DenseMap<Value, size_t> &groupOf,

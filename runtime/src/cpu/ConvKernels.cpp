@@ -99,6 +99,24 @@ std::shared_ptr<const PackedB> cachedWeightsT(KernelContext &ctx,
   return ctx.stepCache()->get<PackedB>(key, [&] { return PackedB(args, isa); });
 }
 
+/// Cᵀ = args.a · Wᵀ (args.b, transposed) on the pool, Wᵀ's panels from
+/// the step's cache when `cacheW` (the weight is one) and the GEMM takes
+/// more than kSmallM rows (fewer read W in place).
+void transposedConvGemm(KernelContext &ctx, const GemmArgs &args, bool cacheW) {
+  if (cacheW && args.m > kSmallM && ctx.stepCache())
+    sgemm(args, ctx.pool(), *cachedWeightsT(ctx, args));
+  else
+    sgemm(args, ctx.pool());
+}
+
+/// Rows [o0, o1) of y [m, outSize] from Cᵀ [outSize, m].
+void transposeRows(const float *t, int64_t m, int64_t outSize, int64_t o0,
+                   int64_t o1, float *y) {
+  for (int64_t o = o0; o < o1; ++o)
+    for (int64_t p = 0; p < outSize; ++p)
+      y[o * outSize + p] = t[p * m + o];
+}
+
 /// Few output positions (a VAD's 4-frame convs): C = W · cols would fill
 /// one NR-wide column panel to outSize of its 32 columns, so the GEMM runs
 /// transposed, Cᵀ = colsᵀ · Wᵀ, into a small buffer then transposed into
@@ -113,13 +131,8 @@ void narrowConv(KernelContext &ctx, const float *wg, const float *cols,
   args.a = cols, args.lda = outSize, args.transA = true;
   args.b = wg, args.ldb = kdim, args.transB = true;
   args.c = t.data(), args.ldc = mg;
-  if (cacheW && outSize > kSmallM && ctx.stepCache())
-    sgemm(args, ctx.pool(), *cachedWeightsT(ctx, args));
-  else
-    sgemm(args, ctx.pool());
-  for (int64_t o = 0; o < mg; ++o)
-    for (int64_t p = 0; p < outSize; ++p)
-      yg[o * outSize + p] = t[p * mg + o];
+  transposedConvGemm(ctx, args, cacheW);
+  transposeRows(t.data(), mg, outSize, 0, mg, yg);
 }
 
 /// Kernel width from which a one-channel 1-D conv runs on x's windows in
@@ -151,16 +164,11 @@ void signalConv(KernelContext &ctx, const Window &w, const float *x, int64_t n,
     args.a = x + b * w.inSize(), args.lda = w.stride[2];
     args.b = wt, args.ldb = w.k[2], args.transB = true;
     args.c = t.data(), args.ldc = m;
-    if (cacheW && outSize > kSmallM && ctx.stepCache())
-      sgemm(args, ctx.pool(), *cachedWeightsT(ctx, args));
-    else
-      sgemm(args, ctx.pool());
+    transposedConvGemm(ctx, args, cacheW);
     float *yb = y + b * m * outSize;
     ctx.parallelFor(m, std::max<int64_t>(1, 16384 / outSize),
                     [&](int64_t o0, int64_t o1) {
-                      for (int64_t o = o0; o < o1; ++o)
-                        for (int64_t p = 0; p < outSize; ++p)
-                          yb[o * outSize + p] = t[size_t(p * m + o)];
+                      transposeRows(t.data(), m, outSize, o0, o1, yb);
                       ep.apply(yb, outSize, o0, o1, 0, outSize);
                     });
   }
@@ -210,10 +218,7 @@ void batchedNarrowConv(KernelContext &ctx, const Window &w, const float *x,
       sgemm(args, nullptr);
     for (int64_t b = b0; b < b1; ++b) {
       float *yb = y + b * m * outSize;
-      const float *tb = t.data() + b * outSize * m;
-      for (int64_t o = 0; o < m; ++o)
-        for (int64_t p = 0; p < outSize; ++p)
-          yb[o * outSize + p] = tb[p * m + o];
+      transposeRows(t.data() + b * outSize * m, m, outSize, 0, m, yb);
       ep.apply(yb, outSize, 0, m, 0, outSize);
     }
   });
