@@ -170,26 +170,56 @@ TEST(MathF32, ErfAndErfc) {
   }
 }
 
-TEST(MathF32, GeluErfIsHalfXTimesErfc) {
-  // geluErfF32 fuses the passes around erfcF32: the same operations, so
-  // the same bits as 0.5·x·erfcF32(−x·(1/√2)) computed in three steps,
-  // wherever a value lies in the array (odd lengths take the padded
-  // chunk), and in place.
+TEST(MathF32, GeluErfMatchesDoubleReference) {
+  // Against 0.5·x·erfc(−x/√2) in double, dense over [-14, 9] (the tail
+  // underflows to 0 near -14), on every ISA. x >= 0: within 4e-7 relative
+  // (1 − c/2 with c/2 <= 1/2 cannot cancel; measured 2.6e-7). x < 0: the
+  // erfc fit's relative error plus the f32 roundings of z = |x|/√2 and of
+  // the fit's exponent −z², which grow like x² (as erfcF32's bound):
+  // 5e-7 + 1.5e-7·x², measured 1.5e-5 at x = -13 with FMA and 1.8e-5 at
+  // -12.5 without. Where Φ(x) is subnormal, also two of its ulps times |x|.
   std::vector<float> x;
-  for (float v = -9.0f; v < 9.0f; v += 0.0173f)
+  for (float v = -14.0f; v < 9.0f; v += 0.00093f)
     x.push_back(v);
   const int64_t n = int64_t(x.size());
-  std::vector<float> arg(x.size()), want(x.size()), got(x.size());
-  for (int64_t i = 0; i < n; ++i)
-    arg[i] = -x[i] * 0.70710678118654752f;
-  cpu::erfcF32(arg.data(), want.data(), n);
-  for (int64_t i = 0; i < n; ++i)
-    want[i] = 0.5f * x[i] * want[i];
-  cpu::geluErfF32(x.data(), got.data(), n);
-  for (int64_t i = 0; i < n; ++i)
-    ASSERT_EQ(got[i], want[i]) << "x=" << x[i];
+  std::vector<float> y(x.size());
+  for (cpu::GemmIsa isa :
+       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
+    if (!cpu::gemmIsaSupported(isa))
+      continue;
+    SCOPED_TRACE(cpu::gemmIsaName(isa));
+    cpu::geluErfF32(isa, x.data(), y.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = x[i];
+      const double ref = 0.5 * v * std::erfc(-v * M_SQRT1_2);
+      const double bound = v >= 0 ? 4e-7 : 5e-7 + 1.5e-7 * v * v;
+      const double floor = std::fabs(ref) < 1e-36 ? 3e-45 * std::fabs(v) : 0;
+      ASSERT_LE(std::fabs(y[i] - ref), bound * std::fabs(ref) + floor)
+          << "x=" << x[i] << " got " << y[i] << " want " << ref;
+    }
+  }
+  // A value's bits do not depend on where it lies (a short tail takes the
+  // same vector code), and in place gives the same.
+  cpu::geluErfF32(x.data(), y.data(), n);
+  for (int64_t at : {int64_t(0), int64_t(5), n - 3}) {
+    float one = 0;
+    cpu::geluErfF32(&x[at], &one, 1);
+    EXPECT_EQ(one, y[at]) << "x=" << x[at];
+  }
   std::vector<float> inPlace(x.begin() + 7, x.end());
   cpu::geluErfF32(inPlace.data(), inPlace.data(), int64_t(inPlace.size()));
   for (size_t i = 0; i < inPlace.size(); ++i)
-    ASSERT_EQ(inPlace[i], want[i + 7]) << "x=" << x[i + 7];
+    ASSERT_EQ(inPlace[i], y[i + 7]) << "x=" << x[i + 7];
+  // ±0 keep their sign, +inf stays, and NaN propagates; -inf gives NaN
+  // (-inf · Φ(-inf) = -inf · 0), as x·0.5·(1 + erf(x/√2)) does.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> special = {0.0f, -0.0f, inf, NAN, -inf, 40.0f, -40.0f};
+  cpu::geluErfF32(special.data(), special.data(), int64_t(special.size()));
+  EXPECT_TRUE(special[0] == 0.0f && !std::signbit(special[0]));
+  EXPECT_TRUE(special[1] == 0.0f && std::signbit(special[1]));
+  EXPECT_EQ(special[2], inf);
+  EXPECT_TRUE(std::isnan(special[3]));
+  EXPECT_TRUE(std::isnan(special[4]));
+  EXPECT_EQ(special[5], 40.0f);
+  EXPECT_EQ(special[6], 0.0f);
 }

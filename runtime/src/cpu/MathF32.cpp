@@ -54,6 +54,12 @@ template <typename VF, typename VI> struct SiluOp {
   }
 };
 
+template <typename VF, typename VI> struct GeluErfOp {
+  INGOT_ALWAYS_INLINE VF operator()(const VF &v) const {
+    return geluErfVec<VF, VI>(v);
+  }
+};
+
 template <typename VF, typename VI> struct TanhOp {
   INGOT_ALWAYS_INLINE VF operator()(const VF &v) const {
     return tanhVec<VF, VI>(v);
@@ -105,6 +111,18 @@ __attribute__((target("avx2,fma"))) void siluAvx2(const float *x, float *y,
 }
 void siluBaseline(const float *x, float *y, int64_t n) {
   mapVec<F4>(x, y, n, SiluOp<F4, I4>{});
+}
+
+__attribute__((target("avx512f"), flatten)) void
+geluErfAvx512(const float *x, float *y, int64_t n) {
+  mapVec<F16>(x, y, n, GeluErfOp<F16, I16>{});
+}
+__attribute__((target("avx2,fma"))) void geluErfAvx2(const float *x, float *y,
+                                                     int64_t n) {
+  mapVec<F8>(x, y, n, GeluErfOp<F8, I8>{});
+}
+void geluErfBaseline(const float *x, float *y, int64_t n) {
+  mapVec<F4>(x, y, n, GeluErfOp<F4, I4>{});
 }
 
 __attribute__((target("avx512f"), flatten)) void
@@ -174,6 +192,21 @@ void siluF32(const float *x, float *y, int64_t n) {
     return siluAvx2(x, y, n);
   default:
     return siluBaseline(x, y, n);
+  }
+}
+
+void geluErfF32(const float *x, float *y, int64_t n) {
+  geluErfF32(cpuLevel(), x, y, n);
+}
+
+void geluErfF32(GemmIsa isa, const float *x, float *y, int64_t n) {
+  switch (isa) {
+  case GemmIsa::Avx512:
+    return geluErfAvx512(x, y, n);
+  case GemmIsa::Avx2:
+    return geluErfAvx2(x, y, n);
+  default:
+    return geluErfBaseline(x, y, n);
   }
 }
 
@@ -248,25 +281,6 @@ erfOrErfc(const float *x, float *y, int64_t n) {
   }
 }
 
-/// 0.5x·erfc(−x/√2) with the same operations as erfcF32 and a multiply
-/// before and after, in one clone per ISA: the passes around erfcF32 ran
-/// on the baseline ISA and took a third of BERT's GELU (5.4 cycles an
-/// element against erfcF32's 3.6).
-__attribute__((optimize("no-trapping-math"),
-               target_clones("avx512f", "avx2", "default"))) void
-geluErfF32(const float *x, float *y, int64_t n) {
-  constexpr float kInvSqrt2 = 0.70710678118654752f;
-  alignas(64) float w[kErfChunk];
-  for (int64_t at = 0; at < n; at += kErfChunk) {
-    const int64_t m = std::min(kErfChunk, n - at);
-    for (int64_t i = 0; i < m; ++i)
-      w[i] = -x[at + i] * kInvSqrt2;
-    std::fill(w + m, w + kErfChunk, 0.0f);
-    erfChunk<true>(w, w);
-    for (int64_t i = 0; i < m; ++i)
-      y[at + i] = 0.5f * x[at + i] * w[i];
-  }
-}
 __attribute__((optimize("no-trapping-math"),
                target_clones("avx512f", "avx2", "default"))) void
 erfF32(const float *x, float *y, int64_t n) {
