@@ -94,9 +94,17 @@ void check(QGemmIsa isa, const Case &c, ThreadPool *pool, uint64_t seed) {
 
 TEST(MatMulInteger, EveryEngineIsExact) {
   const std::vector<Case> shapes = {
-      {1, 1, 1, true, false, false},    {7, 37, 19, true, false, false},
-      {9, 64, 33, true, true, true},    {13, 5, 65, false, false, true},
-      {8, 128, 32, false, true, false}, {33, 385, 70, true, false, true},
+      {1, 1, 1, true, false, false},
+      {7, 37, 19, true, false, false},
+      {9, 64, 33, true, true, true},
+      {13, 5, 65, false, false, true},
+      {8, 128, 32, false, true, false},
+      {33, 385, 70, true, false, true},
+      // Every ragged last row tile of the VNNI engine's 6 (1 to 5 rows
+      // above; 4, 5 and none here).
+      {10, 40, 80, true, false, false},
+      {11, 17, 64, false, true, true},
+      {12, 24, 130, true, true, false},
   };
   uint64_t seed = 7;
   for (QGemmIsa isa :

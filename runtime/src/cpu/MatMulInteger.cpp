@@ -219,8 +219,7 @@ Status matmulIntegerKernel(KernelContext &ctx) {
     g.bZero = ctx.input(3).data;
     g.bZeroPerColumn = ctx.input(3).numElements() > 1;
   }
-  linear::Act act = linear::Act::None;
-  if (Status s = bindEpilogue(ctx, g, &act); !s)
+  if (Status s = bindEpilogue(ctx, g, &g.act); !s)
     return s;
   if (Status s = ctx.setOutputShape(0, outShape); !s)
     return s;
@@ -242,13 +241,6 @@ Status matmulIntegerKernel(KernelContext &ctx) {
     qgemmVnni(g, ctx.pool(), packed.get());
   } else {
     qgemm(g, ctx.pool(), isa);
-  }
-  if (act != linear::Act::None) {
-    float *y = ctx.output(0).as<float>();
-    ctx.parallelFor(g.rows, std::max<int64_t>(1, 16384 / g.n),
-                    [&](int64_t r0, int64_t r1) {
-                      linear::activate(act, y + r0 * g.n, (r1 - r0) * g.n);
-                    });
   }
   return Status::ok();
 }
@@ -278,6 +270,7 @@ void dequantizeRows(const QGemmArgs &g, int64_t r0, int64_t r1) {
         f = f + g.bias[j];
       std::memcpy(out + j, &f, sizeof f);
     }
+    linear::activate(g.act, out, g.n);
   }
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "cpu/KernelRegistry.h"
+#include "cpu/LinearBlocks.h"
 
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,9 @@ struct QGemmArgs {
   const float *scale = nullptr;
   bool scalePerColumn = false;
   const float *bias = nullptr;
+  /// Then an activation on a float C, applied to each tile (VNNI) or row
+  /// range while it is in cache.
+  linear::Act act = linear::Act::None;
 };
 
 enum class QGemmIsa { Generic, Avx2, Avx512Vnni };
@@ -75,7 +79,8 @@ void qgemmParallel(ThreadPool *pool, int64_t n, int64_t grain,
 /// `extra` more inputs), one i32 result: what matmul_integer and
 /// conv_integer share.
 Status expectInteger8Operands(KernelContext &ctx, size_t extra = 0);
-/// Rows [r0, r1) of C from int32 to g's scaled floats, in place.
+/// Rows [r0, r1) of C from int32 to g's scaled floats and their
+/// activation, in place.
 void dequantizeRows(const QGemmArgs &g, int64_t r0, int64_t r1);
 /// Zero point input i: of dtype `want`, one value or (when perColumn is
 /// not 0) a 1-D one per column.

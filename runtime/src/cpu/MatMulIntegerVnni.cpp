@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #define INGOT_VNNI                                                             \
@@ -39,7 +40,11 @@ constexpr int kVecs = int(kCols / 16);
 struct Packed {
   int64_t kQuads = 0, panels = 0;
   const QPackedB *b = nullptr;
-  std::vector<uint8_t> a; // [row][kQuads * 4], shifted to uint8
+  /// A as uint8 rows of `lda` bytes, kQuads * 4 of them read: A itself
+  /// when it is uint8 of whole quads, else `ownA`, shifted and padded.
+  const uint8_t *a = nullptr;
+  int64_t lda = 0;
+  std::unique_ptr<uint8_t[]> ownA;
   std::vector<int32_t> rowSum;
   std::vector<int32_t> colCorr, b0; // per padded column
   const QGemmArgs *g = nullptr;     // the scale and bias of a float C
@@ -57,7 +62,7 @@ INGOT_VNNI inline void storeResult(const Packed &p, int64_t col, __mmask16 mask,
   const __m512 scale = g.scalePerColumn
                            ? _mm512_maskz_loadu_ps(mask, g.scale + col)
                            : _mm512_set1_ps(*g.scale);
-  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(res), scale);
+  __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xffff, res), scale);
   if (g.bias)
     f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(mask, g.bias + col));
   _mm512_mask_storeu_ps(reinterpret_cast<float *>(dst), mask, f);
@@ -72,11 +77,14 @@ INGOT_VNNI inline __m512i dpbusd(__m512i acc, __m512i a, __m512i b) {
   return acc;
 }
 
-/// kRows x kCols; rows past `rows` read row 0 and are not stored.
+/// kR x kCols (kR <= kRows): a ragged last row tile runs as a smaller one
+/// rather than a full tile whose extra rows are thrown away (BERT's 128
+/// rows end in a tile of 2, which cost as much as 6).
+template <int kR>
 INGOT_VNNI void tile(const uint8_t *const ap[kRows], const int8_t *bp,
                      const Packed &p, int64_t j0, int32_t *c, int64_t ldc,
-                     const int32_t *rowSum, int64_t rows, int64_t cols) {
-  __m512i acc[kRows][kVecs];
+                     const int32_t *rowSum, int64_t cols) {
+  __m512i acc[kR][kVecs];
   for (auto &r : acc)
     for (auto &v : r)
       v = _mm512_setzero_si512();
@@ -84,7 +92,7 @@ INGOT_VNNI void tile(const uint8_t *const ap[kRows], const int8_t *bp,
     __m512i bv[kVecs];
     for (int v = 0; v < kVecs; ++v)
       bv[v] = _mm512_loadu_si512(bp + q * kCols * 4 + 64 * v);
-    for (int r = 0; r < kRows; ++r) {
+    for (int r = 0; r < kR; ++r) {
       int32_t quad;
       std::memcpy(&quad, ap[r] + q * 4, 4);
       const __m512i a = _mm512_set1_epi32(quad);
@@ -100,12 +108,36 @@ INGOT_VNNI void tile(const uint8_t *const ap[kRows], const int8_t *bp,
         left >= 16 ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
     const __m512i corr = _mm512_loadu_si512(p.colCorr.data() + j0 + 16 * v);
     const __m512i bz = _mm512_loadu_si512(p.b0.data() + j0 + 16 * v);
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int r = 0; r < kR; ++r) {
       __m512i res = _mm512_add_epi32(acc[r][v], corr);
       res = _mm512_sub_epi32(
           res, _mm512_mullo_epi32(bz, _mm512_set1_epi32(rowSum[r])));
       storeResult(p, j0 + 16 * v, mask, res, c + r * ldc + 16 * v);
     }
+  }
+  if (p.g->act != linear::Act::None)
+    for (int r = 0; r < kR; ++r)
+      linear::activate(p.g->act, reinterpret_cast<float *>(c + r * ldc), cols);
+}
+
+/// The tile of `rows` rows (1 to kRows).
+static_assert(kRows == 6, "tileOfRows has a case per row count");
+void tileOfRows(int64_t rows, const uint8_t *const ap[kRows], const int8_t *bp,
+                const Packed &p, int64_t j0, int32_t *c, int64_t ldc,
+                const int32_t *rowSum, int64_t cols) {
+  switch (rows) {
+  case 6:
+    return tile<6>(ap, bp, p, j0, c, ldc, rowSum, cols);
+  case 5:
+    return tile<5>(ap, bp, p, j0, c, ldc, rowSum, cols);
+  case 4:
+    return tile<4>(ap, bp, p, j0, c, ldc, rowSum, cols);
+  case 3:
+    return tile<3>(ap, bp, p, j0, c, ldc, rowSum, cols);
+  case 2:
+    return tile<2>(ap, bp, p, j0, c, ldc, rowSum, cols);
+  default:
+    return tile<1>(ap, bp, p, j0, c, ldc, rowSum, cols);
   }
 }
 
@@ -191,6 +223,18 @@ void columnCorrections(const QGemmArgs &g, int32_t a0, Packed &p) {
   }
 }
 
+/// The sum of v's eight int64 lanes, through memory: GCC 12's
+/// _mm512_reduce_add_epi64 extracts with an undefined vector, which
+/// -Wmaybe-uninitialized reports.
+INGOT_VNNI inline int64_t addLanes(__m512i v) {
+  alignas(64) int64_t lanes[8];
+  _mm512_store_si512(lanes, v);
+  int64_t sum = 0;
+  for (int64_t lane : lanes)
+    sum += lane;
+  return sum;
+}
+
 /// One row of A shifted to uint8 (the top bit flipped for int8), padded
 /// with 0 to `width`; returns its sum.
 INGOT_VNNI int32_t packRow(const uint8_t *src, int64_t k, int64_t width,
@@ -209,17 +253,47 @@ INGOT_VNNI int32_t packRow(const uint8_t *src, int64_t k, int64_t width,
     _mm512_mask_storeu_epi8(dst + kk, store, v);
     sum = _mm512_add_epi64(sum, _mm512_sad_epu8(v, _mm512_setzero_si512()));
   }
-  return int32_t(_mm512_reduce_add_epi64(sum));
+  return int32_t(addLanes(sum));
 }
 
-void packA(const QGemmArgs &g, Packed &p, ThreadPool *pool) {
+/// The sum of each of `rows` uint8 rows of k bytes (a short last piece of
+/// a row read masked).
+INGOT_VNNI void rowSums(const uint8_t *a, int64_t rows, int64_t k,
+                        int32_t *sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t *row = a + r * k;
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t kk = 0; kk < k; kk += 64) {
+      const int64_t left = k - kk;
+      const __mmask64 mask =
+          left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
+      sum = _mm512_add_epi64(
+          sum, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(mask, row + kk),
+                               _mm512_setzero_si512()));
+    }
+    sums[r] = int32_t(addLanes(sum));
+  }
+}
+
+/// A in the form the tiles read. A uint8 A of whole quads (the output of
+/// DynamicQuantizeLinear, as BERT's int8 layers have it) is read in place
+/// and only its row sums are taken, on the caller: copying it was a
+/// parallel pass and a barrier per product, for nothing.
+void prepareA(const QGemmArgs &g, Packed &p, ThreadPool *pool) {
   const auto *a = static_cast<const uint8_t *>(g.a);
+  if (g.aUnsigned && g.k % 4 == 0) {
+    p.a = a, p.lda = g.k;
+    rowSums(a, g.rows, g.k, p.rowSum.data());
+    return;
+  }
   const uint8_t flip = g.aUnsigned ? 0 : 0x80;
   const int64_t width = p.kQuads * 4;
+  p.ownA.reset(new uint8_t[size_t(g.rows * width)]);
+  p.a = p.ownA.get(), p.lda = width;
   qgemmParallel(pool, g.rows, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
       p.rowSum[r] =
-          packRow(a + r * g.k, g.k, width, flip, p.a.data() + r * width);
+          packRow(a + r * g.k, g.k, width, flip, p.ownA.get() + r * width);
   });
 }
 
@@ -251,26 +325,24 @@ void qgemmVnni(const QGemmArgs &g, ThreadPool *pool, const QPackedB *packedB) {
   p.b = packedB;
   p.kQuads = packedB->kQuads;
   p.panels = packedB->panels;
-  p.a.resize(size_t(g.rows * p.kQuads * 4));
   p.rowSum.resize(size_t(g.rows));
   p.colCorr.assign(size_t(p.panels * kCols), 0);
   p.b0.assign(size_t(p.panels * kCols), 0);
   columnCorrections(g, (g.aUnsigned ? 0 : 128) + g.aZero, p);
-  packA(g, p, pool);
+  prepareA(g, p, pool);
   const int64_t rowTiles = (g.rows + kRows - 1) / kRows;
-  const int64_t width = p.kQuads * 4;
   qgemmParallel(pool, rowTiles * p.panels, 2, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       // Panel-major: consecutive tiles of a worker share one B panel.
       const int64_t panel = t / rowTiles, r0 = (t % rowTiles) * kRows;
       const int64_t nr = std::min(kRows, g.rows - r0);
       const uint8_t *ap[kRows];
-      for (int64_t r = 0; r < kRows; ++r)
-        ap[r] = p.a.data() + (r0 + (r < nr ? r : 0)) * width;
+      for (int64_t r = 0; r < nr; ++r)
+        ap[r] = p.a + (r0 + r) * p.lda;
       const int64_t j0 = panel * kCols;
-      tile(ap, packedB->b.data() + panel * p.kQuads * kCols * 4, p, j0,
-           g.c + r0 * g.n + j0, g.n, p.rowSum.data() + r0, nr,
-           std::min(kCols, g.n - j0));
+      tileOfRows(nr, ap, packedB->b.data() + panel * p.kQuads * kCols * 4, p,
+                 j0, g.c + r0 * g.n + j0, g.n, p.rowSum.data() + r0,
+                 std::min(kCols, g.n - j0));
     }
   });
 }
