@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -124,6 +126,52 @@ TEST(MathReduce, RowMaxMinKeepSerialOrder) {
       std::memcpy(&b, &want, 4);
       EXPECT_EQ(a, b) << "row " << r;
     }
+  }
+}
+
+/// dynamic_quantize_linear's range: both extremes of the whole tensor,
+/// found over parallel chunks of 16384 values, four vectors at a time and
+/// then a masked tail. Each case puts the minimum and the maximum in a
+/// different place (the unrolled body, the tail, another chunk) and checks
+/// the scale and zero point against a serial scan; a NaN anywhere makes
+/// the scale NaN, as the unfused reduce min/max would.
+TEST(MathReduce, DynamicQuantizeRangeOverChunksAndTails) {
+  Rng rng(33);
+  struct Case {
+    int64_t n, minAt, maxAt, nanAt;
+  };
+  const Case cases[] = {{1, 0, 0, -1},
+                        {15, 14, 3, -1},
+                        {64, 63, 0, -1},
+                        {69, 66, 64, -1},
+                        {200, 130, 199, -1},
+                        {16384 * 2 + 33, 16390, 32800, -1},
+                        {16384 + 7, 3, 16387, 16385},
+                        {77, 10, 20, 76}};
+  for (const Case &c : cases) {
+    SCOPED_TRACE("n=" + std::to_string(c.n));
+    Tensor x = rng.uniform({c.n}, -1, 1);
+    float *p = ptr<float>(x);
+    p[c.minAt] = -4.5f;
+    p[c.maxAt] = c.minAt == c.maxAt ? -4.5f : 6.25f;
+    if (c.nanAt >= 0)
+      p[c.nanAt] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<Tensor> outs;
+    ASSERT_TRUE(runKernel(Call("dynamic_quantize_linear", {&x}, {},
+                               {DType::U8, DType::F32, DType::U8}),
+                          &outs)
+                    .isOk());
+    const float scale = ptr<float>(outs[1])[0];
+    if (c.nanAt >= 0) {
+      EXPECT_TRUE(std::isnan(scale));
+      continue;
+    }
+    float lo = 0.0f, hi = 0.0f; // the range always includes 0
+    for (int64_t i = 0; i < c.n; ++i)
+      lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+    EXPECT_EQ(scale, (hi - lo) / 255.0f);
+    EXPECT_EQ(ptr<uint8_t>(outs[2])[0],
+              uint8_t(std::nearbyint(-lo / ((hi - lo) / 255.0f))));
   }
 }
 
