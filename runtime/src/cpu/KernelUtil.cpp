@@ -2,6 +2,7 @@
 
 #include "cpu/KernelUtil.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace ingot::cpu {
@@ -105,8 +106,25 @@ namespace {
 constexpr int kLanes = 16;
 constexpr int64_t kBlock = 256;
 
-/// Sums f(x[i]) over [0, n) as described in KernelUtil.h.
-template <typename F> double blockedSum(const float *x, int64_t n, F f) {
+struct Identity {
+  __attribute__((always_inline)) float operator()(float v) const { return v; }
+};
+struct SquaredDeviation {
+  float mean;
+  __attribute__((always_inline)) float operator()(float v) const {
+    const float d = v - mean;
+    return d * d;
+  }
+};
+
+/// Sums f(x[i]) over [0, n) as described in KernelUtil.h. Inlined into
+/// each ISA's clone below with its functor (a lambda would stay a
+/// baseline-ISA call per element), so the 16 lanes are one zmm with
+/// AVX-512 and two ymm with AVX2; without contraction every clone makes
+/// the same roundings in the same order, so the sum has the same bits.
+template <typename F>
+__attribute__((always_inline)) inline double blockedSum(const float *x,
+                                                        int64_t n, F f) {
   double total = 0;
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t e = std::min(n, b + kBlock);
@@ -126,15 +144,16 @@ template <typename F> double blockedSum(const float *x, int64_t n, F f) {
 }
 } // namespace
 
-double sumF32(const float *x, int64_t n) {
-  return blockedSum(x, n, [](float v) { return v; });
+__attribute__((target_clones("avx512f", "avx2", "default"),
+               optimize("fp-contract=off"))) double
+sumF32(const float *x, int64_t n) {
+  return blockedSum(x, n, Identity{});
 }
 
-double sumSquaredDeviationF32(const float *x, int64_t n, float mean) {
-  return blockedSum(x, n, [mean](float v) {
-    float d = v - mean;
-    return d * d;
-  });
+__attribute__((target_clones("avx512f", "avx2", "default"),
+               optimize("fp-contract=off"))) double
+sumSquaredDeviationF32(const float *x, int64_t n, float mean) {
+  return blockedSum(x, n, SquaredDeviation{mean});
 }
 
 float maxF32(const float *x, int64_t n) {

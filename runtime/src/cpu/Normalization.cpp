@@ -138,6 +138,28 @@ Status expandParam(const KernelContext &ctx, size_t input,
 /// One row of layer_norm over n values (x may equal y: the row is reduced
 /// before it is written); `mean`/`inv` receive the statistics when given.
 /// Shared by layer_norm and add_layer_norm so that they agree bitwise.
+/// y = (x - mean)·inv·scale (+ bias), each operation rounded in turn: no
+/// contraction, so every ISA's clone gives the same bits (the baseline's 4
+/// lanes made it most of BERT's add_layer_norm). y may be x.
+__attribute__((target_clones("avx512f", "avx2", "default"),
+               optimize("fp-contract=off"))) void
+normalizeRow(const float *x, float *y, int64_t n, float mean, float inv,
+             const float *scale, const float *bias) {
+  if (bias)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = (x[i] - mean) * inv * scale[i] + bias[i];
+  else
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = (x[i] - mean) * inv * scale[i];
+}
+
+/// s = a + b over one row, vectorised per ISA (exact either way).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+addRow(const float *a, const float *b, float *s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    s[i] = a[i] + b[i];
+}
+
 void layerNormRow(const float *x, float *y, int64_t n, const float *scale,
                   const float *bias, double eps, float *mean, float *inv) {
   // Two passes: the variance stays accurate when |mean| >> std.
@@ -145,10 +167,7 @@ void layerNormRow(const float *x, float *y, int64_t n, const float *scale,
   const double sq = sumSquaredDeviationF32(x, n, float(m));
   const double is = 1.0 / std::sqrt((n ? sq / n : 0.0) + eps);
   const float fm = float(m), fi = float(is);
-  for (int64_t i = 0; i < n; ++i) {
-    float v = (x[i] - fm) * fi * scale[i];
-    y[i] = bias ? v + bias[i] : v;
-  }
+  normalizeRow(x, y, n, fm, fi, scale, bias);
   if (mean)
     *mean = fm;
   if (inv)
@@ -253,8 +272,7 @@ Status addLayerNormKernel(KernelContext &ctx) {
     for (int64_t r = lo; r < hi; ++r) {
       const float *ar = in[0] + r * n, *br = in[1] + r * n;
       float *sr = sum + r * n;
-      for (int64_t i = 0; i < n; ++i)
-        sr[i] = ar[i] + br[i];
+      addRow(ar, br, sr, n);
       layerNormRow(sr, y + r * n, n, scale, bias, eps, nullptr, nullptr);
     }
   });
