@@ -122,7 +122,9 @@ TEST(MatMulInteger, EveryEngineIsExact) {
 }
 
 /// The float epilogue: per-column and one-value scales, with and without
-/// a bias, on every engine, against the exact products converted by hand.
+/// a bias and a GELU, on every engine, against the exact products
+/// converted by hand (the GELU by linear's own function over the whole
+/// result: a value's bits do not depend on the tile it lands in).
 TEST(MatMulInteger, ScaledResultIsTheCastMulAddChain) {
   std::mt19937_64 rng(99);
   std::uniform_real_distribution<float> u(-0.01f, 0.01f);
@@ -132,8 +134,10 @@ TEST(MatMulInteger, ScaledResultIsTheCastMulAddChain) {
       continue;
     for (const Case &c : {Case{7, 37, 19, true, false, true},
                           Case{33, 385, 70, true, false, false}})
-      for (int variant = 0; variant < 4; ++variant) {
+      for (int variant = 0; variant < 8; ++variant) {
         const bool perColumn = variant & 1, withBias = variant & 2;
+        const linear::Act act =
+            variant & 4 ? linear::Act::Gelu : linear::Act::None;
         const std::vector<uint8_t> a = randomBytes(rng, c.rows * c.k);
         const std::vector<uint8_t> b = randomBytes(rng, c.k * c.n);
         std::vector<float> scale(size_t(perColumn ? c.n : 1)),
@@ -154,15 +158,19 @@ TEST(MatMulInteger, ScaledResultIsTheCastMulAddChain) {
         g.scale = scale.data();
         g.scalePerColumn = perColumn;
         g.bias = withBias ? bias.data() : nullptr;
+        g.act = act;
         qgemm(g, &test::testPool(), isa);
+        std::vector<float> want(exact.size());
         for (int64_t i = 0; i < c.rows * c.n; ++i) {
           const int64_t j = i % c.n;
           volatile float product =
               float(exact[size_t(i)]) * scale[size_t(perColumn ? j : 0)];
-          const float want = withBias ? product + bias[size_t(j)] : product;
-          ASSERT_EQ(got[size_t(i)], want)
-              << qgemmIsaName(isa) << " variant " << variant << " at " << i;
+          want[size_t(i)] = withBias ? product + bias[size_t(j)] : product;
         }
+        linear::activate(act, want.data(), int64_t(want.size()));
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_EQ(got[i], want[i])
+              << qgemmIsaName(isa) << " variant " << variant << " at " << i;
       }
   }
 }
