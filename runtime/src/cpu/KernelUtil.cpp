@@ -133,11 +133,18 @@ __attribute__((always_inline)) inline double blockedSum(const float *x,
     for (; i + kLanes <= e; i += kLanes)
       for (int j = 0; j < kLanes; ++j)
         acc[j] += f(x[i + j]);
-    double s = 0;
+    // The lanes pairwise in double, four adds deep where sixteen in a row
+    // each waited for the last (~64 cycles a block: a third of a BERT
+    // layer norm's time), then the tail.
+    double d[kLanes / 2];
+    for (int j = 0; j < kLanes / 2; ++j)
+      d[j] = double(acc[j]) + double(acc[j + kLanes / 2]);
+    for (int w = kLanes / 4; w >= 1; w /= 2)
+      for (int j = 0; j < w; ++j)
+        d[j] += d[j + w];
+    double s = d[0];
     for (; i < e; ++i)
       s += f(x[i]);
-    for (int j = 0; j < kLanes; ++j)
-      s += acc[j];
     total += s;
   }
   return total;

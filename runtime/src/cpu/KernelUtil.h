@@ -93,8 +93,9 @@ Status readIndexVector(const KernelContext &ctx, size_t input,
                        std::vector<int64_t> *out);
 
 // Row reductions for normalisation kernels. Blocks of 256 values are summed
-// in 16 float lanes (vectorisable, ~16 additions deep) and the block sums
-// are added in double, so the result keeps f32 accuracy for any length.
+// in 16 float lanes (vectorisable, ~16 additions deep), the lanes pairwise
+// in double, and the block sums added in double, so the result keeps f32
+// accuracy for any length.
 double sumF32(const float *x, int64_t n);
 /// Sum of (x[i] - mean)^2.
 double sumSquaredDeviationF32(const float *x, int64_t n, float mean);
