@@ -91,7 +91,11 @@ TEST(ConvKernels, MatchesDirectLoops) {
                      // Fewer output positions than channels: the GEMM
                      // runs transposed (im2col and a direct 1x1).
                      C{{2, 6, 5, 3}, {20, 6, 3, 3}, 1, 1, 1, 0},
-                     C{{1, 8, 2, 2}, {24, 8, 1, 1}, 1, 1, 1, 0}}) {
+                     C{{1, 8, 2, 2}, {24, 8, 1, 1}, 1, 1, 1, 0},
+                     // A batch of 1- and 2-frame maps (Silero VAD's
+                     // encoder): one GEMM over the whole batch.
+                     C{{5, 16, 1, 1}, {32, 16, 3, 1}, 1, 1, 1, 1},
+                     C{{3, 12, 4, 1}, {20, 12, 3, 1}, 1, 2, 1, 1}}) {
     Tensor x = rng.uniform(c.x), w = rng.uniform(c.w),
            b = rng.uniform({c.w[0]});
     Shape out;
