@@ -70,6 +70,7 @@ im2colShifted(const float *x, int64_t channels, const Window &w, int64_t p0,
     int64_t shift, e;
   };
   std::vector<Tap> taps;
+  taps.reserve(size_t(channels * w.k[1] * kw));
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t b = 0; b < w.k[1]; ++b)
       for (int64_t e = 0; e < kw; ++e) {
@@ -110,49 +111,76 @@ im2colShifted(const float *x, int64_t channels, const Window &w, int64_t p0,
   }
 }
 
+/// One run of one kernel tap, the same for every channel: zeros in output
+/// columns [a, c0) and [c1, b), input values in [c0, c1) read from the
+/// channel's plane at src + o·stride, written from dst (row 0's offset of
+/// column a).
+struct TapRun {
+  int64_t dst, a, c0, c1, b, src;
+};
+
+/// Each tap's runs, tap-major (taps in im2col's row order within a
+/// channel), found once per call rather than once per channel.
+std::vector<TapRun> tapRuns(const Window &w, const std::vector<ColRun> &runs) {
+  std::vector<TapRun> out;
+  out.reserve(size_t(w.k[0] * w.k[1] * w.k[2]) * runs.size());
+  for (int64_t a = 0; a < w.k[0]; ++a)
+    for (int64_t b = 0; b < w.k[1]; ++b)
+      for (int64_t e = 0; e < w.k[2]; ++e) {
+        int64_t lo, hi; // output columns whose tap e reads inside
+        validRange(w, 2, e, &lo, &hi);
+        const int64_t shift = e * w.dil[2] - w.pad[2];
+        for (const ColRun &run : runs) {
+          const int64_t i0 = tapSource(w, 0, run.o0, a),
+                        i1 = tapSource(w, 1, run.o1, b);
+          const bool inside = i0 >= 0 && i1 >= 0;
+          const int64_t c0 = inside ? std::clamp(lo, run.a, run.b) : run.b;
+          const int64_t c1 = inside ? std::clamp(hi, c0, run.b) : run.b;
+          out.push_back({run.dst, run.a, c0, c1, run.b,
+                         inside ? (i0 * w.in[1] + i1) * w.in[2] + shift : 0});
+        }
+      }
+  return out;
+}
+
 } // namespace
 
 /// Columns [p0, p1) of im2col's matrix (output positions, row-major over
 /// the output dims) into `col` laid out as `l` says: each row's runs copied
 /// between the padding zeros (a plain copy at stride 1; per-element tap
-/// arithmetic cost more than the GEMM).
+/// arithmetic cost more than the GEMM). The runs' bounds are worked out
+/// per tap, once: per channel and tap they were most of the time of
+/// Silero VAD's 1- to 4-frame convs, whose runs are a value or two long.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
 im2colRange(const float *x, int64_t channels, const Window &w, int64_t p0,
             int64_t p1, float *col, const ColLayout &l) {
   if (isShiftedCopy(w))
     return im2colShifted(x, channels, w, p0, p1, col, l);
   const std::vector<ColRun> runs = colRuns(w, p0, p1, l);
-  const int64_t s = w.stride[2];
-  int64_t r = 0;
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t a = 0; a < w.k[0]; ++a)
-      for (int64_t b = 0; b < w.k[1]; ++b)
-        for (int64_t e = 0; e < w.k[2]; ++e, ++r) {
-          const float *xc = x + c * w.inSize();
-          int64_t lo, hi; // output columns whose tap e reads inside
-          validRange(w, 2, e, &lo, &hi);
-          const int64_t shift = e * w.dil[2] - w.pad[2];
-          for (const ColRun &run : runs) {
-            const int64_t i0 = tapSource(w, 0, run.o0, a),
-                          i1 = tapSource(w, 1, run.o1, b);
-            float *dst = col + run.dst + r * l.ld - run.a; // dst[o]: column o
-            const bool inside = i0 >= 0 && i1 >= 0;
-            const int64_t c0 = inside ? std::clamp(lo, run.a, run.b) : run.b;
-            const int64_t c1 = inside ? std::clamp(hi, c0, run.b) : run.b;
-            for (int64_t o = run.a; o < c0; ++o)
-              dst[o] = 0.0f;
-            const float *src =
-                inside ? xc + (i0 * w.in[1] + i1) * w.in[2] + shift : xc;
-            if (s == 1) // contiguous: vectorises
-              for (int64_t o = c0; o < c1; ++o)
-                dst[o] = src[o];
-            else
-              for (int64_t o = c0; o < c1; ++o)
-                dst[o] = src[o * s];
-            for (int64_t o = c1; o < run.b; ++o)
-              dst[o] = 0.0f;
-          }
-        }
+  const std::vector<TapRun> plan = tapRuns(w, runs);
+  const int64_t s = w.stride[2], perTap = int64_t(runs.size());
+  const int64_t taps = w.k[0] * w.k[1] * w.k[2];
+  for (int64_t c = 0; c < channels; ++c) {
+    const float *xc = x + c * w.inSize();
+    for (int64_t t = 0; t < taps; ++t) {
+      float *row = col + (c * taps + t) * l.ld;
+      for (const TapRun *tr = plan.data() + t * perTap, *end = tr + perTap;
+           tr != end; ++tr) {
+        float *dst = row + tr->dst - tr->a; // dst[o]: column o
+        const float *src = xc + tr->src;
+        for (int64_t o = tr->a; o < tr->c0; ++o)
+          dst[o] = 0.0f;
+        if (s == 1) // contiguous: vectorises
+          for (int64_t o = tr->c0; o < tr->c1; ++o)
+            dst[o] = src[o];
+        else
+          for (int64_t o = tr->c0; o < tr->c1; ++o)
+            dst[o] = src[o * s];
+        for (int64_t o = tr->c1; o < tr->b; ++o)
+          dst[o] = 0.0f;
+      }
+    }
+  }
 }
 
 /// The plain column matrix of columns [p0, p1).
