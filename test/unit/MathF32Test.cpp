@@ -20,6 +20,16 @@ using namespace ingot;
 
 namespace {
 
+/// The ISAs this CPU can run, each vector width's clone of a function.
+std::vector<cpu::GemmIsa> supportedIsas() {
+  std::vector<cpu::GemmIsa> isas;
+  for (cpu::GemmIsa isa :
+       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512})
+    if (cpu::gemmIsaSupported(isa))
+      isas.push_back(isa);
+  return isas;
+}
+
 /// Checks got against a double reference: relative for normal results,
 /// within one subnormal step below FLT_MIN, inf above FLT_MAX.
 void expectF32Close(float x, float got, double ref, double rtol) {
@@ -41,10 +51,7 @@ TEST(MathF32, ExpAndSigmoidEveryIsa) {
   x.push_back(-0.0f);
   const int64_t n = int64_t(x.size());
   std::vector<float> y(x.size()), s(x.size());
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
-    if (!cpu::gemmIsaSupported(isa))
-      continue;
+  for (cpu::GemmIsa isa : supportedIsas()) {
     SCOPED_TRACE(cpu::gemmIsaName(isa));
     cpu::expF32(isa, x.data(), 0.0f, y.data(), n);
     cpu::sigmoidF32(isa, x.data(), s.data(), n);
@@ -111,10 +118,7 @@ TEST(MathF32, TanhEveryIsa) {
     x.insert(x.end(), {v, -v});
   const int64_t n = int64_t(x.size());
   std::vector<float> y(x.size());
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
-    if (!cpu::gemmIsaSupported(isa))
-      continue;
+  for (cpu::GemmIsa isa : supportedIsas()) {
     SCOPED_TRACE(cpu::gemmIsaName(isa));
     cpu::tanhF32(isa, x.data(), y.data(), n);
     for (int64_t i = 0; i < n; ++i) {
@@ -186,10 +190,7 @@ TEST(MathF32, GeluErfMatchesDoubleReference) {
     x.push_back(v);
   const int64_t n = int64_t(x.size());
   std::vector<float> y(x.size());
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
-    if (!cpu::gemmIsaSupported(isa))
-      continue;
+  for (cpu::GemmIsa isa : supportedIsas()) {
     SCOPED_TRACE(cpu::gemmIsaName(isa));
     cpu::geluErfF32(isa, x.data(), y.data(), n);
     for (int64_t i = 0; i < n; ++i) {
