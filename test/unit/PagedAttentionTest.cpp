@@ -314,6 +314,38 @@ TEST(PagedAttention, AScoreDoesNotDependOnItsRun) {
   }
 }
 
+/// Nor do a weighted sum's bits depend on the heads summed with it (the
+/// vector loops share each V row between several heads).
+TEST(PagedAttention, AWeightedSumDoesNotDependOnItsHeads) {
+  Rng rng(762);
+  for (cpu::GemmIsa isa :
+       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
+    if (!cpu::gemmIsaSupported(isa))
+      continue;
+    const cpu::AttentionOps &ops = cpu::attentionOps(isa);
+    for (int64_t d : {7, 64, 83})
+      for (int64_t heads : {2, 3, 4, 5, 6})
+        for (int64_t count : {3, 11, 16}) {
+          SCOPED_TRACE(std::string(cpu::gemmIsaName(isa)) + " d=" +
+                       std::to_string(d) + " heads=" + std::to_string(heads) +
+                       " count=" + std::to_string(count));
+          const int64_t stride = d + 3, ld = count + 1;
+          Tensor p = rng.uniform({heads, ld}, 0.0, 1.0);
+          Tensor rows = rng.uniform({count, stride});
+          Tensor start = rng.uniform({heads, d});
+          std::vector<float> all(ptr<float>(start),
+                                 ptr<float>(start) + heads * d);
+          std::vector<float> one = all;
+          ops.accumulate(heads, d, ptr<float>(p), ld, ptr<float>(rows), count,
+                         stride, all.data());
+          for (int64_t h = 0; h < heads; ++h)
+            ops.accumulate(1, d, ptr<float>(p) + h * ld, ld, ptr<float>(rows),
+                           count, stride, one.data() + h * d);
+          EXPECT_EQ(0, std::memcmp(all.data(), one.data(), all.size() * 4));
+        }
+  }
+}
+
 TEST(PagedAttention, ErrorsLeaveTheCacheUntouched) {
   const AttnShape a{2, 1, 8, 0, false};
   KvCacheStorage storage;

@@ -2,14 +2,17 @@
 //
 // Per-function target attributes; the AVX2/AVX-512 versions are only called
 // after CPUID checks (gemmIsaSupported). Scores keep up to four heads'
-// accumulators in registers so each K row is loaded once for them (AVX2:
-// and several rows at once, each score keeping its own bits); the weighted
+// accumulators in registers so each K row is loaded once for them, and
+// several rows at once, each score keeping its own bits (AVX-512: four
+// rows, whose 16 horizontal sums share one pass); the weighted
 // sum runs down a head-dim chunk of V with independent accumulators to
-// hide the FMA latency (AVX2: two heads share each V load).
+// hide the FMA latency, each V load shared by two heads (AVX2) or four
+// (AVX-512).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cpu/AttentionOps.h"
+#include "cpu/HsumAvx512.h"
 
 #include <algorithm>
 #include <immintrin.h>
@@ -255,17 +258,6 @@ INGOT_AVX2 void accumulateAvx2(int64_t heads, int64_t d, const float *p,
 
 // --- AVX-512 ----------------------------------------------------------------
 
-/// Horizontal sum through maskz forms: GCC 12 warns about the "undefined"
-/// registers that _mm512_reduce_add_ps and the plain forms start from.
-INGOT_AVX512 inline float hsum(__m512 v) {
-  __m512 t = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0x4e));
-  t = _mm512_add_ps(t, _mm512_maskz_shuffle_f32x4(0xffff, t, t, 0xb1));
-  __m128 h = _mm512_maskz_extractf32x4_ps(0xf, t, 0);
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
-
 INGOT_AVX512 inline __mmask16 tailMask16(int64_t n) {
   return __mmask16((1u << n) - 1);
 }
@@ -290,61 +282,139 @@ INGOT_AVX512 void scoresAvx512N(int64_t d, const float *q, const float *k,
                                acc[h]);
   }
   for (int h = 0; h < HN; ++h)
-    s[h * ldS] = scale * hsum(acc[h]);
+    s[h * ldS] = scale * hsum16(acc[h]);
+}
+
+/// Scores of HN heads against four consecutive rows: HN x 4 chains, each
+/// the FMAs over d in order that scoresAvx512N gives one (head, row), and
+/// their horizontal sums in one hsum16x16 pass with hsum16's bits (the
+/// chains of missing heads stay zero and are not stored).
+template <int HN>
+INGOT_AVX512 void scoresAvx512Rows4(int64_t d, const float *q, const float *k,
+                                    int64_t stride, float scale, float *s,
+                                    int64_t ldS) {
+  // Loops unrolled in full: the accumulators stay in registers.
+  __m512 acc[16]; // acc[4 * h + r]: head h, row r
+#pragma GCC unroll 16
+  for (__m512 &a : acc)
+    a = _mm512_setzero_ps();
+  for (int64_t c = 0; c < d; c += 16) {
+    const __mmask16 m = tailMask16(std::min<int64_t>(16, d - c));
+    __m512 kv[4];
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r)
+      kv[r] = _mm512_maskz_loadu_ps(m, k + r * stride + c);
+#pragma GCC unroll 4
+    for (int h = 0; h < HN; ++h) {
+      const __m512 qv = _mm512_maskz_loadu_ps(m, q + h * d + c);
+#pragma GCC unroll 4
+      for (int r = 0; r < 4; ++r)
+        acc[4 * h + r] = _mm512_fmadd_ps(qv, kv[r], acc[4 * h + r]);
+    }
+  }
+  const __m512 sums = _mm512_mul_ps(_mm512_set1_ps(scale), hsum16x16(acc));
+#pragma GCC unroll 4
+  for (int h = 0; h < HN; ++h)
+    _mm_storeu_ps(s + h * ldS, _mm512_maskz_extractf32x4_ps(0xf, sums, h));
+}
+
+/// All `count` rows for HN heads: four rows at a time, the rest one by one.
+template <int HN>
+INGOT_AVX512 void
+scoresAvx512Heads(int64_t d, const float *q, const float *rows, int64_t count,
+                  int64_t stride, float scale, float *s, int64_t ldS) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4)
+    scoresAvx512Rows4<HN>(d, q, rows + i * stride, stride, scale, s + i, ldS);
+  for (; i < count; ++i)
+    scoresAvx512N<HN>(d, q, rows + i * stride, scale, s + i, ldS);
 }
 
 INGOT_AVX512 void scoresAvx512(int64_t heads, int64_t d, const float *q,
                                const float *rows, int64_t count, int64_t stride,
                                float scale, float *s, int64_t ldS) {
-  for (int64_t i = 0; i < count; ++i)
-    for (int64_t h = 0; h < heads; h += 4) {
-      const float *qh = q + h * d, *k = rows + i * stride;
-      float *sh = s + h * ldS + i;
-      switch (std::min<int64_t>(4, heads - h)) {
-      case 1:
-        scoresAvx512N<1>(d, qh, k, scale, sh, ldS);
-        break;
-      case 2:
-        scoresAvx512N<2>(d, qh, k, scale, sh, ldS);
-        break;
-      case 3:
-        scoresAvx512N<3>(d, qh, k, scale, sh, ldS);
-        break;
-      default:
-        scoresAvx512N<4>(d, qh, k, scale, sh, ldS);
-        break;
-      }
+  for (int64_t h = 0; h < heads; h += 4) {
+    const float *qh = q + h * d;
+    float *sh = s + h * ldS;
+    switch (std::min<int64_t>(4, heads - h)) {
+    case 1:
+      scoresAvx512Heads<1>(d, qh, rows, count, stride, scale, sh, ldS);
+      break;
+    case 2:
+      scoresAvx512Heads<2>(d, qh, rows, count, stride, scale, sh, ldS);
+      break;
+    case 3:
+      scoresAvx512Heads<3>(d, qh, rows, count, stride, scale, sh, ldS);
+      break;
+    default:
+      scoresAvx512Heads<4>(d, qh, rows, count, stride, scale, sh, ldS);
+      break;
     }
+  }
+}
+
+/// acc += p·V for HN heads over the 16-float column at `c` (masked past d):
+/// each V row is loaded once for all HN heads. Per (head, element), rows
+/// i = 0, 1, 2, 3 mod 4 feed four chains (the first starts from acc; rows
+/// past the last multiple of 4 go to it too), added (a0 + a1) + (a2 + a3)
+/// at the end: the same order whatever HN is.
+template <int HN>
+INGOT_AVX512 void accumulateAvx512Heads(int64_t d, const float *p, int64_t ldP,
+                                        const float *rows, int64_t count,
+                                        int64_t stride, float *acc, int64_t c) {
+  const __mmask16 m = tailMask16(std::min<int64_t>(16, d - c));
+  __m512 a[HN][4];
+#pragma GCC unroll 4
+  for (int h = 0; h < HN; ++h) {
+    a[h][0] = _mm512_maskz_loadu_ps(m, acc + h * d + c);
+    a[h][1] = a[h][2] = a[h][3] = _mm512_setzero_ps();
+  }
+  const float *v = rows + c;
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4, v += 4 * stride)
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      const __m512 vu = _mm512_maskz_loadu_ps(m, v + u * stride);
+#pragma GCC unroll 4
+      for (int h = 0; h < HN; ++h)
+        a[h][u] =
+            _mm512_fmadd_ps(_mm512_set1_ps(p[h * ldP + i + u]), vu, a[h][u]);
+    }
+  for (; i < count; ++i, v += stride) {
+    const __m512 vi = _mm512_maskz_loadu_ps(m, v);
+#pragma GCC unroll 4
+    for (int h = 0; h < HN; ++h)
+      a[h][0] = _mm512_fmadd_ps(_mm512_set1_ps(p[h * ldP + i]), vi, a[h][0]);
+  }
+#pragma GCC unroll 4
+  for (int h = 0; h < HN; ++h)
+    _mm512_mask_storeu_ps(acc + h * d + c, m,
+                          _mm512_add_ps(_mm512_add_ps(a[h][0], a[h][1]),
+                                        _mm512_add_ps(a[h][2], a[h][3])));
 }
 
 INGOT_AVX512 void accumulateAvx512(int64_t heads, int64_t d, const float *p,
                                    int64_t ldP, const float *rows,
                                    int64_t count, int64_t stride, float *acc) {
-  for (int64_t c = 0; c < d; c += 16) {
-    const __mmask16 m = tailMask16(std::min<int64_t>(16, d - c));
-    for (int64_t h = 0; h < heads; ++h) {
+  for (int64_t c = 0; c < d; c += 16)
+    for (int64_t h = 0; h < heads; h += 4) {
       const float *ph = p + h * ldP;
-      __m512 a0 = _mm512_maskz_loadu_ps(m, acc + h * d + c);
-      __m512 a1 = _mm512_setzero_ps(), a2 = a1, a3 = a1;
-      const float *v = rows + c;
-      int64_t i = 0;
-      for (; i + 4 <= count; i += 4, v += 4 * stride) {
-        a0 = _mm512_fmadd_ps(_mm512_set1_ps(ph[i]), _mm512_maskz_loadu_ps(m, v),
-                             a0);
-        a1 = _mm512_fmadd_ps(_mm512_set1_ps(ph[i + 1]),
-                             _mm512_maskz_loadu_ps(m, v + stride), a1);
-        a2 = _mm512_fmadd_ps(_mm512_set1_ps(ph[i + 2]),
-                             _mm512_maskz_loadu_ps(m, v + 2 * stride), a2);
-        a3 = _mm512_fmadd_ps(_mm512_set1_ps(ph[i + 3]),
-                             _mm512_maskz_loadu_ps(m, v + 3 * stride), a3);
+      float *acch = acc + h * d;
+      switch (std::min<int64_t>(4, heads - h)) {
+      case 1:
+        accumulateAvx512Heads<1>(d, ph, ldP, rows, count, stride, acch, c);
+        break;
+      case 2:
+        accumulateAvx512Heads<2>(d, ph, ldP, rows, count, stride, acch, c);
+        break;
+      case 3:
+        accumulateAvx512Heads<3>(d, ph, ldP, rows, count, stride, acch, c);
+        break;
+      default:
+        accumulateAvx512Heads<4>(d, ph, ldP, rows, count, stride, acch, c);
+        break;
       }
-      for (; i < count; ++i, v += stride)
-        a0 = _mm512_fmadd_ps(_mm512_set1_ps(ph[i]), _mm512_maskz_loadu_ps(m, v),
-                             a0);
-      a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
-      _mm512_mask_storeu_ps(acc + h * d + c, m, a0);
     }
-  }
 }
 
 } // namespace

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/LinearAvx512.h"
+#include "cpu/HsumAvx512.h"
 
 #include <algorithm>
 #include <cstring>
@@ -31,17 +32,6 @@
 
 namespace ingot::cpu {
 namespace {
-
-/// Horizontal sum (not _mm512_reduce_add_ps, for the GCC 12 warning noted
-/// at load16 in LinearAvx512.h).
-INGOT_AVX512 inline float reduceAdd(__m512 v) {
-  __m512 t = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(0xffff, v, v, 0x4e));
-  t = _mm512_add_ps(t, _mm512_maskz_shuffle_f32x4(0xffff, t, t, 0xb1));
-  __m128 h = _mm512_maskz_extractf32x4_ps(0xf, t, 0);
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  h = _mm_add_ss(h, _mm_movehdup_ps(h));
-  return _mm_cvtss_f32(h);
-}
 
 /// a·b + c rounded once. The scalar K tail is written with it explicitly:
 /// left to the compiler, `s += a * b` was partly vectorised (products
@@ -124,9 +114,17 @@ INGOT_AVX512 void nkBlock(const float *x, const float *xs, int64_t k,
       }
     }
   }
+  // Sixteen sums in one tree pass (same bits as one hsum16 each).
+  alignas(64) float sums[MT][NB];
+  if constexpr (MT * NB == 16)
+    _mm512_store_ps(&sums[0][0], hsum16x16(&acc[0][0]));
+  else
+    for (int m = 0; m < MT; ++m)
+      for (int j = 0; j < NB; ++j)
+        sums[m][j] = hsum16(acc[m][j]);
   for (int m = 0; m < MT; ++m)
     for (int j = 0; j < NB; ++j) {
-      float s = reduceAdd(acc[m][j]);
+      float s = sums[m][j];
       for (int64_t q = kk; q < k; ++q)
         s = fmaScalar(x[m * k + q], widenOne<K>(w.at(j, q)), s);
       y[m * ldy + j] = bias ? s + bias[j] : s;
