@@ -55,12 +55,15 @@ INGOT_AVX512 inline float fmaScalar(float a, float b, float c) {
 /// for each line consumed: the block's rows are short runs that the
 /// hardware prefetchers (which stop at page boundaries) pick up too late;
 /// this doubled the f32 rate at m >= 2 and the bf16/f16 rate at m = 1.
+/// Large blocks are fetched by the first tile of x rows only (see
+/// nkFetchNext).
 /// "nk16": each line is prefetched NkRows::aheadBytes on (a whole panel is
 /// one stream; a part of one fetches its rows of the next panel).
 template <WKind K, int MT, int NB, bool Packed>
 INGOT_AVX512 void nkBlock(const float *x, const float *xs, int64_t k,
                           const NkRows<typename WElem<K>::type, Packed> &w,
-                          const float *bias, float *y, int64_t ldy) {
+                          const float *bias, float *y, int64_t ldy,
+                          bool fetchNext) {
   using E = typename WElem<K>::type;
   int64_t ahead = 0;
   if constexpr (Packed)
@@ -106,7 +109,7 @@ INGOT_AVX512 void nkBlock(const float *x, const float *xs, int64_t k,
       const E *w0 = w.base(kk);
       const int64_t rs = w.stride(kk);
       for (int j = 0; j < NB; ++j) {
-        if (sizeof(E) == 4 || kk % 32 == 0)
+        if (fetchNext && (sizeof(E) == 4 || kk % 32 == 0))
           prefetch(w0 + j * rs, j, kk);
         const __m512 wv = load16<K>(w0 + j * rs);
         for (int m = 0; m < MT; ++m)
@@ -137,21 +140,24 @@ template <WKind K, int NB, bool Packed>
 INGOT_AVX512 void nkRows(const LinearDecodeArgs &a, const float *xs, int64_t n,
                          const NkRows<typename WElem<K>::type, Packed> &w) {
   const float *bias = a.bias ? a.bias + n : nullptr;
+  const int64_t blockBytes =
+      NB * a.k * int64_t(sizeof(typename WElem<K>::type));
   for (int64_t m0 = 0; m0 < a.m; m0 += 4) {
+    const bool fetch = nkFetchNext(m0, blockBytes);
     const float *x = a.x + m0 * a.k, *xsm = xs + m0 * a.k;
     float *y = a.y + m0 * a.n + n;
     switch (std::min<int64_t>(4, a.m - m0)) {
     case 1:
-      nkBlock<K, 1, NB>(x, xsm, a.k, w, bias, y, a.n);
+      nkBlock<K, 1, NB>(x, xsm, a.k, w, bias, y, a.n, fetch);
       break;
     case 2:
-      nkBlock<K, 2, NB>(x, xsm, a.k, w, bias, y, a.n);
+      nkBlock<K, 2, NB>(x, xsm, a.k, w, bias, y, a.n, fetch);
       break;
     case 3:
-      nkBlock<K, 3, NB>(x, xsm, a.k, w, bias, y, a.n);
+      nkBlock<K, 3, NB>(x, xsm, a.k, w, bias, y, a.n, fetch);
       break;
     default:
-      nkBlock<K, 4, NB>(x, xsm, a.k, w, bias, y, a.n);
+      nkBlock<K, 4, NB>(x, xsm, a.k, w, bias, y, a.n, fetch);
       break;
     }
   }
