@@ -23,7 +23,7 @@ namespace {
 /// tensor (columns addressed by offsets) instead of paged_attention.
 class AttnSetup {
 public:
-  static constexpr int kSeqs = 64, kMaxNew = 48, kProbeLen = 700;
+  static constexpr int kSeqs = 64, kMaxNew = 48, kProbeLen = 740;
   AttnSetup(AttnShape a, int64_t rotaryDim, uint64_t seed)
       : a_(a), rotaryDim_(rotaryDim), rng_(seed) {
     const int64_t bs = 16, kd = a.kvHeads * a.headDim;
@@ -237,7 +237,28 @@ void expectAttentionInvariant(const AttnShape &a, int64_t rotaryDim,
   }
 }
 
-// GQA with an odd head_dim and full context (3 chunks of 256 at 700); MHA
+/// Row `i` of a step's output, as bytes.
+std::vector<uint8_t> outputRow(const Tensor &out, int64_t i) {
+  const size_t rb = out.data.size() / size_t(out.shape[0]);
+  return {out.data.begin() + i * rb, out.data.begin() + (i + 1) * rb};
+}
+
+/// A prefill's tokens go through attention in runs of consecutive
+/// positions: each token must get the bits it gets as the last token of a
+/// shorter prefill, where its run is cut elsewhere, or alone (decode). The
+/// probe's 48 new positions 740..787 cross the chunk boundary at 768.
+void expectPrefillRunsInvariant(const AttnShape &a, int64_t rotaryDim,
+                                uint64_t seed) {
+  AttnSetup setup(a, rotaryDim, seed);
+  const Tensor all = setup.step({{0, AttnSetup::kMaxNew}}, 2);
+  for (int64_t n : {1, 2, 8, 9, 17, 25, 28, 29, 30, 47, 48})
+    for (int threads : {1, 3})
+      EXPECT_TRUE(outputRow(setup.step({{0, n}}, threads), n - 1) ==
+                  outputRow(all, n - 1))
+          << "token " << n - 1 << " of 48, " << threads << " threads";
+}
+
+// GQA with an odd head_dim and full context (3 chunks of 256 at 740); MHA
 // with a sliding window that starts inside a chunk.
 const AttnShape kShapes[] = {{6, 2, 20, 0, false}, {4, 4, 64, 300, false}};
 
@@ -246,6 +267,7 @@ TEST(BatchInvariance, PagedAttention) {
   for (const AttnShape &a : kShapes) {
     SCOPED_TRACE("window " + std::to_string(a.window));
     expectAttentionInvariant(a, 0, ++seed);
+    expectPrefillRunsInvariant(a, 0, ++seed);
   }
 }
 
@@ -255,6 +277,7 @@ TEST(BatchInvariance, RopePagedAttention) {
   for (const AttnShape &a : kShapes) {
     SCOPED_TRACE("window " + std::to_string(a.window));
     expectAttentionInvariant(a, a.headDim == 20 ? 12 : 64, ++seed);
+    expectPrefillRunsInvariant(a, a.headDim == 20 ? 12 : 64, ++seed);
   }
 }
 

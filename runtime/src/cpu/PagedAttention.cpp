@@ -14,11 +14,12 @@
 //
 // Batch invariance: a token's output must be bitwise the same whatever
 // else is in the step and however many threads run. So its window is
-// always cut at the same places, multiples of kChunk absolute positions,
+// always cut at the same places, multiples of kAttnChunk absolute positions,
 // and each chunk's partial softmax (max score, sum of exps, unnormalised
 // weighted V sum) is merged in chunk order by combineChunks; only which
-// thread computes which chunk varies. Work items are (token, KV head) -
-// the query heads sharing a KV head read each K/V row once between them -
+// thread computes which chunk varies. Work items are (run of tokens, KV
+// head) - the query heads sharing a KV head, and a prefill's consecutive
+// tokens, read each K/V row once between them (PagedAttentionTiles.cpp) -
 // whose chunks run in order on one thread, or, when there are few items
 // (decode), (token, KV head, chunk) so that all threads stream the cache.
 // Per chunk: scores = scale·q·Kᵀ, a max-subtracted softmax, a weighted sum
@@ -52,29 +53,12 @@ namespace {
 using Plan = AttnPlan;
 
 struct Scratch {
-  std::vector<float> scores, partials;
+  std::vector<float> scores;
   std::vector<float> rows;  // a run of widened rows of a non-f32 cache
   std::vector<float> q;     // the rotated query heads of rope_paged_attention
   std::vector<double> sums; // per head: max score, then sum of exps
 };
 thread_local Scratch tlsScratch;
-
-/// Window positions per chunk. Chunks start at multiples of this absolute
-/// position (or at the window start), so where a window is cut depends only
-/// on the token's own position and the sliding window.
-constexpr int64_t kChunk = 256;
-
-int64_t firstChunk(const Plan &pl, int64_t tok) {
-  return pl.windowStart(pl.positions[tok]) / kChunk;
-}
-int64_t chunkCount(const Plan &pl, int64_t tok) {
-  return pl.positions[tok] / kChunk - firstChunk(pl, tok) + 1;
-}
-
-/// Floats of one chunk's partial result: [G] maxes, [G] sums, [G, d] sums.
-int64_t partialFloats(const AttnGeometry &g) {
-  return g.heads / g.kvHeads * (g.headDim + 2);
-}
 
 /// Asks for the next block's run of rows while this one is computed: each
 /// run is its own few KiB somewhere in the pool, where the hardware
@@ -95,9 +79,10 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
                  int64_t kvh, int64_t c, Scratch &sc, float *partial) {
   const int64_t d = pl.g.headDim, stride = pl.rowStride;
   const int64_t ng = pl.g.heads / pl.g.kvHeads, h0 = kvh * ng;
-  const int64_t p = pl.positions[tok], cs = (firstChunk(pl, tok) + c) * kChunk;
+  const int64_t p = pl.positions[tok],
+                cs = (firstChunk(pl, tok) + c) * kAttnChunk;
   const int64_t j0 = std::max(pl.windowStart(p), cs);
-  const int64_t j1 = std::min(p, cs + kChunk - 1);
+  const int64_t j1 = std::min(p, cs + kAttnChunk - 1);
   const int64_t s = pl.seqOf[tok], len = j1 - j0 + 1;
   const float scale = float(pl.g.scale);
   if (sc.scores.size() < size_t(ng * len))
@@ -174,33 +159,6 @@ void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
              });
   for (int64_t h = 0; h < 2 * ng; ++h)
     partial[h] = float(sc.sums[h]);
-}
-
-/// Merges the `chunks` partial results of one (token, KV head) window in
-/// chunk order into the output: each chunk's sums are rescaled by
-/// exp(its max - the overall max).
-void combineChunks(const Plan &pl, int64_t tok, int64_t kvh,
-                   const float *partials, int64_t chunks) {
-  const int64_t d = pl.g.headDim, ng = pl.g.heads / pl.g.kvHeads;
-  const int64_t stride = partialFloats(pl.g);
-  float *out = pl.out + (tok * pl.g.heads + kvh * ng) * d;
-  for (int64_t h = 0; h < ng; ++h) {
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < chunks; ++c)
-      mx = std::max(mx, partials[c * stride + h]);
-    double total = 0;
-    std::fill(out + h * d, out + (h + 1) * d, 0.0f);
-    for (int64_t c = 0; c < chunks; ++c) {
-      const float *part = partials + c * stride;
-      const double w = std::exp(double(part[h]) - mx);
-      total += w * part[ng + h];
-      for (int64_t i = 0; i < d; ++i)
-        out[h * d + i] += float(w) * part[2 * ng + h * d + i];
-    }
-    const float r = float(1.0 / total);
-    for (int64_t i = 0; i < d; ++i)
-      out[h * d + i] *= r;
-  }
 }
 
 /// Stores row `tok` of k and v at the token's slot, k rotated when asked;
@@ -322,22 +280,36 @@ Status attentionKernel(KernelContext &ctx, bool rope) {
     });
     return Status::ok();
   }
-  ctx.parallelFor(pairs, 1, [&](int64_t b, int64_t e) {
-    Scratch &sc = tlsScratch;
-    for (int64_t pair = b; pair < e; ++pair) {
-      const int64_t tok = pair / g.kvHeads, n = chunkCount(pl, tok);
-      if (sc.partials.size() < size_t(n * pf))
-        sc.partials.resize(size_t(n * pf));
-      for (int64_t c = 0; c < n; ++c)
-        attendChunk(pl, ops, tok, pair % g.kvHeads, c, sc,
-                    sc.partials.data() + c * pf);
-      combineChunks(pl, tok, pair % g.kvHeads, sc.partials.data(), n);
-    }
-  });
+  attendTokenRuns(ctx, pl, ops);
   return Status::ok();
 }
 
 } // namespace
+
+/// Each chunk's sums are rescaled by exp(its max - the overall max).
+void combineChunks(const AttnPlan &pl, int64_t tok, int64_t kvh,
+                   const float *partials, int64_t chunks) {
+  const int64_t d = pl.g.headDim, ng = pl.g.heads / pl.g.kvHeads;
+  const int64_t stride = partialFloats(pl.g);
+  float *out = pl.out + (tok * pl.g.heads + kvh * ng) * d;
+  for (int64_t h = 0; h < ng; ++h) {
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t c = 0; c < chunks; ++c)
+      mx = std::max(mx, partials[c * stride + h]);
+    double total = 0;
+    std::fill(out + h * d, out + (h + 1) * d, 0.0f);
+    for (int64_t c = 0; c < chunks; ++c) {
+      const float *part = partials + c * stride;
+      const double w = std::exp(double(part[h]) - mx);
+      total += w * part[ng + h];
+      for (int64_t i = 0; i < d; ++i)
+        out[h * d + i] += float(w) * part[2 * ng + h * d + i];
+    }
+    const float r = float(1.0 / total);
+    for (int64_t i = 0; i < d; ++i)
+      out[h * d + i] *= r;
+  }
+}
 
 void addPagedAttentionKernels(std::vector<KernelImpl> &table) {
   table.push_back({"paged_attention", [](KernelContext &ctx) {

@@ -67,6 +67,35 @@ struct AttnPlan {
   }
 };
 
+/// Window positions per chunk. Chunks start at multiples of this absolute
+/// position (or at the window start), so where a window is cut depends only
+/// on the token's own position and the sliding window.
+constexpr int64_t kAttnChunk = 256;
+
+inline int64_t firstChunk(const AttnPlan &pl, int64_t tok) {
+  return pl.windowStart(pl.positions[tok]) / kAttnChunk;
+}
+inline int64_t chunkCount(const AttnPlan &pl, int64_t tok) {
+  return pl.positions[tok] / kAttnChunk - firstChunk(pl, tok) + 1;
+}
+
+/// Floats of one chunk's partial result: [G] maxes, [G] sums, [G, d] sums.
+inline int64_t partialFloats(const AttnGeometry &g) {
+  return g.heads / g.kvHeads * (g.headDim + 2);
+}
+
+/// Merges the `chunks` partial results of one (token, KV head) window in
+/// chunk order into the output (PagedAttention.cpp).
+void combineChunks(const AttnPlan &pl, int64_t tok, int64_t kvh,
+                   const float *partials, int64_t chunks);
+
+struct AttentionOps;
+/// Attention of every (token, KV head) of the step, the step's K/V already
+/// in the cache: runs of consecutive positions of one sequence are taken
+/// together, with the bits each token gets alone (PagedAttentionTiles.cpp).
+void attendTokenRuns(const KernelContext &ctx, const AttnPlan &pl,
+                     const AttentionOps &ops);
+
 /// Reads layer, heads, head_dim, scale, sliding_window, softcap and the
 /// offsets.
 Status readAttnGeometry(const KernelContext &ctx, AttnGeometry *g);
