@@ -60,18 +60,6 @@ struct Scratch {
 };
 thread_local Scratch tlsScratch;
 
-/// Asks for the next block's run of rows while this one is computed: each
-/// run is its own few KiB somewhere in the pool, where the hardware
-/// prefetcher, which follows streams within a page, would start cold.
-void prefetchRun(const Plan &pl, const void *base, size_t elemBytes,
-                 int64_t at, int64_t rows) {
-  const char *p = static_cast<const char *>(base) + at * int64_t(elemBytes);
-  const int64_t bytes = ((rows - 1) * pl.rowStride + pl.g.headDim) *
-                        int64_t(elemBytes);
-  for (int64_t o = 0; o < bytes; o += 64)
-    __builtin_prefetch(p + o, 0, 3);
-}
-
 /// Chunk `c` (counted from the token's first) of the window of token `tok`,
 /// for the query heads of KV head `kvh`: the per-head max score, sum of
 /// exp(score - max) and unnormalised weighted V sum go to `partial`.

@@ -84,6 +84,19 @@ inline int64_t partialFloats(const AttnGeometry &g) {
   return g.heads / g.kvHeads * (g.headDim + 2);
 }
 
+/// Asks for the next block's run of `rows` rows, starting at element `at`
+/// of `base`, while this one is computed: each run is its own few KiB
+/// somewhere in the pool, where the hardware prefetcher, which follows
+/// streams within a page, would start cold.
+inline void prefetchRun(const AttnPlan &pl, const void *base, size_t elemBytes,
+                        int64_t at, int64_t rows) {
+  const char *p = static_cast<const char *>(base) + at * int64_t(elemBytes);
+  const int64_t bytes =
+      ((rows - 1) * pl.rowStride + pl.g.headDim) * int64_t(elemBytes);
+  for (int64_t o = 0; o < bytes; o += 64)
+    __builtin_prefetch(p + o, 0, 3);
+}
+
 /// Merges the `chunks` partial results of one (token, KV head) window in
 /// chunk order into the output (PagedAttention.cpp).
 void combineChunks(const AttnPlan &pl, int64_t tok, int64_t kvh,

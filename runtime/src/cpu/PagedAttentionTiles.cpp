@@ -84,13 +84,18 @@ void attendRunChunk(const AttnPlan &pl, const AttentionOps &ops,
   const KvDequantFn dequant = bestKvDequant();
   if (!f32)
     sc.rows.resize(size_t(bs * d));
+  const size_t elemBytes = f32 ? sizeof(float) : bf16 ? sizeof(uint16_t) : 1;
   // Visits the cache blocks of [lo, hi] as runs of rows (widened into
   // scratch for a bfloat16 or 8-bit cache), as attendChunk cuts them.
   auto forEachBlock = [&](const float *cache, const void *codes,
                           const float *scales, auto &&fn) {
+    const void *base = f32 ? static_cast<const void *>(cache) : codes;
     for (int64_t j = lo; j <= hi;) {
       const int64_t blk = j / bs, stop = std::min(hi + 1, (blk + 1) * bs);
       const int64_t at = pl.headBase(pl.entry(s, blk), kvh) + j % bs * stride;
+      if (stop <= hi)
+        prefetchRun(pl, base, elemBytes, pl.headBase(pl.entry(s, blk + 1), kvh),
+                    std::min(hi + 1 - stop, bs));
       if (f32) {
         fn(j, stop, cache + at, stride);
       } else {
