@@ -24,6 +24,10 @@ at batch 1 after a 1-token prompt; tokens/s = 128 / time) for
   onnxruntime  on an ONNX export with a KV cache, f32
                (bench/peers/export_onnx_kv.py, verified against the float64
                reference before it is timed)
+  onnxruntime-int8, onnxruntime-int4
+               that export quantised by onnxruntime.quantization:
+               quantize_dynamic (MatMulInteger, int8 per channel) and
+               MatMulNBitsQuantizer (4-bit sym g32, accuracy_level 4)
 
 `--stacks a,b,...` runs a subset (bench/peers/stacks.py lists them).
 Every stack runs in its own long-lived worker process with the same thread
@@ -32,7 +36,8 @@ stack does pp then tg, in an order rotated each repetition) so that the
 machine's noise falls on all of them alike. It prints a markdown table (mean
 ± std over the repetitions, weight bytes), then one pairing each ingot format
 with the llama.cpp file of the same bit width (f32/F32, int8/Q8_0, int4/Q4_0,
-q4m/Q4_1; also f32 against F16 and onnxruntime) with the ratio ingot / peer,
+q4m/Q4_1; also f32 against F16 and onnxruntime, the int8-activation modes
+against onnxruntime's int8 and 4-bit models) with the ratio ingot / peer,
 and writes them, with
 the command line and the machine, to
 bench/results/YYYY-MM-DD-compare-smollm2-cpu.md and a .json beside it.
@@ -59,8 +64,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 from ingot_cli import IngotCli  # noqa: E402
 from report import markdown_table, render_markdown, summarize  # noqa: E402
 from stacks import (ALL_STACKS, ARTIFACT, CACHE, GGUF_STACKS, INGOT_STACKS, PAIRS,  # noqa: E402
-                    PEER_WEIGHTS, ingot_artifact, ingot_weights, onnx_bytes, prepare_gguf,
-                    prepare_onnx, rel)
+                    ORT_STACKS, PEER_WEIGHTS, ingot_artifact, ingot_weights, onnx_bytes,
+                    prepare_gguf, prepare_onnx, prepare_onnx_quant, rel)
 from workers import Worker  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,8 +177,12 @@ def main(argv):
     tmpdir.mkdir(parents=True, exist_ok=True)
     gguf_paths = prepare_gguf(stacks) if any(s in GGUF_STACKS for s in stacks) else {}
     onnx_path = None
-    if "onnxruntime" in stacks:
+    onnx_paths = {}
+    if any(s in ORT_STACKS for s in stacks):
         onnx_path, onnx_check = prepare_onnx(args.threads, args.skip_verify)
+        for s in stacks:
+            if s in ORT_STACKS:
+                onnx_paths[s] = onnx_path if s == "onnxruntime" else prepare_onnx_quant(s, onnx_path)
     for s in stacks:
         weights.setdefault(s, " ".join(INGOT_STACKS.get(s, [])) or "f32")
         try:
@@ -193,10 +202,10 @@ def main(argv):
                 runners[s] = Worker("llama", gguf_paths[s], args.threads, n_ctx, args.peer_wait)
                 runners[s].info["model"] = rel(gguf_paths[s])
             else:
-                weight_bytes[s] = onnx_bytes(onnx_path)
+                weight_bytes[s] = onnx_bytes(onnx_paths[s])
                 log(f"loading {s}")
-                runners[s] = Worker("ort", onnx_path, args.threads, n_ctx, args.peer_wait)
-                runners[s].info["model"] = rel(onnx_path)
+                runners[s] = Worker("ort", onnx_paths[s], args.threads, n_ctx, args.peer_wait)
+                runners[s].info["model"] = rel(onnx_paths[s])
         except Exception as e:  # noqa: BLE001 - a missing peer is reported, not fatal
             log(f"{s}: {e}")
             results[s] = {"weights": weights[s], "error": str(e)}

@@ -31,9 +31,10 @@ fi
 PIP=("$VENV/bin/pip" install -q --disable-pip-version-check)
 
 # diskcache, jinja2 and typing-extensions are llama-cpp-python's own
-# dependencies: its wheel is installed with --no-deps below.
-"$VENV/bin/python" -c "import numpy, onnx, onnxruntime, gguf, safetensors, diskcache, jinja2, typing_extensions" 2>/dev/null ||
-  "${PIP[@]}" numpy onnx onnxruntime gguf safetensors diskcache jinja2 typing-extensions
+# dependencies: its wheel is installed with --no-deps below. onnx_ir is
+# what onnxruntime's MatMulNBits quantiser imports (the int4 ORT stack).
+"$VENV/bin/python" -c "import numpy, onnx, onnx_ir, onnxruntime, gguf, safetensors, diskcache, jinja2, typing_extensions" 2>/dev/null ||
+  "${PIP[@]}" numpy onnx onnx_ir onnxruntime gguf safetensors diskcache jinja2 typing-extensions
 
 want_amx=1
 case "$LLAMA_CFLAGS" in *-mno-amx-int8*) want_amx=0 ;; esac

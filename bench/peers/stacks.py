@@ -3,6 +3,7 @@ artifacts compiled from the SmolLM2 Hugging Face directory (f32 and the
 quantised formats), GGUFs for llama.cpp, the ONNX export for onnxruntime.
 Everything derived lives in .cache/peers/ and is made on first use."""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,11 @@ INGOT_GGUF_SOURCES = {"ingot-gguf": GGUF_Q4, "ingot-gguf-a8": GGUF_Q4}
 # llama.cpp stacks: the GGUF label of each (DIR/SmolLM2-135M-Instruct.<label>.gguf).
 GGUF_STACKS = {"llama.cpp-q4_1": "Q4_1", "llama.cpp-q8_0": "Q8_0", "llama.cpp-q4_0": "Q4_0",
                "llama.cpp-f16": "F16", "llama.cpp-f32": "F32"}
-ALL_STACKS = tuple(INGOT_STACKS) + tuple(GGUF_STACKS) + ("onnxruntime",)
+# onnxruntime stacks: the f32 export, and copies of it quantised by
+# onnxruntime's own tools (prepare_onnx_quant): every MatMul with a constant
+# weight, the tied lm_head included; the embedding Gather stays f32.
+ORT_STACKS = ("onnxruntime", "onnxruntime-int8", "onnxruntime-int4")
+ALL_STACKS = tuple(INGOT_STACKS) + tuple(GGUF_STACKS) + ORT_STACKS
 # The pairs of the ratio table: (what is matched, ingot stack, peer stack).
 PAIRS = (
     ("f32 ↔ F32", "ingot", "llama.cpp-f32"),
@@ -54,11 +59,17 @@ PAIRS = (
     ("int8 activations: the same Q4_1 GGUF file", "ingot-gguf-a8", "llama.cpp-q4_1"),
     ("f32 ↔ F16", "ingot", "llama.cpp-f16"),
     ("f32 ↔ f32", "ingot", "onnxruntime"),
+    ("int8 activations: q8 g32 ↔ MatMulInteger", "ingot-int8-a8", "onnxruntime-int8"),
+    ("int8 activations: q4 g32 ↔ MatMulNBits 4-bit g32", "ingot-int4-a8", "onnxruntime-int4"),
 )
 PEER_WEIGHTS = {"llama.cpp-q4_1": "Q4_1, token_embd Q8_0 (the bundled file)",
                 "llama.cpp-q8_0": "Q8_0, all 2-D (gguf.quants from F32)",
                 "llama.cpp-q4_0": "Q4_0, all 2-D (gguf.quants from F32)",
-                "llama.cpp-f16": "F16 (norms F32)", "llama.cpp-f32": "F32", "onnxruntime": "f32"}
+                "llama.cpp-f16": "F16 (norms F32)", "llama.cpp-f32": "F32", "onnxruntime": "f32",
+                "onnxruntime-int8": "int8 per channel, MatMulInteger on int8 activations "
+                                    "(quantize_dynamic)",
+                "onnxruntime-int4": "4-bit sym g32, MatMulNBits accuracy_level 4: int8 "
+                                    "activations (MatMulNBitsQuantizer)"}
 
 
 def log(msg):
@@ -191,6 +202,42 @@ def prepare_onnx(threads, skip_verify):
     if not ok:
         raise RuntimeError(f"{path} failed verification: {details}")
     return path, details
+
+
+def prepare_onnx_quant(stack, f32_path):
+    """The export quantised by onnxruntime.quantization, made once: int8
+    weights per output channel with int8 activations quantised at run time
+    (quantize_dynamic: DynamicQuantizeLinear + MatMulInteger), or 4-bit
+    symmetric blocks of 32 (MatMulNBits, accuracy_level 4: the activations
+    go to int8 per block, llama.cpp's and ingot --act-quant int8's way)."""
+    kind = stack.rsplit("-", 1)[1]
+    out = CACHE / ONNX_NAME.replace(".onnx", f".{kind}.onnx")
+    if out.is_file():
+        return out
+    log(f"quantising {rel(f32_path)} into {rel(out)} (onnxruntime.quantization, {kind})")
+    # Written into a directory of its own, then moved: a half-written model
+    # is never taken for a finished one. The external data keeps whatever
+    # name the tool gave it, relative to the model.
+    work = CACHE / f"tmp-quant-{kind}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    if kind == "int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        quantize_dynamic(str(f32_path), str(work / out.name), op_types_to_quantize=["MatMul"],
+                         per_channel=True, weight_type=QuantType.QInt8,
+                         use_external_data_format=True,
+                         extra_options={"MatMulConstBOnly": True})
+    else:
+        import onnx
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+        q = MatMulNBitsQuantizer(onnx.load(str(f32_path)), bits=4, block_size=32,
+                                 is_symmetric=True, accuracy_level=4)
+        q.process()
+        q.model.save_model_to_file(str(work / out.name), use_external_data_format=True)
+    for f in sorted(work.iterdir(), key=lambda f: f.name == out.name):  # the model last
+        f.replace(CACHE / f.name)
+    work.rmdir()
+    return out
 
 
 def onnx_bytes(path):
