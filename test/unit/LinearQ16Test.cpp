@@ -221,7 +221,11 @@ TEST(LinearQ16, EveryIsaQuantisesActivationsToTheSameBytes) {
     ASSERT_EQ(want.q, got.q);
     ASSERT_EQ(0, std::memcmp(want.d.data(), got.d.data(), want.d.size() * 4));
     ASSERT_EQ(want.sum, got.sum);
+    ASSERT_EQ(want.qu, got.qu);
   }
+  // The unsigned copy the VNNI q8 kernel reads is q + 128.
+  for (size_t i = 0; i < want.q.size(); ++i)
+    ASSERT_EQ(int(want.qu[i]), int(want.q[i]) + 128) << i;
 }
 
 // All nibbles 15 against all activations +-127: the largest block sums,

@@ -22,9 +22,22 @@ namespace ingot::cpu {
 void QuantizedRows::resize(int64_t rows, int64_t cols) {
   k = cols;
   q.resize(size_t(rows * cols));
+  qu.resize(q.size());
   d.resize(size_t(rows * (cols / kQ16Block)));
   sum.resize(d.size());
 }
+
+namespace {
+
+/// Rows [r0, r1) of out.qu from out.q.
+void offsetRowsQ8(QuantizedRows &out, int64_t r0, int64_t r1) {
+  const int8_t *q = out.q.data();
+  uint8_t *u = out.qu.data();
+  for (int64_t i = r0 * out.k; i < r1 * out.k; ++i)
+    u[i] = uint8_t(q[i]) ^ 0x80u; // two's complement: q + 128
+}
+
+} // namespace
 
 void quantizeRowsQ8(const float *x, int64_t r0, int64_t r1,
                     QuantizedRows &out) {
@@ -46,6 +59,7 @@ void quantizeRowsQ8(const float *x, int64_t r0, int64_t r1,
       out.d[size_t(r * blocks + b)] = amax / 127.0f;
       out.sum[size_t(r * blocks + b)] = s;
     }
+  offsetRowsQ8(out, r0, r1);
 }
 
 namespace {

@@ -35,6 +35,10 @@ struct QuantizedRows {
   std::vector<int8_t> q;    // rows of k values
   std::vector<float> d;     // rows of k / 32 scales
   std::vector<int32_t> sum; // rows of k / 32 sums of q
+  // q + 128 as unsigned bytes, which every quantiser writes too: the VNNI
+  // kernel's u8 x s8 dot product takes them as they are, and the 128·Σw it
+  // adds is taken off once per weight block.
+  std::vector<uint8_t> qu;
   void resize(int64_t rows, int64_t cols);
 };
 

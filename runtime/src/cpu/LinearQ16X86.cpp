@@ -50,6 +50,8 @@ struct Vec {
   }
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
   static I addi(I a, I b) { return _mm256_add_epi32(a, b); }
+  static I subi(I a, I b) { return _mm256_sub_epi32(a, b); }
+  static I times128(I v) { return _mm256_slli_epi32(v, 7); }
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F toFloat(I v) { return _mm256_cvtepi32_ps(v); }
@@ -58,6 +60,12 @@ struct Vec {
         _mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
   }
   static I bcast4(const int8_t *p) { return _mm256_set1_epi32(load4(p)); }
+  static I bcast4u(const uint8_t *p) {
+    return bcast4(reinterpret_cast<const int8_t *>(p));
+  }
+  // maddubs saturates pairs of u8 x s8 products in 16 bits: x + 128 up to
+  // 255 times -128 twice would not fit, so q8 keeps the sign trick here.
+  static constexpr bool kUnsignedQ8 = false;
   static I lowNibbles(I v) {
     return _mm256_and_si256(v, _mm256_set1_epi8(0x0f));
   }
@@ -91,7 +99,7 @@ float blockAbsMax(const __m256 (&f)[4]) {
 }
 
 /// quantizeRowsQ8's arithmetic 32 values at a time: the same product,
-/// round-to-nearest-even and clamp, so the same bytes.
+/// round-to-nearest-even and clamp, so the same bytes (q and qu).
 void quantizeRows(const float *x, int64_t r0, int64_t r1, QuantizedRows &out) {
   const int64_t k = out.k, blocks = k / kQ16Block;
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
@@ -119,6 +127,9 @@ void quantizeRows(const float *x, int64_t r0, int64_t r1, QuantizedRows &out) {
       _mm256_storeu_si256(
           reinterpret_cast<__m256i *>(out.q.data() + r * k + b * kQ16Block),
           bytes);
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i *>(out.qu.data() + r * k + b * kQ16Block),
+          _mm256_xor_si256(bytes, _mm256_set1_epi8(char(0x80))));
       const __m256i s4 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]),
                                           _mm256_add_epi32(q[2], q[3]));
       __m128i s = _mm_add_epi32(_mm256_castsi256_si128(s4),
@@ -160,14 +171,22 @@ struct Vec {
   static I loadi(const uint8_t *p) { return _mm512_loadu_si512(p); }
   static F add(F a, F b) { return _mm512_add_ps(a, b); }
   static I addi(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I subi(I a, I b) { return _mm512_sub_epi32(a, b); }
+  // maskz forms: GCC 12 warns about the "undefined" registers that the
+  // plain forms of these start from once they are inlined into big tiles.
+  static I times128(I v) { return _mm512_maskz_slli_epi32(0xffff, v, 7); }
   static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F toFloat(I v) { return _mm512_cvtepi32_ps(v); }
+  static F toFloat(I v) { return _mm512_maskz_cvtepi32_ps(0xffff, v); }
   static F halves(const uint8_t *p) {
-    return _mm512_cvtph_ps(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+    return _mm512_maskz_cvtph_ps(
+        0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
   }
   static I bcast4(const int8_t *p) { return _mm512_set1_epi32(load4(p)); }
+  static I bcast4u(const uint8_t *p) {
+    return bcast4(reinterpret_cast<const int8_t *>(p));
+  }
+  static constexpr bool kUnsignedQ8 = true;
   static I lowNibbles(I v) {
     return _mm512_and_si512(v, _mm512_set1_epi8(0x0f));
   }
