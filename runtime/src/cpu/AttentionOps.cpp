@@ -15,6 +15,7 @@
 #include "cpu/HsumAvx512.h"
 
 #include <algorithm>
+#include <cstring>
 #include <immintrin.h>
 
 #define INGOT_AVX2 __attribute__((target("avx2,fma")))
@@ -312,10 +313,10 @@ INGOT_AVX512 void scoresAvx512Rows4(int64_t d, const float *q, const float *k,
         acc[4 * h + r] = _mm512_fmadd_ps(qv, kv[r], acc[4 * h + r]);
     }
   }
-  const __m512 sums = _mm512_mul_ps(_mm512_set1_ps(scale), hsum16x16(acc));
-#pragma GCC unroll 4
+  alignas(64) float sums[16];
+  _mm512_store_ps(sums, _mm512_mul_ps(_mm512_set1_ps(scale), hsum16x16(acc)));
   for (int h = 0; h < HN; ++h)
-    _mm_storeu_ps(s + h * ldS, _mm512_maskz_extractf32x4_ps(0xf, sums, h));
+    std::memcpy(s + h * ldS, sums + 4 * h, 4 * sizeof(float));
 }
 
 /// All `count` rows for HN heads: four rows at a time, the rest one by one.
