@@ -96,11 +96,28 @@ const KernelInfo *findKernel(std::string_view name) {
 
 KernelContext::KernelContext(std::string kernel, std::string origin,
                              const std::vector<Attr> *attrs, ThreadPool *pool)
-    : kernel_(std::move(kernel)), origin_(std::move(origin)), attrs_(attrs),
-      pool_(pool), info_(findKernel(kernel_)) {
+    : ownedKernel_(std::move(kernel)), ownedOrigin_(std::move(origin)),
+      ownsNames_(true), kernel_(ownedKernel_), origin_(ownedOrigin_),
+      attrs_(attrs), pool_(pool), info_(findKernel(kernel_)) {
   if (info_ && !info_->sig().declared())
     info_ = nullptr; // no signature to hold the kernel to (a unit test fails)
 }
+
+KernelContext::KernelContext(const KernelInfo *info, std::string_view kernel,
+                             std::string_view origin,
+                             const std::vector<Attr> *attrs, ThreadPool *pool)
+    : kernel_(kernel), origin_(origin), attrs_(attrs), pool_(pool),
+      info_(info && info->sig().declared() ? info : nullptr) {}
+
+KernelContext::KernelContext(KernelContext &&other) noexcept
+    : inputs(std::move(other.inputs)), outputs(std::move(other.outputs)),
+      ownedKernel_(std::move(other.ownedKernel_)),
+      ownedOrigin_(std::move(other.ownedOrigin_)), ownsNames_(other.ownsNames_),
+      kernel_(ownsNames_ ? std::string_view(ownedKernel_) : other.kernel_),
+      origin_(ownsNames_ ? std::string_view(ownedOrigin_) : other.origin_),
+      attrs_(other.attrs_), pool_(other.pool_), kvCache_(other.kvCache_),
+      stepCache_(other.stepCache_), skipSteps_(other.skipSteps_),
+      info_(other.info_) {}
 
 Status KernelContext::tableMismatch(const std::string &what) const {
   return error("the kernel and its table entry (KernelRegistry) disagree: " +
@@ -129,8 +146,11 @@ KernelContext::checkTableDTypes(const OperandSpec *spec, const char *side,
 }
 
 Status KernelContext::error(const std::string &message) const {
-  std::string where = origin_.empty() ? "step" : "node '" + origin_ + "'";
-  return Status::error(where + " (" + kernel_ + "): " + message);
+  std::string where = origin_.empty()
+                          ? std::string("step")
+                          : std::string("node '").append(origin_).append("'");
+  return Status::error(where.append(" (").append(kernel_).append("): ") +
+                       message);
 }
 
 Status KernelContext::expectArity(size_t minIn, size_t maxIn,

@@ -95,13 +95,24 @@ public:
   /// then fail when they accept more than its signature declares.
   KernelContext(std::string kernel, std::string origin,
                 const std::vector<Attr> *attrs, ThreadPool *pool);
+  /// For the executor: `info` already looked up, `kernel` and `origin`
+  /// kept alive by the caller (the manifest's step), nothing copied.
+  KernelContext(const KernelInfo *info, std::string_view kernel,
+                std::string_view origin, const std::vector<Attr> *attrs,
+                ThreadPool *pool);
+  // The names may view the object's own strings: a move points them at
+  // the new object's copies.
+  KernelContext(KernelContext &&other) noexcept;
+  KernelContext(const KernelContext &) = delete;
+  KernelContext &operator=(const KernelContext &) = delete;
+  KernelContext &operator=(KernelContext &&) = delete;
 
   // Operands, filled by the caller before the kernel runs.
   std::vector<KernelInput> inputs;
   std::vector<KernelOutput> outputs;
 
-  const std::string &kernel() const { return kernel_; }
-  const std::string &origin() const { return origin_; }
+  std::string_view kernel() const { return kernel_; }
+  std::string_view origin() const { return origin_; }
   ThreadPool *pool() const { return pool_; }
   /// The KV cache of the run, or nullptr when the caller set none.
   const KvCacheView *kvCache() const { return kvCache_; }
@@ -171,8 +182,9 @@ private:
   Status checkTableDTypes(const OperandSpec *spec, const char *side, size_t i,
                           std::initializer_list<DType> allowed) const;
 
-  std::string kernel_;
-  std::string origin_;
+  std::string ownedKernel_, ownedOrigin_; // for the copying constructor
+  bool ownsNames_ = false;                // the views below are of those
+  std::string_view kernel_, origin_;
   const std::vector<Attr> *attrs_;
   ThreadPool *pool_;
   const KvCacheView *kvCache_ = nullptr;

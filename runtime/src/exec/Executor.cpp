@@ -55,6 +55,13 @@ struct Executor::Impl {
   bool constantsFreed = false; // results only constant steps read, freed
   /// Per buffer sized at run time (BufferKind::Dynamic), else null.
   std::vector<std::unique_ptr<cpu::RunTimeStorage>> runTimeStorage;
+  /// Per buffer: its name in kernels' messages (bufferLabel).
+  std::vector<std::string> labels;
+  /// Operand records lent to each step's context and taken back: their
+  /// shapes and names keep their capacity, so a warm step allocates
+  /// nothing for them (a decode token runs ~250 steps).
+  std::vector<cpu::KernelInput> inputScratch;
+  std::vector<cpu::KernelOutput> outputScratch;
 
   Impl(const Artifact &a, ThreadPool &p) : artifact(a), pool(p) {}
 
@@ -92,6 +99,9 @@ Status Executor::Impl::checkPlan() {
       data[i] = artifact.tensorData(b.tensorIndex);
     }
   }
+  labels.resize(nb);
+  for (size_t i = 0; i < nb; ++i)
+    labels[i] = bufferLabel(m.buffers[i]);
   runTimeStorage.clear();
   runTimeStorage.resize(nb);
   const uint64_t ram = physicalMemoryBytes();
@@ -201,36 +211,69 @@ Status Executor::Impl::bindInputs(const std::vector<NamedTensor> &inputs) {
   return Status::ok();
 }
 
+/// Lends the executor's operand records to a step's context for its run.
+class LentOperands {
+public:
+  LentOperands(cpu::KernelContext &ctx, std::vector<cpu::KernelInput> &in,
+               std::vector<cpu::KernelOutput> &out)
+      : ctx_(ctx), in_(in), out_(out) {
+    ctx_.inputs.swap(in_);
+    ctx_.outputs.swap(out_);
+  }
+  ~LentOperands() {
+    ctx_.inputs.swap(in_);
+    ctx_.outputs.swap(out_);
+  }
+  LentOperands(const LentOperands &) = delete;
+  LentOperands &operator=(const LentOperands &) = delete;
+
+private:
+  cpu::KernelContext &ctx_;
+  std::vector<cpu::KernelInput> &in_;
+  std::vector<cpu::KernelOutput> &out_;
+};
+
 Status Executor::Impl::runStep(size_t index, int64_t *skip) {
   const Manifest &m = artifact.manifest();
   const Step &step = m.steps[index];
-  cpu::KernelContext ctx(step.kernel, step.origin, &step.attrs, &pool);
+  cpu::KernelContext ctx(kernels[index], step.kernel, step.origin, &step.attrs,
+                         &pool);
   ctx.setKvCache(kvCache);
   if (stepCaches.size() != m.steps.size())
     stepCaches.resize(m.steps.size());
   if (!stepCaches[index])
     stepCaches[index] = std::make_unique<cpu::StepCache>();
   ctx.setStepCache(stepCaches[index].get());
+  const LentOperands lent(ctx, inputScratch, outputScratch);
+  // Every field is set: the records hold the last step's operands.
   ctx.inputs.resize(step.inputs.size());
   for (size_t i = 0; i < step.inputs.size(); ++i) {
-    uint32_t id = step.inputs[i];
+    const uint32_t id = step.inputs[i];
+    cpu::KernelInput &in = ctx.inputs[i];
+    in.present = id != kNoBuffer;
+    in.data = nullptr;
+    in.dtype = DType::F32;
+    in.shape.clear();
+    in.name.clear();
+    in.groupSize = 0;
+    in.layout = "row-major";
+    in.constant = false;
     if (id == kNoBuffer)
       continue;
     const Buffer &b = m.buffers[id];
     if (!known[id])
       return Status::error(describeStep(step, index) + " reads " +
                            describeBuffer(b) + " before any step wrote it");
-    cpu::KernelInput &in = ctx.inputs[i];
-    in.present = true;
     in.data = data[id];
     in.dtype = b.dtype;
     in.shape = shapes[id];
-    in.name = bufferLabel(b);
-    const bool param = b.kind == BufferKind::Param;
-    in.groupSize = param ? m.tensors[b.tensorIndex].groupSize : 0;
-    in.layout = param && !m.tensors[b.tensorIndex].layout.empty()
-                    ? std::string_view(m.tensors[b.tensorIndex].layout)
-                    : std::string_view("row-major");
+    in.name = labels[id];
+    if (b.kind == BufferKind::Param) {
+      const TensorEntry &t = m.tensors[b.tensorIndex];
+      in.groupSize = t.groupSize;
+      if (!t.layout.empty())
+        in.layout = t.layout;
+    }
     in.constant = constants.buffer[id];
   }
   ctx.outputs.resize(step.outputs.size());
@@ -238,6 +281,7 @@ Status Executor::Impl::runStep(size_t index, int64_t *skip) {
     const Buffer &b = m.buffers[step.outputs[i]];
     cpu::KernelOutput &out = ctx.outputs[i];
     out.data = const_cast<uint8_t *>(data[b.id]);
+    out.storage = nullptr;
     out.dtype = b.dtype;
     out.capacityBytes = b.maxBytes;
     if (cpu::RunTimeStorage *st = runTimeStorage[b.id].get()) {
@@ -246,7 +290,9 @@ Status Executor::Impl::runStep(size_t index, int64_t *skip) {
       out.capacityBytes = st->capacity();
     }
     out.maxShape = b.maxShape;
-    out.name = bufferLabel(b);
+    out.shape.clear();
+    out.shapeSet = false;
+    out.name = labels[b.id];
   }
   const double startUs = profiler ? profiler->nowUs() : 0.0;
   if (Status s = kernels[index]->fn(ctx); !s)
@@ -268,7 +314,8 @@ Status Executor::Impl::runStep(size_t index, int64_t *skip) {
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     if (!ctx.outputs[i].shapeSet)
       return ctx.error("did not set the shape of output " + std::to_string(i));
-    shapes[step.outputs[i]] = std::move(ctx.outputs[i].shape);
+    // Copied, not moved: both vectors keep their capacity.
+    shapes[step.outputs[i]] = ctx.outputs[i].shape;
     known[step.outputs[i]] = true;
     if (runTimeStorage[step.outputs[i]])
       data[step.outputs[i]] = static_cast<uint8_t *>(ctx.outputs[i].data);

@@ -231,7 +231,7 @@ KernelCost gatherCost(const KernelContext &ctx) {
 } // namespace
 
 KernelCost estimateKernelCost(const cpu::KernelContext &ctx) {
-  const std::string &k = ctx.kernel();
+  const std::string_view k = ctx.kernel();
   if (k == "linear")
     return linearCost(ctx);
   if (k == "matmul" || k == "gemm")
