@@ -36,7 +36,6 @@ constexpr int64_t kRunRows = 24;
 
 struct RunScratch {
   std::vector<float> q, scores, acc, partials, rows;
-  std::vector<double> sums;
 };
 thread_local RunScratch tlsRun;
 
@@ -112,7 +111,6 @@ void attendRunChunk(const AttnPlan &pl, const AttentionOps &ops,
                  ops.scores(rows, d, q, k, stop - j, rs, float(pl.g.scale),
                             sc.scores.data() + (j - lo), ld);
                });
-  sc.sums.resize(size_t(2 * ng));
   for (int64_t t = a; t < b; ++t) {
     const int64_t off = first(t) - lo, len = last(t) - first(t) + 1;
     float *part = sc.partials.data() +
