@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "IsaTestUtil.h"
 #include "KernelTestUtil.h"
 
 #include "cpu/Gemm.h"
@@ -95,15 +96,6 @@ void checkSgemm(cpu::GemmIsa isa, const GemmCase &gc, ThreadPool *pool,
       ASSERT_EQ(ptr<float>(c)[i * ldc + gc.n], c0[i * ldc + gc.n]);
     }
   }
-}
-
-std::vector<cpu::GemmIsa> supportedIsas() {
-  std::vector<cpu::GemmIsa> r;
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512})
-    if (cpu::gemmIsaSupported(isa))
-      r.push_back(isa);
-  return r;
 }
 
 TEST(Gemm, AllIsasAllShapes) {

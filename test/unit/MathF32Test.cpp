@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cpu/MathF32.h"
+#include "IsaTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -17,18 +18,9 @@
 #include <vector>
 
 using namespace ingot;
+using namespace ingot::test;
 
 namespace {
-
-/// The ISAs this CPU can run, each vector width's clone of a function.
-std::vector<cpu::GemmIsa> supportedIsas() {
-  std::vector<cpu::GemmIsa> isas;
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512})
-    if (cpu::gemmIsaSupported(isa))
-      isas.push_back(isa);
-  return isas;
-}
 
 /// Checks got against a double reference: relative for normal results,
 /// within one subnormal step below FLT_MIN, inf above FLT_MAX.

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "IsaTestUtil.h"
 #include "LlmTestUtil.h"
 
 #include "cpu/AttentionOps.h"
@@ -234,10 +235,7 @@ TEST(PagedAttention, BothCacheLayoutsGiveTheSameBits) {
 
 TEST(PagedAttention, InnerLoopsOfEveryIsa) {
   Rng rng(760);
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
-    if (!cpu::gemmIsaSupported(isa))
-      continue;
+  for (cpu::GemmIsa isa : supportedIsas()) {
     const cpu::AttentionOps &ops = cpu::attentionOps(isa);
     for (int64_t d : {7, 16, 20, 64, 83})
       for (int64_t heads : {1, 3, 4, 6})
@@ -292,10 +290,7 @@ TEST(PagedAttention, InnerLoopsOfEveryIsa) {
 /// scores several rows together).
 TEST(PagedAttention, AScoreDoesNotDependOnItsRun) {
   Rng rng(761);
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
-    if (!cpu::gemmIsaSupported(isa))
-      continue;
+  for (cpu::GemmIsa isa : supportedIsas()) {
     const cpu::AttentionOps &ops = cpu::attentionOps(isa);
     for (int64_t d : {7, 64, 83})
       for (int64_t heads : {1, 2, 3, 4, 6}) {
@@ -318,10 +313,7 @@ TEST(PagedAttention, AScoreDoesNotDependOnItsRun) {
 /// vector loops share each V row between several heads).
 TEST(PagedAttention, AWeightedSumDoesNotDependOnItsHeads) {
   Rng rng(762);
-  for (cpu::GemmIsa isa :
-       {cpu::GemmIsa::Generic, cpu::GemmIsa::Avx2, cpu::GemmIsa::Avx512}) {
-    if (!cpu::gemmIsaSupported(isa))
-      continue;
+  for (cpu::GemmIsa isa : supportedIsas()) {
     const cpu::AttentionOps &ops = cpu::attentionOps(isa);
     for (int64_t d : {7, 64, 83})
       for (int64_t heads : {2, 3, 4, 5, 6})

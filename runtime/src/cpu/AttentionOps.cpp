@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <immintrin.h>
+#include <type_traits>
 
 #define INGOT_AVX2 __attribute__((target("avx2,fma")))
 #define INGOT_AVX512 __attribute__((target("avx512f")))
@@ -331,27 +332,29 @@ scoresAvx512Heads(int64_t d, const float *q, const float *rows, int64_t count,
     scoresAvx512N<HN>(d, q, rows + i * stride, scale, s + i, ldS);
 }
 
+/// Calls fn with std::integral_constant<int, N>, N = min(4, n) >= 1: the
+/// head count of a register tile.
+template <typename Fn> void withHeadTile(int64_t n, Fn &&fn) {
+  switch (std::min<int64_t>(4, n)) {
+  case 1:
+    return fn(std::integral_constant<int, 1>());
+  case 2:
+    return fn(std::integral_constant<int, 2>());
+  case 3:
+    return fn(std::integral_constant<int, 3>());
+  default:
+    return fn(std::integral_constant<int, 4>());
+  }
+}
+
 INGOT_AVX512 void scoresAvx512(int64_t heads, int64_t d, const float *q,
                                const float *rows, int64_t count, int64_t stride,
                                float scale, float *s, int64_t ldS) {
-  for (int64_t h = 0; h < heads; h += 4) {
-    const float *qh = q + h * d;
-    float *sh = s + h * ldS;
-    switch (std::min<int64_t>(4, heads - h)) {
-    case 1:
-      scoresAvx512Heads<1>(d, qh, rows, count, stride, scale, sh, ldS);
-      break;
-    case 2:
-      scoresAvx512Heads<2>(d, qh, rows, count, stride, scale, sh, ldS);
-      break;
-    case 3:
-      scoresAvx512Heads<3>(d, qh, rows, count, stride, scale, sh, ldS);
-      break;
-    default:
-      scoresAvx512Heads<4>(d, qh, rows, count, stride, scale, sh, ldS);
-      break;
-    }
-  }
+  for (int64_t h = 0; h < heads; h += 4)
+    withHeadTile(heads - h, [&](auto hn) {
+      scoresAvx512Heads<hn()>(d, q + h * d, rows, count, stride, scale,
+                              s + h * ldS, ldS);
+    });
 }
 
 /// acc += p·V for HN heads over the 16-float column at `c` (masked past d):
@@ -398,24 +401,11 @@ INGOT_AVX512 void accumulateAvx512(int64_t heads, int64_t d, const float *p,
                                    int64_t ldP, const float *rows,
                                    int64_t count, int64_t stride, float *acc) {
   for (int64_t c = 0; c < d; c += 16)
-    for (int64_t h = 0; h < heads; h += 4) {
-      const float *ph = p + h * ldP;
-      float *acch = acc + h * d;
-      switch (std::min<int64_t>(4, heads - h)) {
-      case 1:
-        accumulateAvx512Heads<1>(d, ph, ldP, rows, count, stride, acch, c);
-        break;
-      case 2:
-        accumulateAvx512Heads<2>(d, ph, ldP, rows, count, stride, acch, c);
-        break;
-      case 3:
-        accumulateAvx512Heads<3>(d, ph, ldP, rows, count, stride, acch, c);
-        break;
-      default:
-        accumulateAvx512Heads<4>(d, ph, ldP, rows, count, stride, acch, c);
-        break;
-      }
-    }
+    for (int64_t h = 0; h < heads; h += 4)
+      withHeadTile(heads - h, [&](auto hn) {
+        accumulateAvx512Heads<hn()>(d, p + h * ldP, ldP, rows, count, stride,
+                                    acc + h * d, c);
+      });
 }
 
 } // namespace
