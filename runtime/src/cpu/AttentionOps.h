@@ -30,6 +30,8 @@ struct AttentionOps {
 };
 
 const AttentionOps &attentionOps(GemmIsa isa); // isa must be supported
+/// The AVX-512 loops (AttentionOpsAvx512.cpp); attentionOps picks them.
+const AttentionOps &avx512AttentionOps();
 const AttentionOps &bestAttentionOps();
 
 } // namespace ingot::cpu

@@ -4,24 +4,18 @@
 // section, Arena buffers into one anonymous mapping (lazily committed pages,
 // 64-B aligned slices), Input buffers to the caller's tensors per run. Each
 // run validates the inputs against the manifest, then runs the steps in
-// order, tracking every buffer's runtime shape as the kernels set it.
+// order (ExecutorStep.cpp), tracking every buffer's runtime shape as the
+// kernels set it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ingot/Executor.h"
 
-#include "cpu/KernelRegistry.h"
-#include "cpu/RunTimeStorage.h"
-#include "cpu/StepCache.h"
-#include "exec/ConstantSteps.h"
+#include "exec/ExecutorImpl.h"
 #include "exec/ExecutorMessages.h"
 #include "exec/FloatEnvironment.h"
 #include "exec/InputValidation.h"
-#include "exec/KernelCost.h"
 #include "exec/PhysicalMemory.h"
-#include "ingot/Profiler.h"
-#include "ingot/ShapeRules.h"
-#include "ingot/ThreadPool.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -30,48 +24,6 @@
 #include <sys/mman.h>
 
 namespace ingot {
-
-struct Executor::Impl {
-  const Artifact &artifact;
-  ThreadPool &pool;
-  const KvCacheView *kvCache = nullptr; // handed to every kernel
-  StepProfiler *profiler = nullptr;     // times kernels when set
-  int64_t profiledRun = -1;             // the profiler's index of this run
-  uint8_t *arena = nullptr;
-  size_t arenaMapped = 0;
-  Status planStatus; // plan problems, reported by run()
-  std::vector<const cpu::KernelInfo *> kernels; // per step
-  std::vector<const uint8_t *> data;            // per buffer
-  std::vector<shape::Shape> shapes;             // per buffer, runtime
-  std::vector<bool> known;                      // shape set in this run
-  /// Per step: what its kernel derived from weights (packed GEMM panels).
-  std::vector<std::unique_ptr<cpu::StepCache>> stepCaches;
-  /// Steps that read only weights: run once, results kept apart from the
-  /// arena with the shapes they had.
-  ConstantSteps constants;
-  /// Per buffer (empty for the others).
-  std::vector<std::unique_ptr<uint8_t, void (*)(void *)>> constantResults;
-  ConstantProgress constantProgress;
-  bool constantsFreed = false; // results only constant steps read, freed
-  /// Per buffer sized at run time (BufferKind::Dynamic), else null.
-  std::vector<std::unique_ptr<cpu::RunTimeStorage>> runTimeStorage;
-  /// Per buffer: its name in kernels' messages (bufferLabel).
-  std::vector<std::string> labels;
-  /// Operand records lent to each step's context and taken back: their
-  /// shapes and names keep their capacity, so a warm step allocates
-  /// nothing for them (a decode token runs ~250 steps).
-  std::vector<cpu::KernelInput> inputScratch;
-  std::vector<cpu::KernelOutput> outputScratch;
-
-  Impl(const Artifact &a, ThreadPool &p) : artifact(a), pool(p) {}
-
-  Status checkPlan();
-  Status placeConstantResults();
-  void freeUnreadConstantResults();
-  Status bindInputs(const std::vector<NamedTensor> &inputs);
-  /// Runs step `index`; `*skip` is how many steps to pass over after it.
-  Status runStep(size_t index, int64_t *skip);
-};
 
 Status Executor::Impl::checkPlan() {
   const Manifest &m = artifact.manifest();
@@ -207,118 +159,6 @@ Status Executor::Impl::bindInputs(const std::vector<NamedTensor> &inputs) {
     data[io.buffer] = inputs[i].tensor.data.data();
     shapes[io.buffer] = inputs[i].tensor.shape;
     known[io.buffer] = true;
-  }
-  return Status::ok();
-}
-
-/// Lends the executor's operand records to a step's context for its run.
-class LentOperands {
-public:
-  LentOperands(cpu::KernelContext &ctx, std::vector<cpu::KernelInput> &in,
-               std::vector<cpu::KernelOutput> &out)
-      : ctx_(ctx), in_(in), out_(out) {
-    ctx_.inputs.swap(in_);
-    ctx_.outputs.swap(out_);
-  }
-  ~LentOperands() {
-    ctx_.inputs.swap(in_);
-    ctx_.outputs.swap(out_);
-  }
-  LentOperands(const LentOperands &) = delete;
-  LentOperands &operator=(const LentOperands &) = delete;
-
-private:
-  cpu::KernelContext &ctx_;
-  std::vector<cpu::KernelInput> &in_;
-  std::vector<cpu::KernelOutput> &out_;
-};
-
-Status Executor::Impl::runStep(size_t index, int64_t *skip) {
-  const Manifest &m = artifact.manifest();
-  const Step &step = m.steps[index];
-  cpu::KernelContext ctx(kernels[index], step.kernel, step.origin, &step.attrs,
-                         &pool);
-  ctx.setKvCache(kvCache);
-  if (stepCaches.size() != m.steps.size())
-    stepCaches.resize(m.steps.size());
-  if (!stepCaches[index])
-    stepCaches[index] = std::make_unique<cpu::StepCache>();
-  ctx.setStepCache(stepCaches[index].get());
-  const LentOperands lent(ctx, inputScratch, outputScratch);
-  // Every field is set: the records hold the last step's operands.
-  ctx.inputs.resize(step.inputs.size());
-  for (size_t i = 0; i < step.inputs.size(); ++i) {
-    const uint32_t id = step.inputs[i];
-    cpu::KernelInput &in = ctx.inputs[i];
-    in.present = id != kNoBuffer;
-    in.data = nullptr;
-    in.dtype = DType::F32;
-    in.shape.clear();
-    in.name.clear();
-    in.groupSize = 0;
-    in.layout = "row-major";
-    in.constant = false;
-    if (id == kNoBuffer)
-      continue;
-    const Buffer &b = m.buffers[id];
-    if (!known[id])
-      return Status::error(describeStep(step, index) + " reads " +
-                           describeBuffer(b) + " before any step wrote it");
-    in.data = data[id];
-    in.dtype = b.dtype;
-    in.shape = shapes[id];
-    in.name = labels[id];
-    if (b.kind == BufferKind::Param) {
-      const TensorEntry &t = m.tensors[b.tensorIndex];
-      in.groupSize = t.groupSize;
-      if (!t.layout.empty())
-        in.layout = t.layout;
-    }
-    in.constant = constants.buffer[id];
-  }
-  ctx.outputs.resize(step.outputs.size());
-  for (size_t i = 0; i < step.outputs.size(); ++i) {
-    const Buffer &b = m.buffers[step.outputs[i]];
-    cpu::KernelOutput &out = ctx.outputs[i];
-    out.data = const_cast<uint8_t *>(data[b.id]);
-    out.storage = nullptr;
-    out.dtype = b.dtype;
-    out.capacityBytes = b.maxBytes;
-    if (cpu::RunTimeStorage *st = runTimeStorage[b.id].get()) {
-      out.storage = st;
-      out.data = st->data();
-      out.capacityBytes = st->capacity();
-    }
-    out.maxShape = b.maxShape;
-    out.shape.clear();
-    out.shapeSet = false;
-    out.name = labels[b.id];
-  }
-  const double startUs = profiler ? profiler->nowUs() : 0.0;
-  if (Status s = kernels[index]->fn(ctx); !s)
-    return s;
-  *skip = ctx.skipSteps();
-  if (profiler) {
-    KernelEvent e;
-    e.durUs = profiler->nowUs() - startUs; // before the estimate below
-    e.startUs = startUs;
-    e.run = profiledRun;
-    e.stepIndex = int32_t(index);
-    e.kernel = step.kernel;
-    e.origin = step.origin;
-    const KernelCost cost = estimateKernelCost(ctx);
-    e.bytes = cost.bytes;
-    e.flops = cost.flops;
-    profiler->kernel(e);
-  }
-  for (size_t i = 0; i < step.outputs.size(); ++i) {
-    if (!ctx.outputs[i].shapeSet)
-      return ctx.error("did not set the shape of output " + std::to_string(i));
-    // Copied, not moved: both vectors keep their capacity.
-    shapes[step.outputs[i]] = ctx.outputs[i].shape;
-    known[step.outputs[i]] = true;
-    if (runTimeStorage[step.outputs[i]])
-      data[step.outputs[i]] = static_cast<uint8_t *>(ctx.outputs[i].data);
   }
   return Status::ok();
 }
