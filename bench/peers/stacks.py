@@ -212,8 +212,8 @@ def prepare_onnx_quant(stack, f32_path):
     go to int8 per block, llama.cpp's and ingot --act-quant int8's way)."""
     kind = stack.rsplit("-", 1)[1]
     out = CACHE / ONNX_NAME.replace(".onnx", f".{kind}.onnx")
-    if out.is_file():
-        return out
+    if out.is_file() and out.stat().st_mtime >= Path(f32_path).stat().st_mtime:
+        return out  # made from this export (a new export makes it again)
     log(f"quantising {rel(f32_path)} into {rel(out)} (onnxruntime.quantization, {kind})")
     # Written into a directory of its own, then moved: a half-written model
     # is never taken for a finished one. The external data keeps whatever

@@ -35,9 +35,7 @@
 
 #include "cpu/PagedAttention.h"
 #include "cpu/AttentionOps.h"
-#include "cpu/KernelUtil.h"
 #include "cpu/KvQuant.h"
-#include "cpu/MathF32.h"
 #include "cpu/RopeMath.h"
 
 #include "ingot/KvCache.h"
@@ -51,103 +49,6 @@ namespace ingot::cpu {
 namespace {
 
 using Plan = AttnPlan;
-
-struct Scratch {
-  std::vector<float> scores;
-  std::vector<float> rows;  // a run of widened rows of a non-f32 cache
-  std::vector<float> q;     // the rotated query heads of rope_paged_attention
-  std::vector<double> sums; // per head: max score, then sum of exps
-};
-thread_local Scratch tlsScratch;
-
-/// Chunk `c` (counted from the token's first) of the window of token `tok`,
-/// for the query heads of KV head `kvh`: the per-head max score, sum of
-/// exp(score - max) and unnormalised weighted V sum go to `partial`.
-void attendChunk(const Plan &pl, const AttentionOps &ops, int64_t tok,
-                 int64_t kvh, int64_t c, Scratch &sc, float *partial) {
-  const int64_t d = pl.g.headDim, stride = pl.rowStride;
-  const int64_t ng = pl.g.heads / pl.g.kvHeads, h0 = kvh * ng;
-  const int64_t p = pl.positions[tok],
-                cs = (firstChunk(pl, tok) + c) * kAttnChunk;
-  const int64_t j0 = std::max(pl.windowStart(p), cs);
-  const int64_t j1 = std::min(p, cs + kAttnChunk - 1);
-  const int64_t s = pl.seqOf[tok], len = j1 - j0 + 1;
-  const float scale = float(pl.g.scale);
-  if (sc.scores.size() < size_t(ng * len))
-    sc.scores.resize(size_t(ng * len));
-  float *scores = sc.scores.data();
-  float *acc = partial + 2 * ng;
-  const float *q = pl.q + tok * pl.qStride + h0 * d;
-  if (pl.rotaryDim) {
-    const int64_t half = pl.rotaryDim / 2;
-    sc.q.resize(size_t(ng * d));
-    for (int64_t h = 0; h < ng; ++h)
-      ropeRotateHead(q + h * d, sc.q.data() + h * d,
-                     pl.ropeCos.data() + tok * half,
-                     pl.ropeSin.data() + tok * half, pl.rotaryDim, d);
-    q = sc.q.data();
-  }
-  const int64_t bs = pl.blockSize;
-  const bool f32 = pl.kvDtype == DType::F32;
-  const KvDequantFn dequant = bestKvDequant();
-  if (!f32 && sc.rows.size() < size_t(bs * d))
-    sc.rows.resize(size_t(bs * d));
-  // Visits positions [j0, j1] as runs of consecutive rows within one block,
-  // `stride` elements apart: the runs and their order are the same in every
-  // layout, so are the sums over them (only where the rows sit differs).
-  // A bfloat16 or 8-bit run is widened into scratch first, rows d apart;
-  // `codes` are then the cache's bytes (uint16_t values for bfloat16).
-  const size_t elemBytes = f32                         ? sizeof(float)
-                           : pl.kvDtype == DType::BF16 ? sizeof(uint16_t)
-                                                       : 1;
-  auto forEachRun = [&](const float *cache, const void *codes,
-                        const float *scales, auto &&fn) {
-    for (int64_t j = j0; j <= j1;) {
-      const int64_t b = j / bs, stop = std::min(j1 + 1, (b + 1) * bs);
-      const int64_t at = pl.headBase(pl.entry(s, b), kvh) + j % bs * stride;
-      if (stop <= j1)
-        prefetchRun(pl, f32 ? static_cast<const void *>(cache) : codes,
-                    elemBytes, pl.headBase(pl.entry(s, b + 1), kvh),
-                    std::min(j1 + 1 - stop, bs));
-      if (f32) {
-        fn(j - j0, cache + at, stop - j, stride);
-      } else {
-        dequant(pl.kvDtype, static_cast<const uint8_t *>(codes), scales, at,
-                stop - j, stride, d, sc.rows.data());
-        fn(j - j0, sc.rows.data(), stop - j, d);
-      }
-      j = stop;
-    }
-  };
-  const bool bf16 = pl.kvDtype == DType::BF16;
-  forEachRun(pl.keys, bf16 ? static_cast<const void *>(pl.keys16) : pl.keys8,
-             pl.keyScales,
-             [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
-               ops.scores(ng, d, q, rows, count, rs, scale, scores + i, len);
-             });
-  if (pl.g.softcap > 0) {
-    const float cap = float(pl.g.softcap), inv = 1.0f / cap;
-    for (int64_t i = 0; i < ng * len; ++i)
-      scores[i] = cap * std::tanh(scores[i] * inv);
-  }
-  sc.sums.resize(size_t(2 * ng));
-  for (int64_t h = 0; h < ng; ++h) {
-    float *row = scores + h * len;
-    const float mx = maxF32(row, len);
-    expF32(row, mx, row, len);
-    sc.sums[h] = mx;
-    sc.sums[ng + h] = sumF32(row, len);
-  }
-  std::fill(acc, acc + ng * d, 0.0f);
-  forEachRun(pl.values,
-             bf16 ? static_cast<const void *>(pl.values16) : pl.values8,
-             pl.valueScales,
-             [&](int64_t i, const float *rows, int64_t count, int64_t rs) {
-               ops.accumulate(ng, d, scores + i, len, rows, count, rs, acc);
-             });
-  for (int64_t h = 0; h < 2 * ng; ++h)
-    partial[h] = float(sc.sums[h]);
-}
 
 /// Stores row `tok` of k and v at the token's slot, k rotated when asked;
 /// head by head, as the heads of a slot are apart in some layouts. A
@@ -254,8 +155,8 @@ Status attentionKernel(KernelContext &ctx, bool rope) {
         const int64_t pair = item / maxChunks, c = item % maxChunks;
         const int64_t tok = pair / g.kvHeads;
         if (c < chunkCount(pl, tok))
-          attendChunk(pl, ops, tok, pair % g.kvHeads, c, tlsScratch,
-                      partials.data() + item * pf);
+          attendTokenChunk(pl, ops, tok, pair % g.kvHeads, c,
+                           partials.data() + pair * maxChunks * pf);
       }
     });
     ctx.parallelFor(pairs, 1, [&](int64_t b, int64_t e) {

@@ -108,6 +108,11 @@ struct AttentionOps;
 /// together, with the bits each token gets alone (PagedAttentionTiles.cpp).
 void attendTokenRuns(const KernelContext &ctx, const AttnPlan &pl,
                      const AttentionOps &ops);
+/// Chunk `c` (counted from the token's first) of token `tok`'s window for
+/// KV head `kvh`, as attendTokenRuns computes it: its partial result goes
+/// to partials + c·partialFloats (PagedAttentionTiles.cpp).
+void attendTokenChunk(const AttnPlan &pl, const AttentionOps &ops, int64_t tok,
+                      int64_t kvh, int64_t c, float *partials);
 
 /// Reads layer, heads, head_dim, scale, sliding_window, softcap and the
 /// offsets.

@@ -58,11 +58,13 @@ std::vector<TokenRun> tokenRuns(const AttnPlan &pl, int64_t maxTokens) {
 }
 
 /// One chunk (absolute index `chunk`) of the tokens [a, b) of `run` that
-/// reach it, for KV head `kvh`: their partial results go to each token's
-/// slot in `partials` (per token: chunkCount slots of partialFloats).
+/// reach it, for KV head `kvh`, the run's queries in sc.q: token t's
+/// partial result goes to partials + (t - run.t0)·perToken, slot chunk -
+/// firstChunk(t) of partialFloats each.
 void attendRunChunk(const AttnPlan &pl, const AttentionOps &ops,
                     const TokenRun &run, int64_t a, int64_t b, int64_t kvh,
-                    int64_t chunk, RunScratch &sc, int64_t maxChunks) {
+                    int64_t chunk, RunScratch &sc, float *partials,
+                    int64_t perToken) {
   const int64_t d = pl.g.headDim, ng = pl.g.heads / pl.g.kvHeads;
   const int64_t s = pl.seqOf[a], bs = pl.blockSize, stride = pl.rowStride;
   const int64_t pf = partialFloats(pl.g), rows = (b - a) * ng;
@@ -113,8 +115,8 @@ void attendRunChunk(const AttnPlan &pl, const AttentionOps &ops,
                });
   for (int64_t t = a; t < b; ++t) {
     const int64_t off = first(t) - lo, len = last(t) - first(t) + 1;
-    float *part = sc.partials.data() +
-                  ((t - run.t0) * maxChunks + chunk - firstChunk(pl, t)) * pf;
+    float *part =
+        partials + (t - run.t0) * perToken + (chunk - firstChunk(pl, t)) * pf;
     for (int64_t h = 0; h < ng; ++h) {
       float *row = sc.scores.data() + ((t - a) * ng + h) * ld + off;
       if (pl.g.softcap > 0) {
@@ -149,21 +151,19 @@ void attendRunChunk(const AttnPlan &pl, const AttentionOps &ops,
         }
       });
   for (int64_t t = a; t < b; ++t) {
-    float *part = sc.partials.data() +
-                  ((t - run.t0) * maxChunks + chunk - firstChunk(pl, t)) * pf;
+    float *part =
+        partials + (t - run.t0) * perToken + (chunk - firstChunk(pl, t)) * pf;
     std::copy_n(sc.acc.data() + (t - a) * ng * d, ng * d, part + 2 * ng);
   }
 }
 
-/// Every chunk of `run`'s windows for KV head `kvh`, then each token's
-/// merge into the output.
-void attendRun(const AttnPlan &pl, const AttentionOps &ops, const TokenRun &run,
-               int64_t kvh, RunScratch &sc) {
+/// The run's query heads of KV head `kvh` into sc.q, rotated when
+/// rope_paged_attention asks, in rows of d: token-major, as the scores'
+/// rows.
+void loadQueries(const AttnPlan &pl, const TokenRun &run, int64_t kvh,
+                 RunScratch &sc) {
   const int64_t d = pl.g.headDim, ng = pl.g.heads / pl.g.kvHeads;
-  const int64_t n = run.t1 - run.t0;
-  // The run's query heads, rotated when rope_paged_attention asks, in
-  // rows of d: token-major, as the scores' rows.
-  sc.q.resize(size_t(n * ng * d));
+  sc.q.resize(size_t((run.t1 - run.t0) * ng * d));
   for (int64_t t = run.t0; t < run.t1; ++t) {
     const float *src = pl.q + t * pl.qStride + kvh * ng * d;
     float *dst = sc.q.data() + (t - run.t0) * ng * d;
@@ -176,13 +176,21 @@ void attendRun(const AttnPlan &pl, const AttentionOps &ops, const TokenRun &run,
       ropeRotateHead(src + h * d, dst + h * d, pl.ropeCos.data() + t * half,
                      pl.ropeSin.data() + t * half, pl.rotaryDim, d);
   }
+}
+
+/// Every chunk of `run`'s windows for KV head `kvh`, then each token's
+/// merge into the output.
+void attendRun(const AttnPlan &pl, const AttentionOps &ops, const TokenRun &run,
+               int64_t kvh, RunScratch &sc) {
+  loadQueries(pl, run, kvh, sc);
   int64_t c0 = firstChunk(pl, run.t0), c1 = 0, maxChunks = 0;
   for (int64_t t = run.t0; t < run.t1; ++t) {
     c0 = std::min(c0, firstChunk(pl, t));
     c1 = std::max(c1, pl.positions[t] / kAttnChunk);
     maxChunks = std::max(maxChunks, chunkCount(pl, t));
   }
-  sc.partials.resize(size_t(n * maxChunks * partialFloats(pl.g)));
+  const int64_t perToken = maxChunks * partialFloats(pl.g);
+  sc.partials.resize(size_t((run.t1 - run.t0) * perToken));
   for (int64_t chunk = c0; chunk <= c1; ++chunk) {
     // The tokens that reach this chunk: a contiguous part of the run.
     int64_t a = run.t0, b = run.t1;
@@ -191,16 +199,23 @@ void attendRun(const AttnPlan &pl, const AttentionOps &ops, const TokenRun &run,
     while (b > a && firstChunk(pl, b - 1) > chunk)
       --b;
     if (a < b)
-      attendRunChunk(pl, ops, run, a, b, kvh, chunk, sc, maxChunks);
+      attendRunChunk(pl, ops, run, a, b, kvh, chunk, sc, sc.partials.data(),
+                     perToken);
   }
   for (int64_t t = run.t0; t < run.t1; ++t)
-    combineChunks(pl, t, kvh,
-                  sc.partials.data() +
-                      (t - run.t0) * maxChunks * partialFloats(pl.g),
+    combineChunks(pl, t, kvh, sc.partials.data() + (t - run.t0) * perToken,
                   chunkCount(pl, t));
 }
 
 } // namespace
+
+void attendTokenChunk(const AttnPlan &pl, const AttentionOps &ops, int64_t tok,
+                      int64_t kvh, int64_t c, float *partials) {
+  const TokenRun run{tok, tok + 1};
+  loadQueries(pl, run, kvh, tlsRun);
+  attendRunChunk(pl, ops, run, tok, tok + 1, kvh, firstChunk(pl, tok) + c,
+                 tlsRun, partials, 0);
+}
 
 void attendTokenRuns(const KernelContext &ctx, const AttnPlan &pl,
                      const AttentionOps &ops) {
