@@ -58,7 +58,7 @@ struct Weights {
                       .isOk());
       if (f.q16) {
         std::vector<uint8_t> p(q.size());
-        EXPECT_TRUE(packQ16(f.dt, q.data(), n, k, p.data()).isOk());
+        EXPECT_TRUE(packQ16(f.dt, q.data(), n, k, group(), p.data()).isOk());
         q = std::move(p);
       }
       copies.push_back(std::move(q));
@@ -95,10 +95,11 @@ TEST(LlmBench, QuantLinearBandwidth) {
   const int rounds = std::getenv("INGOT_BENCH_ROUNDS")
                          ? std::atoi(std::getenv("INGOT_BENCH_ROUNDS"))
                          : 7;
-  const Format formats[] = {
-      {DType::F32, 0},       {DType::BF16, 0},      {DType::Q8, 32},
-      {DType::Q4, 32},       {DType::Q4M, 32},      {DType::F8E4M3, 0},
-      {DType::Q8, 32, true}, {DType::Q4, 32, true}, {DType::Q4M, 32, true}};
+  const Format formats[] = {{DType::F32, 0},        {DType::BF16, 0},
+                            {DType::Q8, 32},        {DType::Q4, 32},
+                            {DType::Q4M, 32},       {DType::F8E4M3, 0},
+                            {DType::Q8, 32, true},  {DType::Q4, 32, true},
+                            {DType::Q4M, 32, true}, {DType::Q8, 0, true}};
   const std::pair<int64_t, int64_t> shapes[] = {
       {1536, 576}, {576, 1536}, {49152, 576}};
   const int64_t ms[] = {1, 4, 32, 128};
@@ -127,8 +128,8 @@ TEST(LlmBench, QuantLinearBandwidth) {
   }
   std::printf("probe (%d threads): read %.1f GB/s, f32 peak %.1f GFLOP/s\n",
               int(pool.size()), ceil.readGBps, ceil.peakGflops);
-  std::printf("%-8s %-11s %5s | %9s %6s %9s | %s\n", "format", "K->N",
-              "m", "us/call", "GB/s", "GFLOP/s", "% of read bw / % of peak");
+  std::printf("%-11s %-11s %5s | %9s %6s %9s | %s\n", "format", "K->N", "m",
+              "us/call", "GB/s", "GFLOP/s", "% of read bw / % of peak");
   for (size_t i = 0; i < ws.size(); ++i)
     for (size_t j = 0; j < std::size(ms); ++j) {
       const Weights &w = *ws[i];
@@ -137,8 +138,9 @@ TEST(LlmBench, QuantLinearBandwidth) {
       const double gflops = 2.0 * double(ms[j] * w.n * w.k) / s / 1e9;
       const std::string shape = std::to_string(w.k) + "->" + std::to_string(w.n);
       const std::string name =
-          std::string(dtypeName(w.f.dt)) + (w.f.q16 ? "/q16" : "");
-      std::printf("%-8s %-11s %5lld | %9.1f %6.1f %9.1f | %5.0f%% / %5.1f%%\n",
+          std::string(dtypeName(w.f.dt)) + (w.f.q16 ? "/q16" : "") +
+          (isQuantDType(w.f.dt) && w.f.group == 0 ? "/ch" : "");
+      std::printf("%-11s %-11s %5lld | %9.1f %6.1f %9.1f | %5.0f%% / %5.1f%%\n",
                   name.c_str(), shape.c_str(), (long long)ms[j], s * 1e6, gbs,
                   gflops, 100 * gbs / ceil.readGBps,
                   100 * gflops / ceil.peakGflops);

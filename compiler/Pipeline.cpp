@@ -114,7 +114,8 @@ void warnIfNothingQuantised(const PhaseInputs &in) {
 }
 
 /// --act-quant int8 only changes linears whose weights are q8/q4/q4m in
-/// groups of 32 with whole panels: say so when none was.
+/// groups of 32, or q8 per channel, with whole panels: say so when none
+/// was.
 void warnIfNothingPacked(const PhaseInputs &in) {
   if (in.options.actQuant == "none" || in.actQuantAuto)
     return;
@@ -125,8 +126,9 @@ void warnIfNothingPacked(const PhaseInputs &in) {
     llvm::errs() << "warning: " << in.options.modelPath << ": --act-quant "
                  << in.options.actQuant
                  << " found no linear to change (it "
-                    "needs q8, q4 or q4m weights in groups of 32, e.g. "
-                    "from --quant int4 or a GGUF's Q8_0/Q4_0/Q4_1 blocks)\n";
+                    "needs q8, q4 or q4m weights in groups of 32, or q8 "
+                    "per channel, e.g. from --quant int4, --quant int8 "
+                    "[--group-size 0] or a GGUF's Q8_0/Q4_0/Q4_1 blocks)\n";
 }
 
 void addLayoutPasses(OpPassManager &pm, const PhaseInputs &in) {

@@ -243,9 +243,9 @@ def PackWeights : Pass<"ingot-pack-weights", "mlir::func::FuncOp"> {
     unpacks panels for many rows), so `ingot compile` runs this pass only
     with `--pack-weights=on`.
 
-    With `layout=q16` it packs q8/q4/q4m params in groups of 32 (rows a
-    multiple of 16, columns of 32) instead, for the int8-activation
-    kernels; a gather on axis 0 may also read them (a tied embedding moves
+    With `layout=q16` it packs q8/q4/q4m params in groups of 32, or q8
+    ones per output channel (one group a row), with rows a multiple of 16
+    and columns of 32, instead, for the int8-activation kernels; a gather on axis 0 may also read them (a tied embedding moves
     with its lm_head). `ingot compile --act-quant int8` (auto's choice for
     an LLM on the CPU) runs it after ingot-quantize-weights.
 

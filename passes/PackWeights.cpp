@@ -14,8 +14,9 @@
 // (--pack-weights=on). A param that other ops also read (a tied
 // embedding's gather) is left alone: a packed copy would store it twice.
 //
-// "q16" (layout=q16) packs q8/q4/q4m weights in groups of 32 for the int8
-// activation kernels (runtime/src/cpu/LinearQ16.h); `ingot compile
+// "q16" (layout=q16) packs q8/q4/q4m weights in groups of 32, and q8 ones
+// per output channel, for the int8 activation kernels
+// (runtime/src/cpu/LinearQ16.h); `ingot compile
 // --act-quant int8` (auto's choice for an LLM on the CPU) runs it after
 // quantisation. The gather kernel reads
 // "q16" rows, so a tied embedding moves to the packed param with its
@@ -60,7 +61,14 @@ bool typeSelected(ParamOp p, StringRef layout,
                   ArrayRef<std::string> elementTypes) {
   if (layout == "q16") {
     QuantAttr q = p.getQuantAttr();
-    return q && q.getGroup() == 32 &&
+    if (!q)
+      return false;
+    // q8 per output channel: one group of K a row (x then per row too).
+    auto type = p.getType();
+    if (q.getFormat() == "q8" && type.getRank() == 2 &&
+        q.getGroup() == type.getDimSize(1))
+      return true;
+    return q.getGroup() == 32 &&
            llvm::is_contained({"q8", "q4", "q4m"}, q.getFormat());
   }
   if (p.getQuant())

@@ -36,6 +36,9 @@ INGOT_STACKS = {
     "ingot-int4-a8": ["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same",
                       "--act-quant", "int8"],
     "ingot-gguf-a8": ["--act-quant", "int8"],
+    # int8 per output channel (onnxruntime quantize_dynamic's weights),
+    # x still int8 per 32 values.
+    "ingot-int8c-a8": ["--quant", "int8", "--group-size", "0", "--act-quant", "int8"],
 }
 # Stacks compiled from a GGUF rather than the HF directory.
 INGOT_GGUF_SOURCES = {"ingot-gguf": GGUF_Q4, "ingot-gguf-a8": GGUF_Q4}
@@ -60,6 +63,8 @@ PAIRS = (
     ("f32 ↔ F16", "ingot", "llama.cpp-f16"),
     ("f32 ↔ f32", "ingot", "onnxruntime"),
     ("int8 activations: q8 g32 ↔ MatMulInteger", "ingot-int8-a8", "onnxruntime-int8"),
+    ("int8 activations: q8 per channel ↔ MatMulInteger per channel", "ingot-int8c-a8",
+     "onnxruntime-int8"),
     ("int8 activations: q4 g32 ↔ MatMulNBits 4-bit g32", "ingot-int4-a8", "onnxruntime-int4"),
 )
 PEER_WEIGHTS = {"llama.cpp-q4_1": "Q4_1, token_embd Q8_0 (the bundled file)",

@@ -42,12 +42,14 @@ LogicalResult ParamOp::verify() {
   if (layout == "q16") {
     QuantAttr q = getQuantAttr();
     StringRef format = q ? q.getFormat() : StringRef("none");
+    const bool perChannelQ8 =
+        q && format == "q8" && q.getGroup() == getType().getDimSize(1);
     if (!q || !(format == "q8" || format == "q4" || format == "q4m") ||
-        q.getGroup() != 32 || getType().getDimSize(0) % 16 ||
+        (q.getGroup() != 32 && !perChannelQ8) || getType().getDimSize(0) % 16 ||
         getType().getDimSize(1) % 32)
       return emitOpError("layout \"q16\" needs a q8, q4 or q4m param in "
-                         "groups of 32 with rows a multiple of 16 and "
-                         "columns of 32, got ")
+                         "groups of 32 (or a q8 one per channel) with rows "
+                         "a multiple of 16 and columns of 32, got ")
              << getType() << " quantised " << format;
   }
   return success();

@@ -200,7 +200,7 @@ static Status produceQ16(WeightSource &weights, const ParamSpec &spec,
                          std::to_string(spec.group));
   std::vector<uint8_t> packed(blocks.size());
   if (Status s = packQ16(spec.quant, blocks.data(), spec.shape[0],
-                         spec.shape[1], packed.data());
+                         spec.shape[1], spec.group, packed.data());
       !s)
     return Status::error("weight '" + spec.name + "': " + s.message());
   sink(packed.data(), packed.size());

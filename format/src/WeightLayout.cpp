@@ -43,11 +43,12 @@ Status packWeight(const std::string &layout, const void *src, int64_t n,
 
 namespace {
 
-/// Stored value v (0..31) of a row-major 32-value block's payload, as
-/// the raw byte (q8) or nibble (q4, q4m).
+/// Stored value v (0..g-1) of a row-major g-value block's payload as
+/// "q16" holds it: a q8 value + 128 (its byte with the sign bit flipped),
+/// a q4/q4m nibble as it is.
 uint8_t blockValue(DType t, const uint8_t *payload, int64_t v) {
   if (t == DType::Q8)
-    return payload[v];
+    return payload[v] ^ 0x80u;
   return v < 16 ? payload[v] & 0x0f : payload[v - 16] >> 4;
 }
 
@@ -69,8 +70,10 @@ void q16Place(DType t, int64_t r, int64_t v, int64_t *byte, int *shift) {
 std::string q16Unsupported(DType t, int64_t n, int64_t k, int64_t group) {
   if (t != DType::Q8 && t != DType::Q4 && t != DType::Q4M)
     return std::string("q16 holds q8, q4 or q4m, not ") + dtypeName(t);
-  if (group != kQ16Block)
-    return "q16 needs groups of 32, got " + std::to_string(group);
+  // A q8 row in one group is one long block: the same chunks, one d.
+  if (group != kQ16Block && !(t == DType::Q8 && group == k))
+    return "q16 needs groups of 32 (or, for q8, one group per row), got " +
+           std::to_string(group);
   if (n <= 0 || n % kQ16PanelRows)
     return "q16 needs a positive multiple of 16 rows, got " + std::to_string(n);
   if (k <= 0 || k % kQ16Block)
@@ -79,11 +82,12 @@ std::string q16Unsupported(DType t, int64_t n, int64_t k, int64_t group) {
   return "";
 }
 
-Status packQ16(DType t, const void *src, int64_t n, int64_t k, void *dst) {
-  if (std::string why = q16Unsupported(t, n, k, kQ16Block); !why.empty())
+Status packQ16(DType t, const void *src, int64_t n, int64_t k, int64_t group,
+               void *dst) {
+  if (std::string why = q16Unsupported(t, n, k, group); !why.empty())
     return Status::error(why);
-  const int64_t blockBytes = quantBlockBytes(t, kQ16Block);
-  const int64_t hdr = quantHeaderBytes(t), blocks = k / kQ16Block;
+  const int64_t blockBytes = quantBlockBytes(t, group);
+  const int64_t hdr = quantHeaderBytes(t), blocks = k / group;
   const auto *in = static_cast<const uint8_t *>(src);
   auto *out = static_cast<uint8_t *>(dst);
   std::memset(out, 0, size_t(n * blocks * blockBytes));
@@ -96,7 +100,7 @@ Status packQ16(DType t, const void *src, int64_t n, int64_t k, void *dst) {
       if (t == DType::Q4M)
         std::memcpy(o + 32 + 2 * r, blk + 2, 2);
       uint8_t *payload = o + kQ16PanelRows * hdr;
-      for (int64_t v = 0; v < kQ16Block; ++v) {
+      for (int64_t v = 0; v < group; ++v) {
         int64_t at;
         int shift;
         q16Place(t, r, v, &at, &shift);
@@ -107,9 +111,10 @@ Status packQ16(DType t, const void *src, int64_t n, int64_t k, void *dst) {
   return Status::ok();
 }
 
-void unpackQ16Row(DType t, const void *src, int64_t k, int64_t row, void *dst) {
-  const int64_t blockBytes = quantBlockBytes(t, kQ16Block);
-  const int64_t hdr = quantHeaderBytes(t), blocks = k / kQ16Block;
+void unpackQ16Row(DType t, const void *src, int64_t k, int64_t group,
+                  int64_t row, void *dst) {
+  const int64_t blockBytes = quantBlockBytes(t, group);
+  const int64_t hdr = quantHeaderBytes(t), blocks = k / group;
   const int64_t r = row % kQ16PanelRows, p0 = row - r;
   const auto *in = static_cast<const uint8_t *>(src);
   auto *out = static_cast<uint8_t *>(dst);
@@ -123,12 +128,12 @@ void unpackQ16Row(DType t, const void *src, int64_t k, int64_t row, void *dst) {
     uint8_t *values = blk + hdr;
     if (t != DType::Q8)
       std::memset(values, 0, 16);
-    for (int64_t v = 0; v < kQ16Block; ++v) {
+    for (int64_t v = 0; v < group; ++v) {
       int64_t at;
       int shift;
       q16Place(t, r, v, &at, &shift);
       const uint8_t q =
-          t == DType::Q8 ? payload[at] : (payload[at] >> shift) & 0x0f;
+          t == DType::Q8 ? payload[at] ^ 0x80u : (payload[at] >> shift) & 0x0f;
       if (t == DType::Q8)
         values[v] = q;
       else

@@ -1,13 +1,15 @@
 """`ingot compile --act-quant int8`: "q16" weights and int8 activations.
 
 Tiny random GGUF models (test/fixtures/gguf_models.py) in Q8_0, Q4_0 and
-Q4_1 blocks are compiled with and without --act-quant int8, and
+Q4_1 blocks, and a tiny HF model quantised to int8 per output channel
+(--quant int8 --group-size 0), are compiled with and without --act-quant
+int8, and
 
   - every "q16" tensor holds exactly the row-major blocks of the plain
-    artifact, permuted as format/include/ingot/WeightLayout.h says
-    (unpacked here in numpy);
+    artifact, permuted (q8 values + 128) as format/include/ingot/
+    WeightLayout.h says (unpacked here in numpy);
   - the logits match the float64 reference (hf_reference.py) on the
-    GGUF's dequantised weights in which every linear's input is first
+    dequantised weights in which every linear's input is first
     quantised per 32 values to int8 the way runtime/src/cpu/LinearQ16.h
     says (d = amax / 127, round half to even): an independent model of
     the kernel's arithmetic;
@@ -28,6 +30,8 @@ sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
 import gguf_models  # noqa: E402
 import hf_models  # noqa: E402
 import hf_reference  # noqa: E402
+from test_quant_models import Artifact as QuantArtifact  # noqa: E402
+from test_quant_models import dequantised_reference  # noqa: E402
 
 COMPILE_FLAGS = ["--max-tokens-per-step", "8", "--max-seqs", "4",
                  "--max-context", "64", "--block-size", "4"]
@@ -69,8 +73,18 @@ def tensor_bytes(art, info, t):
     return np.frombuffer(art.read_bytes()[at:at + t["bytes"]], np.uint8)
 
 
-def unpack_q16(fmt, raw, n, k):
-    """Row-major blocks of a "q16" tensor (WeightLayout.h), [n, k/32, block]."""
+def unpack_q16(fmt, raw, n, k, group=32):
+    """Row-major blocks of a "q16" tensor (WeightLayout.h), [n, k/32, block]
+    (group 32) or [n, 2 + k] (a q8 one per channel, group k)."""
+    if group == k:
+        assert fmt == "q8"
+        panels = raw.reshape(n // 16, 16 * (2 + k))
+        out = np.zeros((n // 16, 16, 2 + k), np.uint8)
+        out[..., :2] = panels[:, :32].reshape(n // 16, 16, 2)
+        # chunk c, byte 4r + j: value 4c + j of row r, + 128
+        v = panels[:, 32:].reshape(n // 16, k // 4, 16, 4).transpose(0, 2, 1, 3)
+        out[..., 2:] = v.reshape(n // 16, 16, k) ^ 0x80
+        return out.reshape(n, 2 + k)
     hdr = 4 if fmt == "q4m" else 2
     block = FORMATS[fmt]
     blocks = k // 32
@@ -83,7 +97,7 @@ def unpack_q16(fmt, raw, n, k):
     if fmt == "q8":
         # chunk c, byte 4r + j: value 4c + j of row r
         v = payload.reshape(n // 16, blocks, 8, 16, 4).transpose(0, 3, 1, 2, 4)
-        out[..., hdr:] = v.reshape(n // 16, 16, blocks, 32)
+        out[..., hdr:] = v.reshape(n // 16, 16, blocks, 32) ^ 0x80
     else:
         c = payload.reshape(n // 16, blocks, 4, 16, 4).transpose(0, 3, 1, 2, 4)
         lo, hi = c & 15, c >> 4           # values 8c + j and 8c + 4 + j
@@ -92,10 +106,7 @@ def unpack_q16(fmt, raw, n, k):
     return out.reshape(n, blocks * block)
 
 
-@pytest.mark.parametrize("name,type_name", CASES)
-def test_q16_tensors_are_the_plain_blocks_repacked(name, type_name, built):
-    _, plain_art, plain = built(name, type_name, "--act-quant", "none")
-    _, art, info = built(name, type_name, "--act-quant", "int8")
+def check_repacked(plain_art, plain, art, info):
     plain_by_name = {t["name"]: t for t in plain["tensors"]}
     packed = [t for t in info["tensors"] if t.get("layout") == "q16"]
     assert packed, "no tensor was packed"
@@ -103,9 +114,17 @@ def test_q16_tensors_are_the_plain_blocks_repacked(name, type_name, built):
         base = plain_by_name[t["name"].removesuffix("@q16")]
         assert t["dtype"] == base["dtype"] and t["bytes"] == base["bytes"]
         n, k = t["shape"]
-        got = unpack_q16(t["dtype"], tensor_bytes(art, info, t), n, k)
+        got = unpack_q16(t["dtype"], tensor_bytes(art, info, t), n, k, t["group_size"])
         want = tensor_bytes(plain_art, plain, base).reshape(n, -1)
         np.testing.assert_array_equal(got, want, err_msg=t["name"])
+    return packed
+
+
+@pytest.mark.parametrize("name,type_name", CASES)
+def test_q16_tensors_are_the_plain_blocks_repacked(name, type_name, built):
+    _, plain_art, plain = built(name, type_name, "--act-quant", "none")
+    _, art, info = built(name, type_name, "--act-quant", "int8")
+    check_repacked(plain_art, plain, art, info)
 
 
 def quantise_rows(x):
@@ -117,9 +136,9 @@ def quantise_rows(x):
     return (q * (amax / 127.0)).reshape(x.shape)
 
 
-def act_quant_reference(case, info):
-    """The float64 model whose q16 linears see their inputs quantised."""
-    ref = hf_reference.load(case.ref)
+def act_quant_reference(ref, info):
+    """The float64 model `ref` with its q16 linears seeing their inputs
+    quantised."""
     packed = {p for t in info["tensors"] if t.get("layout") == "q16"
               for p in t["name"].split("@")[0].split("+")}
     plain_linear = ref._linear
@@ -149,11 +168,61 @@ def test_logits_match_the_act_quant_reference(name, type_name, built, tmp_path):
                  timeout=300)
     assert proc.returncode == 0, describe(proc)
     actual = np.load(out).astype(np.float64)
-    want = act_quant_reference(case, info).logits(prompt)[-1]
+    want = act_quant_reference(hf_reference.load(case.ref), info).logits(prompt)[-1]
     plain = hf_reference.load(case.ref).logits(prompt)[-1]
     err = float(np.linalg.norm(actual - want) / np.linalg.norm(want))
     moved = float(np.linalg.norm(want - plain) / np.linalg.norm(plain))
     print(f"{name} {type_name}: vs act-quant reference {err:.3g}; "
+          f"activation rounding moves the reference by {moved:.3g}")
+    assert err < ACT_QUANT_RTOL
+    assert moved > 10 * err, "the reference did not model the rounding"
+
+
+@pytest.fixture(scope="module")
+def per_channel(tmp_path_factory):
+    """A tiny HF llama in int8 per output channel, without and with int8
+    activations: (model dir, {mode: (artifact, inspect json)})."""
+    root = tmp_path_factory.mktemp("actq_channel")
+    model = hf_models.make_model("llama", root)
+    arts = {}
+    for mode in ("none", "int8"):
+        art = root / f"channel-{mode}.ingot"
+        proc = ingot("compile", model, "-o", art, *COMPILE_FLAGS, "--quant", "int8",
+                     "--group-size", "0", "--act-quant", mode, timeout=300)
+        assert proc.returncode == 0, describe(proc)
+        assert "--act-quant" not in proc.stderr, describe(proc)
+        arts[mode] = (art, json.loads(ingot("inspect", art, "--json").stdout))
+    return model, arts
+
+
+def test_per_channel_q16_tensors_are_the_plain_rows_repacked(per_channel):
+    _, arts = per_channel
+    packed = check_repacked(*arts["none"], *arts["int8"])
+    assert {t["group_size"] for t in packed} == {64, 128}  # K of each linear
+    assert all(t["dtype"] == "q8" for t in packed)
+
+
+def test_per_channel_logits_match_the_act_quant_reference(per_channel, tmp_path):
+    """x in blocks of 32, the weight's one scale a row applied last: the
+    same reference as the GGUF cases, on the per-channel weights the plain
+    artifact stores."""
+    model, arts = per_channel
+    (plain_art, _), (art, info) = arts["none"], arts["int8"]
+    rng = np.random.default_rng(17)
+    vocab = info["outputs"][0]["shape"][-1]
+    prompt = [int(t) for t in rng.integers(3, vocab, size=13)]
+    out = tmp_path / "logits.npy"
+    proc = ingot("generate", art, "--prompt-tokens", ",".join(map(str, prompt)),
+                 "--max-new-tokens", "1", "--temperature", "0", "--logits-out", out,
+                 timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    actual = np.load(out).astype(np.float64)
+    weights = dequantised_reference(model, QuantArtifact(plain_art))
+    plain = weights.logits(prompt)[-1]
+    want = act_quant_reference(weights, info).logits(prompt)[-1]
+    err = float(np.linalg.norm(actual - want) / np.linalg.norm(want))
+    moved = float(np.linalg.norm(want - plain) / np.linalg.norm(plain))
+    print(f"per channel: vs act-quant reference {err:.3g}; "
           f"activation rounding moves the reference by {moved:.3g}")
     assert err < ACT_QUANT_RTOL
     assert moved > 10 * err, "the reference did not model the rounding"

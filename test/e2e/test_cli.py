@@ -347,7 +347,7 @@ def test_inspect_json(probe):
     info = json.loads(proc.stdout)
     assert {"format_version", "compiler_version", "targets", "tensors",
             "steps", "buffers", "memory"} <= set(info), sorted(info)
-    assert info["format_version"] == 3
+    assert info["format_version"] == 4
     assert "cpu" in info["targets"]
     assert isinstance(info["steps"], list) and info["steps"], info["steps"]
     assert isinstance(info["tensors"], list) and info["tensors"]

@@ -29,13 +29,16 @@ TEST_F(ArtifactTest, RefusesWithClearMessages) {
   v[8] = 1; // an artifact from before the manifest was a FlatBuffer
   expectRefused(v, "version 1",
                 "this artifact was written by format version 1; this runtime "
-                "reads version 3: recompile it with this ingot");
+                "reads version 4: recompile it with this ingot");
   v[8] = 2; // one string per vocabulary token
   expectRefused(v, "version 2",
-                "written by format version 2; this runtime reads version 3");
-  v[8] = 4;
-  expectRefused(v, "version 4",
-                "written by format version 4; this runtime reads version 3");
+                "written by format version 2; this runtime reads version 4");
+  v[8] = 3; // "q16" q8 values stored without their + 128
+  expectRefused(v, "version 3",
+                "written by format version 3; this runtime reads version 4");
+  v[8] = 5;
+  expectRefused(v, "version 5",
+                "written by format version 5; this runtime reads version 4");
   std::unique_ptr<Artifact> ok;
   ASSERT_TRUE(Artifact::open(path("a.ingot"), &ok));
   v = good;

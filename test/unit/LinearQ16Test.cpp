@@ -32,7 +32,18 @@ using namespace ingot::cpu;
 
 namespace {
 
-constexpr DType kFormats[] = {DType::Q8, DType::Q4, DType::Q4M};
+/// A "q16" weight format: blocks of 32, or (group 0) one block per row,
+/// which only q8 has (per output channel).
+struct Format {
+  DType t;
+  int64_t group;
+  int64_t groupFor(int64_t k) const { return group ? group : k; }
+  std::string name() const {
+    return std::string(dtypeName(t)) + (group ? " g32" : " per channel");
+  }
+};
+constexpr Format kFormats[] = {
+    {DType::Q8, 32}, {DType::Q4, 32}, {DType::Q4M, 32}, {DType::Q8, 0}};
 
 std::vector<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
@@ -46,36 +57,38 @@ std::vector<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
 /// Row-major blocks of a random [n, k] weight, a few rows all zero or with
 /// one large value, so that scales span a wide range.
 std::vector<uint8_t> rowMajorBlocks(DType t, int64_t n, int64_t k,
-                                    uint32_t seed) {
+                                    uint32_t seed, int64_t group = 32) {
   std::vector<float> w = normal(size_t(n * k), seed, 0.05f);
   for (int64_t c = 0; c < k; ++c)
     w[size_t(1 * k + c)] = 0.0f;
   w[size_t(2 * k + 5)] = 3.0f;
-  std::vector<uint8_t> q(size_t(quantTensorBytes(t, n, k, 32)));
+  std::vector<uint8_t> q(size_t(quantTensorBytes(t, n, k, group)));
   QuantOptions o;
   o.format = t;
-  o.group = 32;
+  o.group = group;
   EXPECT_TRUE(quantizeTensor(o, DType::F32, w.data(), n, k, q.data()).isOk());
   return q;
 }
 
 std::vector<uint8_t> packed(DType t, const std::vector<uint8_t> &rowMajor,
-                            int64_t n, int64_t k) {
+                            int64_t n, int64_t k, int64_t group = 32) {
   std::vector<uint8_t> out(rowMajor.size());
-  EXPECT_TRUE(packQ16(t, rowMajor.data(), n, k, out.data()).isOk());
+  EXPECT_TRUE(packQ16(t, rowMajor.data(), n, k, group, out.data()).isOk());
   return out;
 }
 
 TEST(Q16Layout, PackIsAPermutationThatUnpacksRowByRow) {
-  for (DType t : kFormats) {
-    SCOPED_TRACE(dtypeName(t));
-    const int64_t n = 48, k = 96, rowBytes = quantRowBytes(t, k, 32);
-    const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 3);
-    const std::vector<uint8_t> p = packed(t, rm, n, k);
+  for (const Format &f : kFormats) {
+    SCOPED_TRACE(f.name());
+    const DType t = f.t;
+    const int64_t n = 48, k = 96, g = f.groupFor(k);
+    const int64_t rowBytes = quantRowBytes(t, k, g);
+    const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 3, g);
+    const std::vector<uint8_t> p = packed(t, rm, n, k, g);
     ASSERT_NE(rm, p); // it does reorder
     std::vector<uint8_t> row(static_cast<size_t>(rowBytes));
     for (int64_t r = 0; r < n; ++r) {
-      unpackQ16Row(t, p.data(), k, r, row.data());
+      unpackQ16Row(t, p.data(), k, g, r, row.data());
       ASSERT_EQ(0, std::memcmp(row.data(), rm.data() + r * rowBytes,
                                size_t(rowBytes)))
           << "row " << r;
@@ -87,7 +100,10 @@ TEST(Q16Layout, RefusesWhatItCannotHold) {
   EXPECT_NE(q16Unsupported(DType::F8E4M3, 16, 32, 32), "");
   EXPECT_NE(q16Unsupported(DType::Q4, 20, 32, 32), "");
   EXPECT_NE(q16Unsupported(DType::Q4, 16, 48, 32), "");
-  EXPECT_NE(q16Unsupported(DType::Q8, 16, 64, 64), "");
+  EXPECT_NE(q16Unsupported(DType::Q8, 16, 128, 64), "");
+  EXPECT_NE(q16Unsupported(DType::Q4, 16, 64, 64), "");
+  EXPECT_NE(q16Unsupported(DType::Q8, 16, 48, 48), "");
+  EXPECT_EQ(q16Unsupported(DType::Q8, 16, 64, 64), ""); // per channel
   EXPECT_EQ(q16Unsupported(DType::Q4M, 16, 64, 32), "");
   EXPECT_FALSE(checkWeightLayout("q16", DType::F32, {16, 32}, 0).isOk());
   EXPECT_FALSE(checkWeightLayout("nk16", DType::Q4, {16, 32}, 32).isOk());
@@ -142,16 +158,20 @@ std::vector<float> runSet(const Q16LinearKernels &ks, const Q16LinearArgs &a,
   return y;
 }
 
-/// The block sums in exact integers, scaled and summed in double.
+/// The sums over x's 32-value blocks in exact integers, scaled and summed
+/// in double; the weight's groups are `group` values (32, or k).
 double exactOutput(DType t, const std::vector<uint8_t> &rm, int64_t k,
-                   const QuantizedRows &x, int64_t r, int64_t j) {
-  const int64_t blocks = k / 32, rowBytes = quantRowBytes(t, k, 32);
+                   const QuantizedRows &x, int64_t r, int64_t j,
+                   int64_t group = 32) {
+  const int64_t blocks = k / 32, rowBytes = quantRowBytes(t, k, group);
   double acc = 0;
   for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t *blk = rm.data() + j * rowBytes + b * quantBlockBytes(t, 32);
+    const int64_t wb = b * 32 / group, at = b * 32 - wb * group;
+    const uint8_t *blk =
+        rm.data() + j * rowBytes + wb * quantBlockBytes(t, group);
     uint16_t h[2] = {0, 0};
     std::memcpy(h, blk, size_t(quantHeaderBytes(t)));
-    const uint8_t *v = blk + quantHeaderBytes(t);
+    const uint8_t *v = blk + quantHeaderBytes(t) + (t == DType::Q8 ? at : 0);
     int64_t isum = 0;
     for (int64_t i = 0; i < 32; ++i) {
       const int q = t == DType::Q8 ? int8_t(v[i])
@@ -168,13 +188,16 @@ double exactOutput(DType t, const std::vector<uint8_t> &rm, int64_t k,
   return acc;
 }
 
+// 13 rows: the 8-, 4- and 1-row tiles, and the weight offsets worked out
+// once per panel (8 rows or more) as well as inline.
 TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
-  for (DType t : kFormats)
-    for (int64_t m : {1, 3, 6}) {
-      SCOPED_TRACE(std::string(dtypeName(t)) + " m=" + std::to_string(m));
-      const int64_t n = 48, k = 160;
-      const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 11);
-      const std::vector<uint8_t> p = packed(t, rm, n, k);
+  for (const Format &f : kFormats)
+    for (int64_t m : {1, 3, 6, 13}) {
+      SCOPED_TRACE(f.name() + " m=" + std::to_string(m));
+      const DType t = f.t;
+      const int64_t n = 48, k = 160, g = f.groupFor(k);
+      const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 11, g);
+      const std::vector<uint8_t> p = packed(t, rm, n, k, g);
       std::vector<float> xs = normal(size_t(m * k), 13);
       xs[7] = 40.0f; // an outlier in one block
       const std::vector<float> bias = normal(size_t(n), 17);
@@ -182,11 +205,11 @@ TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
       x.resize(m, k);
       quantizeRowsQ8(xs.data(), 0, m, x);
       Q16LinearArgs a;
-      a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = t;
+      a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = t, a.group = g;
       const std::vector<float> ref = runSet(genericQ16LinearKernels(), a, m);
       for (int64_t r = 0; r < m; ++r)
         for (int64_t j = 0; j < n; ++j) {
-          const double want = exactOutput(t, rm, k, x, r, j);
+          const double want = exactOutput(t, rm, k, x, r, j, g);
           ASSERT_NEAR(ref[size_t(r * n + j)], want,
                       1e-5 * (1 + std::fabs(want)))
               << r << "," << j;
@@ -221,11 +244,7 @@ TEST(LinearQ16, EveryIsaQuantisesActivationsToTheSameBytes) {
     ASSERT_EQ(want.q, got.q);
     ASSERT_EQ(0, std::memcmp(want.d.data(), got.d.data(), want.d.size() * 4));
     ASSERT_EQ(want.sum, got.sum);
-    ASSERT_EQ(want.qu, got.qu);
   }
-  // The unsigned copy the VNNI q8 kernel reads is q + 128.
-  for (size_t i = 0; i < want.q.size(); ++i)
-    ASSERT_EQ(int(want.qu[i]), int(want.q[i]) + 128) << i;
 }
 
 // All nibbles 15 against all activations +-127: the largest block sums,
@@ -263,35 +282,77 @@ TEST(LinearQ16, SaturatedInt4BlocksStayExact) {
   }
 }
 
-TEST(LinearQ16, ARowsResultDoesNotDependOnTheBatch) {
-  const int64_t n = 32, k = 576, m = 9;
-  const std::vector<uint8_t> p =
-      packed(DType::Q4M, rowMajorBlocks(DType::Q4M, n, k, 19), n, k);
-  const std::vector<float> xs = normal(size_t(m * k), 23);
-  QuantizedRows all, one;
-  all.resize(m, k);
-  quantizeRowsQ8(xs.data(), 0, m, all);
+// q8 -128 (GGUF blocks may hold it; stored as 0) and 127 (stored as 255)
+// against x = +-127: the largest products of every ISA's form (AVX2's
+// |w| = 128 pairs: 2 * 128 * 127 < 2^15), and per channel over k = 4096
+// the largest sums.
+TEST(LinearQ16, SaturatedQ8StaysExact) {
+  const int64_t n = 16, k = 4096, m = 2;
+  const int64_t blockBytes = quantBlockBytes(DType::Q8, k);
+  // Rows 0-7 all -128, rows 8-15 all 127; d = 1.
+  std::vector<uint8_t> rm(size_t(n * blockBytes), 0x80);
+  for (int64_t j = 0; j < n; ++j) {
+    uint8_t *row = rm.data() + j * blockBytes;
+    row[0] = 0x00, row[1] = 0x3c;
+    if (j >= 8)
+      std::fill(row + 2, row + blockBytes, uint8_t(0x7f));
+  }
+  const std::vector<uint8_t> p = packed(DType::Q8, rm, n, k, k);
+  std::vector<float> xs(size_t(m * k), 3.0f);
+  std::fill(xs.begin() + k, xs.end(), -3.0f);
+  QuantizedRows x;
+  x.resize(m, k);
+  quantizeRowsQ8(xs.data(), 0, m, x);
+  ASSERT_EQ(x.q[0], 127);
   Q16LinearArgs a;
-  a.n = n, a.k = k, a.w = p.data(), a.wType = DType::Q4M;
-  a.x = &all;
-  const std::vector<float> many = runSet(bestQ16LinearKernels(), a, m);
-  for (int64_t r = 0; r < m; ++r) {
-    one.resize(1, k);
-    quantizeRowsQ8(xs.data() + r * k, 0, 1, one);
-    a.x = &one;
-    const std::vector<float> single = runSet(bestQ16LinearKernels(), a, 1);
-    ASSERT_EQ(0, std::memcmp(single.data(), many.data() + r * n, size_t(n) * 4))
-        << "row " << r;
+  a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = DType::Q8, a.group = k;
+  for (const Q16LinearKernels *ks : kernelSets()) {
+    SCOPED_TRACE(ks->isa);
+    const std::vector<float> y = runSet(*ks, a, m);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        // Σ w·q over k values, q = ±127 with dx = 3/127: w·3·k.
+        const float want = (j < 8 ? -128.0f : 127.0f) * 3.0f * float(k);
+        ASSERT_NEAR(y[size_t(r * n + j)], r == 0 ? want : -want,
+                    1e-6 * std::fabs(want))
+            << r << "," << j;
+      }
+  }
+}
+
+TEST(LinearQ16, ARowsResultDoesNotDependOnTheBatch) {
+  for (const Format &f : {Format{DType::Q4M, 32}, Format{DType::Q8, 0}}) {
+    SCOPED_TRACE(f.name());
+    const int64_t n = 32, k = 576, m = 13, g = f.groupFor(k);
+    const std::vector<uint8_t> p =
+        packed(f.t, rowMajorBlocks(f.t, n, k, 19, g), n, k, g);
+    const std::vector<float> xs = normal(size_t(m * k), 23);
+    QuantizedRows all, one;
+    all.resize(m, k);
+    quantizeRowsQ8(xs.data(), 0, m, all);
+    Q16LinearArgs a;
+    a.n = n, a.k = k, a.w = p.data(), a.wType = f.t, a.group = g;
+    a.x = &all;
+    const std::vector<float> many = runSet(bestQ16LinearKernels(), a, m);
+    for (int64_t r = 0; r < m; ++r) {
+      one.resize(1, k);
+      quantizeRowsQ8(xs.data() + r * k, 0, 1, one);
+      a.x = &one;
+      const std::vector<float> single = runSet(bestQ16LinearKernels(), a, 1);
+      ASSERT_EQ(0,
+                std::memcmp(single.data(), many.data() + r * n, size_t(n) * 4))
+          << "row " << r;
+    }
   }
 }
 
 /// The weight's values as stored (dequantised rows), [n, k] f32.
 std::vector<float> dequantised(DType t, const std::vector<uint8_t> &rm,
-                               int64_t n, int64_t k) {
+                               int64_t n, int64_t k, int64_t group = 32) {
   std::vector<float> w(size_t(n * k));
-  const int64_t rowBytes = quantRowBytes(t, k, 32);
+  const int64_t rowBytes = quantRowBytes(t, k, group);
   for (int64_t j = 0; j < n; ++j)
-    dequantizeRow(t, 32, rm.data() + j * rowBytes, k, w.data() + j * k);
+    dequantizeRow(t, group, rm.data() + j * rowBytes, k, w.data() + j * k);
   return w;
 }
 
@@ -301,18 +362,19 @@ std::vector<float> dequantised(DType t, const std::vector<uint8_t> &rm,
 /// 1400 rows of 96 values are over twice what one thread quantises (64 Ki
 /// values), so the pool's threads quantise rows too.
 TEST(LinearQ16, KernelStaysWithinTheActivationRoundingBound) {
-  for (DType t : kFormats)
+  for (const Format &f : kFormats)
     for (int64_t m : {1, 5, 40, 1400}) {
-      SCOPED_TRACE(std::string(dtypeName(t)) + " m=" + std::to_string(m));
-      const int64_t n = 64, k = 96;
-      const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 29);
+      SCOPED_TRACE(f.name() + " m=" + std::to_string(m));
+      const DType t = f.t;
+      const int64_t n = 64, k = 96, g = f.groupFor(k);
+      const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 29, g);
       test::Tensor wq;
-      wq.dtype = t, wq.shape = {n, k}, wq.data = packed(t, rm, n, k);
-      const std::vector<float> wf = dequantised(t, rm, n, k);
+      wq.dtype = t, wq.shape = {n, k}, wq.data = packed(t, rm, n, k, g);
+      const std::vector<float> wf = dequantised(t, rm, n, k, g);
       const std::vector<float> xs = normal(size_t(m * k), 31);
       const test::Tensor x = test::f32({m, k}, xs);
       test::Call c("linear", {&x, &wq}, {test::strAttr("w_layout", "q16")});
-      c.groupSizes = {0, 32};
+      c.groupSizes = {0, g};
       c.layouts = {"", "q16"};
       const test::Tensor y = test::runOk(c);
       ASSERT_EQ(y.shape, (shape::Shape{m, n}));
@@ -320,7 +382,7 @@ TEST(LinearQ16, KernelStaysWithinTheActivationRoundingBound) {
       for (int64_t r = 0; r < m; ++r)
         for (int64_t j = 0; j < n; ++j) {
           double want = 0, bound = 1e-5;
-          for (int64_t b = 0; b < k / 32; ++b) {
+          for (int64_t b = 0; b < k / 32; ++b) { // x's blocks
             float amax = 0;
             for (int64_t i = b * 32; i < b * 32 + 32; ++i)
               amax = std::max(amax, std::fabs(xs[size_t(r * k + i)]));
@@ -354,18 +416,19 @@ TEST(LinearQ16, RefusesAWeightStoredInAnotherLayout) {
 }
 
 TEST(Q16Gather, RowsAreTheDequantisedRowsBitwise) {
-  for (DType t : kFormats) {
-    SCOPED_TRACE(dtypeName(t));
-    const int64_t rows = 48, k = 64;
-    const std::vector<uint8_t> rm = rowMajorBlocks(t, rows, k, 43);
-    const std::vector<float> all = dequantised(t, rm, rows, k);
+  for (const Format &f : kFormats) {
+    SCOPED_TRACE(f.name());
+    const DType t = f.t;
+    const int64_t rows = 48, k = 64, group = f.groupFor(k);
+    const std::vector<uint8_t> rm = rowMajorBlocks(t, rows, k, 43, group);
+    const std::vector<float> all = dequantised(t, rm, rows, k, group);
     test::Tensor table;
     table.dtype = t, table.shape = {rows, k},
-    table.data = packed(t, rm, rows, k);
+    table.data = packed(t, rm, rows, k, group);
     const std::vector<int64_t> ids = {3, 0, 47, -1, 17, 31};
     test::Tensor idx = test::make(DType::I64, {2, 3}, ids);
     test::Call g("gather", {&table, &idx}, {});
-    g.groupSizes = {32, 0};
+    g.groupSizes = {group, 0};
     g.layouts = {"q16", ""};
     const test::Tensor out = test::runOk(g);
     const float *y = test::ptr<float>(out);

@@ -80,8 +80,9 @@ void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
   declareChoice(
       cl, "--act-quant", {"none", "int8", "auto"}, "none, int8 or auto",
       [o](const std::string &v) { o->actQuant = v; },
-      "CPU: linears on q8/q4/q4m weights quantise x per 32 values to int8 "
-      "and use int8 dot products (as llama.cpp; faster, less exact); auto: "
+      "CPU: linears on q8/q4/q4m weights in groups of 32, or q8 per channel, "
+      "quantise x per 32 values to int8 and use int8 dot products (as "
+      "llama.cpp; faster, less exact); auto: "
       "int8 for a Hugging Face or GGUF model compiled for the CPU only, "
       "else none",
       o->actQuant);

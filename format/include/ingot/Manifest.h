@@ -296,8 +296,9 @@ struct GpuTarget {
 };
 
 /// The format version a new Manifest says it has; ArtifactWriter.h's
-/// kArtifactFormatVersion is this number.
-inline constexpr uint32_t kManifestFormatVersion = 3;
+/// kArtifactFormatVersion is this number. 4: "q16" q8 values are stored
+/// + 128 (WeightLayout.h), which a format-3 reader would take as they are.
+inline constexpr uint32_t kManifestFormatVersion = 4;
 
 struct Manifest {
   uint32_t formatVersion = kManifestFormatVersion;

@@ -14,16 +14,18 @@
 //   zmm of packed bf16 pairs (the AVX-512 kernel's 32-value pair split), so
 //   no vector step straddles two chunks. Same byte count as row-major;
 //   element dtype unchanged.
-// "q16": a [N, K] q8, q4 or q4m weight in groups of 32 (Quant.h), N a
-//   multiple of 16 and K of 32, as panels of 16 rows. A panel holds, for
-//   each block b (values 32b..32b+31 of every row): the 16 rows' f16 d
-//   (row order), for q4m then their 16 f16 m, then the values as 64-byte
-//   chunks whose byte 4r+j belongs to row r. q8: chunk c (0..7) holds
-//   value 32b+4c+j of row r in byte 4r+j. q4: chunk c (0..3) holds value
-//   32b+8c+j in the low nibble and 32b+8c+4+j in the high one. One chunk
-//   (or nibble half) is the u8 operand of a 16-lane int8 dot product
-//   whose lane r is output row r: the "q16" kernels compute 16 outputs
-//   per instruction without a horizontal sum. Same byte count as
+// "q16": a [N, K] q8, q4 or q4m weight in groups of 32 (Quant.h), or a q8
+//   one per output channel (one group of K), N a multiple of 16 and K of
+//   32, as panels of 16 rows. A panel holds, for each block b of g values
+//   (values gb..gb+g-1 of every row): the 16 rows' f16 d (row order), for
+//   q4m then their 16 f16 m, then the values as 64-byte chunks whose byte
+//   4r+j belongs to row r. q8: chunk c (0..g/4-1) holds value gb+4c+j of
+//   row r in byte 4r+j, plus 128 (the int8 with its sign bit flipped: the
+//   unsigned operand of VNNI's u8 x s8 product). q4: chunk c (0..3) holds
+//   value 32b+8c+j in the low nibble and 32b+8c+4+j in the high one. One
+//   chunk (or nibble half) is the u8 operand of a 16-lane int8 dot
+//   product whose lane r is output row r: the "q16" kernels compute 16
+//   outputs per instruction without a horizontal sum. Same byte count as
 //   row-major.
 //
 //===----------------------------------------------------------------------===//
@@ -63,13 +65,16 @@ constexpr int64_t kQ16Block = 32;
 /// stored as "q16" ("" when it can).
 std::string q16Unsupported(DType t, int64_t n, int64_t k, int64_t group);
 
-/// Repacks a row-major q8/q4/q4m [n, k] tensor of 32-value blocks (src,
-/// quantTensorBytes bytes) into "q16" at dst (the same size, no alias).
-Status packQ16(DType t, const void *src, int64_t n, int64_t k, void *dst);
+/// Repacks a row-major q8/q4/q4m [n, k] tensor of `group`-value blocks
+/// (src, quantTensorBytes bytes) into "q16" at dst (the same size, no
+/// alias).
+Status packQ16(DType t, const void *src, int64_t n, int64_t k, int64_t group,
+               void *dst);
 
 /// Row `row` of a "q16" tensor as its row-major blocks (quantRowBytes
 /// bytes at dst): the inverse of packQ16 for one row.
-void unpackQ16Row(DType t, const void *src, int64_t k, int64_t row, void *dst);
+void unpackQ16Row(DType t, const void *src, int64_t k, int64_t group,
+                  int64_t row, void *dst);
 
 /// Whether `layout` fits a tensor of dtype `t`, `shape` and `group`
 /// (error naming what is wrong otherwise).

@@ -206,7 +206,8 @@ Status gatherQuantRows(KernelContext &ctx, const KernelInput &data,
         for (int64_t t = b; t < e; ++t) {
           const uint8_t *blocks = src + indices[t] * rowBytes;
           if (q16) {
-            unpackQ16Row(data.dtype, src, k, indices[t], row.data());
+            unpackQ16Row(data.dtype, src, k, data.groupSize, indices[t],
+                         row.data());
             blocks = row.data();
           }
           dequantizeRow(data.dtype, data.groupSize, blocks, k, out + t * k);

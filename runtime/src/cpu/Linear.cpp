@@ -301,7 +301,7 @@ Status linearKernel(KernelContext &ctx) {
     return Status::ok();
   }
   if (layout == "q16")
-    runQ16(ctx, a, ep);
+    runQ16(ctx, a, w.groupSize, ep);
   else if (isQuantDType(w.dtype))
     runNkQuant(ctx, a, w.groupSize, ep);
   else if (nk)

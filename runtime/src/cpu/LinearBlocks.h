@@ -124,7 +124,7 @@ void forNkBlocks(const KernelContext &ctx, const LinearDecodeArgs &a,
 /// (LinearQ16.h) with its per-row int8 activations (LinearQuantRun.cpp).
 void runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
                 int64_t group, const Epilogue &ep);
-void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a,
+void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a, int64_t group,
             const Epilogue &ep);
 
 } // namespace ingot::cpu::linear

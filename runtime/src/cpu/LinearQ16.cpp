@@ -22,22 +22,9 @@ namespace ingot::cpu {
 void QuantizedRows::resize(int64_t rows, int64_t cols) {
   k = cols;
   q.resize(size_t(rows * cols));
-  qu.resize(q.size());
   d.resize(size_t(rows * (cols / kQ16Block)));
   sum.resize(d.size());
 }
-
-namespace {
-
-/// Rows [r0, r1) of out.qu from out.q.
-void offsetRowsQ8(QuantizedRows &out, int64_t r0, int64_t r1) {
-  const int8_t *q = out.q.data();
-  uint8_t *u = out.qu.data();
-  for (int64_t i = r0 * out.k; i < r1 * out.k; ++i)
-    u[i] = uint8_t(q[i]) ^ 0x80u; // two's complement: q + 128
-}
-
-} // namespace
 
 void quantizeRowsQ8(const float *x, int64_t r0, int64_t r1,
                     QuantizedRows &out) {
@@ -59,7 +46,6 @@ void quantizeRowsQ8(const float *x, int64_t r0, int64_t r1,
       out.d[size_t(r * blocks + b)] = amax / 127.0f;
       out.sum[size_t(r * blocks + b)] = s;
     }
-  offsetRowsQ8(out, r0, r1);
 }
 
 namespace {
@@ -70,11 +56,11 @@ float readHalf(const uint8_t *p) {
   return halfToFloat(h);
 }
 
-/// Stored value v of row r in a "q16" block payload: a q8 byte as signed,
-/// an int4 nibble raw (0..15).
+/// Stored value v of row r in a "q16" block payload: a q8 value (kept
+/// + 128, WeightLayout.h), an int4 nibble raw (0..15).
 int32_t q16Value(DType t, const uint8_t *payload, int64_t r, int64_t v) {
   if (t == DType::Q8)
-    return int8_t(payload[(v / 4) * 64 + 4 * r + v % 4]);
+    return int32_t(payload[(v / 4) * 64 + 4 * r + v % 4]) - 128;
   const int64_t within = v % 8;
   const uint8_t byte = payload[(v / 8) * 64 + 4 * r + within % 4];
   return within >= 4 ? byte >> 4 : byte & 0x0f;
@@ -83,27 +69,38 @@ int32_t q16Value(DType t, const uint8_t *payload, int64_t r, int64_t v) {
 void nkGeneric(const Q16LinearArgs &a, int64_t r0, int64_t r1, int64_t n0,
                int64_t n1) {
   const DType t = a.wType;
+  const bool perRow = t == DType::Q8 && a.group == a.k;
   const int64_t blocks = a.k / kQ16Block, hdr = quantHeaderBytes(t);
-  const int64_t panelBlock = kQ16PanelRows * quantBlockBytes(t, kQ16Block);
+  const int64_t rowBytes = quantRowBytes(t, a.k, a.group);
+  // Where x block b's weights start in a panel: a header and 32 values
+  // per block, or (per channel) the panel's headers, then all values.
+  const int64_t stride = perRow ? 32 * kQ16PanelRows
+                                : kQ16PanelRows * quantBlockBytes(t, kQ16Block);
+  const int64_t skip = perRow ? kQ16PanelRows * hdr : 0;
   for (int64_t j = n0; j < n1; ++j) {
     const int64_t lane = j % kQ16PanelRows;
-    const uint8_t *panel =
-        a.w + (j - lane) * blocks * panelBlock / kQ16PanelRows;
+    const uint8_t *panel = a.w + (j - lane) * rowBytes;
     for (int64_t r = r0; r < r1; ++r) {
       const int8_t *xq = a.x->q.data() + r * a.k;
       float acc = 0.0f;
       for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t *o = panel + b * panelBlock;
-        const uint8_t *payload = o + kQ16PanelRows * hdr;
+        const uint8_t *o = panel + skip + b * stride;
+        const uint8_t *payload = perRow ? o : o + kQ16PanelRows * hdr;
         const float dx = a.x->d[size_t(r * blocks + b)];
         const int32_t sx = a.x->sum[size_t(r * blocks + b)];
         int32_t isum = t == DType::Q4 ? -8 * sx : 0;
         for (int64_t v = 0; v < kQ16Block; ++v)
           isum += q16Value(t, payload, lane, v) * xq[b * kQ16Block + v];
+        if (perRow) {
+          acc = std::fma(float(isum), dx, acc);
+          continue;
+        }
         acc = std::fma(float(isum), readHalf(o + 2 * lane) * dx, acc);
         if (t == DType::Q4M)
           acc = std::fma(readHalf(o + 32 + 2 * lane), dx * float(sx), acc);
       }
+      if (perRow)
+        acc *= readHalf(panel + 2 * lane);
       a.y[r * a.n + j] = a.bias ? acc + a.bias[j] : acc;
     }
   }

@@ -31,9 +31,10 @@ void runNkQuant(const KernelContext &ctx, const LinearDecodeArgs &a,
               });
 }
 
-/// Linear on a "q16" weight (LinearQ16.h): x quantised per row (on the
-/// pool when it is large), then 16-row panels as blocks of the "nk" path.
-void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a,
+/// Linear on a "q16" weight (LinearQ16.h) in groups of `group` (32, or k:
+/// per channel): x quantised per row (on the pool when it is large), then
+/// 16-row panels as blocks of the "nk" path.
+void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a, int64_t group,
             const Epilogue &ep) {
   const Q16LinearKernels &ks = bestQ16LinearKernels();
   // The calling thread's buffer, named by a plain reference: inside the
@@ -48,9 +49,10 @@ void runQ16(const KernelContext &ctx, const LinearDecodeArgs &a,
     ctx.parallelFor(a.m, grain,
                     [&](int64_t b, int64_t e) { ks.quantize(a.x, b, e, xq); });
   Q16LinearArgs q;
-  q.n = a.n, q.k = a.k, q.x = &xq, q.wType = a.wType, q.bias = a.bias;
+  q.n = a.n, q.k = a.k, q.x = &xq, q.wType = a.wType, q.group = group;
+  q.bias = a.bias;
   q.w = static_cast<const uint8_t *>(a.w), q.y = a.y;
-  forNkBlocks(ctx, a, kQ16PanelRows, quantRowBytes(a.wType, a.k, kQ16Block),
+  forNkBlocks(ctx, a, kQ16PanelRows, quantRowBytes(a.wType, a.k, group),
               kQuantLinearMaxRows, ep,
               [&](int64_t r, int64_t rows, int64_t j, int64_t j1) {
                 ks.nk(q, r, r + rows, j, j1);

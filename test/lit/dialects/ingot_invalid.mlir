@@ -483,7 +483,7 @@ func.func @param_quant_int_elements() -> tensor<8x32xi32> {
 // -----
 
 func.func @param_q16_not_quantised() -> tensor<16x32xf32> {
-  // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param in groups of 32 with rows a multiple of 16 and columns of 32, got 'tensor<16x32xf32>' quantised none}}
+  // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param in groups of 32 (or a q8 one per channel) with rows a multiple of 16 and columns of 32, got 'tensor<16x32xf32>' quantised none}}
   %w = ingot.param "w" {layout = "q16"} : tensor<16x32xf32>
   return %w : tensor<16x32xf32>
 }
@@ -494,6 +494,14 @@ func.func @param_q16_ragged_panel() -> tensor<24x32xf32> {
   // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param in groups of 32}}
   %w = ingot.param "w" {layout = "q16", quant = #ingot.quant<"q4", group = 32>} : tensor<24x32xf32>
   return %w : tensor<24x32xf32>
+}
+
+// -----
+
+func.func @param_q16_q8_group_64() -> tensor<16x128xf32> {
+  // expected-error @+1 {{layout "q16" needs a q8, q4 or q4m param in groups of 32 (or a q8 one per channel)}}
+  %w = ingot.param "w" {layout = "q16", quant = #ingot.quant<"q8", group = 64>} : tensor<16x128xf32>
+  return %w : tensor<16x128xf32>
 }
 
 // -----

@@ -51,3 +51,23 @@ func.func @untouched(%x: tensor<?x64xf32>, %x48: tensor<?x48xf32>) -> (tensor<?x
   %t = ingot.add %s, %s : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   return %a, %b, %c, %d, %e, %g, %t : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x24xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<64x64xf32>
 }
+
+// -----
+
+// A q8 weight per output channel (one group of K a row) packs too; q8 in
+// groups of 64 and q4 per channel do not.
+// CHECK-LABEL: func.func @per_channel
+// CHECK: %[[W:.+]] = ingot.param "w@q8g128@q16" {layout = "q16", parts = ["w@q8g128"], quant = #ingot.quant<"q8", group = 128>} : tensor<32x128xf32>
+// CHECK: ingot.linear %arg0, %[[W]] {w_layout = "q16"}
+// CHECK: ingot.param "g64" {quant
+// CHECK: ingot.param "q4c" {quant
+// CHECK-NOT: q16
+func.func @per_channel(%x: tensor<?x128xf32>) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>) {
+  %w = ingot.param "w@q8g128" {quant = #ingot.quant<"q8", group = 128>} : tensor<32x128xf32>
+  %a = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x128xf32>, tensor<32x128xf32>) -> tensor<?x32xf32>
+  %g64 = ingot.param "g64" {quant = #ingot.quant<"q8", group = 64>} : tensor<32x128xf32>
+  %b = ingot.linear %x, %g64 {w_layout = "nk"} : (tensor<?x128xf32>, tensor<32x128xf32>) -> tensor<?x32xf32>
+  %q4c = ingot.param "q4c" {quant = #ingot.quant<"q4", group = 128>} : tensor<32x128xf32>
+  %c = ingot.linear %x, %q4c {w_layout = "nk"} : (tensor<?x128xf32>, tensor<32x128xf32>) -> tensor<?x32xf32>
+  return %a, %b, %c : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+}
