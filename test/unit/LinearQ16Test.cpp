@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 using namespace ingot;
@@ -188,14 +189,20 @@ double exactOutput(DType t, const std::vector<uint8_t> &rm, int64_t k,
   return acc;
 }
 
-// 13 rows: the 8-, 4- and 1-row tiles, and the weight offsets worked out
-// once per panel (8 rows or more) as well as inline.
+// 13 rows: the 8-, 4- and 1-row tiles. K = 32: one block, where a weight
+// per channel and one in groups of 32 hold the same bytes (every kernel
+// must still take the per-channel arithmetic).
 TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
   for (const Format &f : kFormats)
-    for (int64_t m : {1, 3, 6, 13}) {
-      SCOPED_TRACE(f.name() + " m=" + std::to_string(m));
+    for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 160},
+                        {3, 160},
+                        {6, 160},
+                        {13, 160},
+                        {13, 32}}) {
+      SCOPED_TRACE(f.name() + " m=" + std::to_string(m) +
+                   " k=" + std::to_string(k));
       const DType t = f.t;
-      const int64_t n = 48, k = 160, g = f.groupFor(k);
+      const int64_t n = 48, g = f.groupFor(k);
       const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 11, g);
       const std::vector<uint8_t> p = packed(t, rm, n, k, g);
       std::vector<float> xs = normal(size_t(m * k), 13);
