@@ -148,7 +148,8 @@ def ingot_weights(ingot, artifact):
     parts = []
     for f in formats:
         g = f.get("group_size")
-        g = "" if g is None else (f" g{g}" if isinstance(g, int) else f" ({g} groups)")
+        g = ("" if g is None else f" g{g}" if isinstance(g, int)
+             else " per channel" if g == "channel" else f" ({g} groups)")
         parts.append(f"{f['format']}{g}" + (f" {f['bytes'] / 1e6:.1f} MB" if len(formats) > 1 else ""))
     return " + ".join(parts), sum(f["bytes"] for f in formats), formats
 

@@ -361,6 +361,18 @@ def test_weight_formats_account_for_every_byte(name, quant, fmt, bpw, compiled):
     assert all(t["bits_per_weight"] == bpw for t in tensors if t["dtype"] == fmt)
 
 
+@pytest.mark.parametrize("quant, fmt", [("int8-channel", "q8"), ("fp8", "f8e4m3")])
+def test_weight_formats_say_per_channel(quant, fmt, compiled):
+    """A format whose every tensor is one group per row (K = 64 and 128
+    here) is "channel" in weight_formats, not "mixed"."""
+    info = compiled("llama", *QUANTS[quant][0]).info
+    q = next(f for f in info["weight_formats"] if f["format"] == fmt)
+    assert q["group_size"] == "channel"
+    assert {t["group_size"] for t in info["tensors"] if t["dtype"] == fmt} == {64, 128}
+    text = ingot("inspect", compiled("llama", *QUANTS[quant][0]).path).stdout
+    assert any(line.split()[:2] == [fmt, "channel"] for line in text.splitlines()), text
+
+
 def test_quant_on_a_graph_without_hf_linears_warns(tmp_path):
     """An ONNX MatMul by a weight becomes a "kn" linear, which --quant does
     not touch yet: the compile says so instead of staying silent."""

@@ -35,6 +35,7 @@ namespace ingot::cli {
 struct WeightFormatTotal {
   std::string format;    // dtypeName: "float32", "q8", "q4m", ...
   int64_t groupSize = 0; // quantised: the tensors' group size, -1 if mixed
+  bool perChannel = true; // quantised: every tensor one group per row
   uint64_t tensors = 0, elements = 0, bytes = 0;
   double bitsPerWeight() const {
     return elements ? 8.0 * double(bytes) / double(elements) : 0;

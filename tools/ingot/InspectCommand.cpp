@@ -215,9 +215,10 @@ void printText(const Artifact &art) {
     char bits[32];
     std::snprintf(bits, sizeof bits, "%.2f", f.bitsPerWeight());
     rows.push_back({f.format,
-                    f.groupSize > 0   ? std::to_string(f.groupSize)
-                    : f.groupSize < 0 ? "mixed"
-                                      : "-",
+                    f.groupSize == 0  ? "-"
+                    : f.perChannel    ? "channel"
+                    : f.groupSize > 0 ? std::to_string(f.groupSize)
+                                      : "mixed",
                     std::to_string(f.tensors), humanBytes(f.bytes), bits});
   }
   printTable(rows);

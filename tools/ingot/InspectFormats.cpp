@@ -24,6 +24,8 @@ std::vector<WeightFormatTotal> weightFormats(const Manifest &m) {
       elements *= uint64_t(std::max<int64_t>(d, 0));
     if (it->groupSize != t.groupSize)
       it->groupSize = -1; // several group sizes (per channel, mixed K)
+    it->perChannel &=
+        t.groupSize > 0 && !t.shape.empty() && t.groupSize == t.shape.back();
     ++it->tensors;
     it->elements += elements;
     it->bytes += t.bytes;

@@ -101,7 +101,10 @@ OrderedJson jsonWeightFormats(const Manifest &m) {
   OrderedJson list = OrderedJson::array();
   for (const WeightFormatTotal &f : weightFormats(m)) {
     OrderedJson e = {{"format", f.format}};
-    if (f.groupSize > 0)
+    // One group per row in every tensor: "channel", whatever their K.
+    if (f.groupSize != 0 && f.perChannel)
+      e["group_size"] = "channel";
+    else if (f.groupSize > 0)
       e["group_size"] = f.groupSize;
     else if (f.groupSize < 0)
       e["group_size"] = "mixed";
