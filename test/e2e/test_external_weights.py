@@ -46,6 +46,7 @@ CASES = [
     ("gemma3", ("--quant", "int8", "--group-size", "32")),
     ("phi3", ("--quant", "fp8")),
     ("llama", ("--quant", "int4", "--act-quant", "int8")),
+    ("qwen2", ("--quant", "int8", "--group-size", "0", "--act-quant", "int8")),
     ("qwen2", ("--pack-weights=on",)),
 ]
 
