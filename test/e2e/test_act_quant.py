@@ -156,10 +156,11 @@ def act_quant_reference(ref, info):
     return ref
 
 
-@pytest.mark.parametrize("name,type_name", CASES)
-def test_logits_match_the_act_quant_reference(name, type_name, built, tmp_path):
-    case, art, info = built(name, type_name, "--act-quant", "int8")
-    rng = np.random.default_rng(len(name) * 7 + len(type_name))
+def expect_act_quant_logits(label, art, info, load_ref, seed, tmp_path):
+    """ingot's logits for a random prompt against act_quant_reference on
+    the float64 model load_ref() gives (loaded twice: the reference patches
+    it)."""
+    rng = np.random.default_rng(seed)
     vocab = info["outputs"][0]["shape"][-1]
     prompt = [int(t) for t in rng.integers(3, vocab, size=13)]
     out = tmp_path / "logits.npy"
@@ -168,14 +169,22 @@ def test_logits_match_the_act_quant_reference(name, type_name, built, tmp_path):
                  timeout=300)
     assert proc.returncode == 0, describe(proc)
     actual = np.load(out).astype(np.float64)
-    want = act_quant_reference(hf_reference.load(case.ref), info).logits(prompt)[-1]
-    plain = hf_reference.load(case.ref).logits(prompt)[-1]
+    want = act_quant_reference(load_ref(), info).logits(prompt)[-1]
+    plain = load_ref().logits(prompt)[-1]
     err = float(np.linalg.norm(actual - want) / np.linalg.norm(want))
     moved = float(np.linalg.norm(want - plain) / np.linalg.norm(plain))
-    print(f"{name} {type_name}: vs act-quant reference {err:.3g}; "
+    print(f"{label}: vs act-quant reference {err:.3g}; "
           f"activation rounding moves the reference by {moved:.3g}")
     assert err < ACT_QUANT_RTOL
     assert moved > 10 * err, "the reference did not model the rounding"
+
+
+@pytest.mark.parametrize("name,type_name", CASES)
+def test_logits_match_the_act_quant_reference(name, type_name, built, tmp_path):
+    case, art, info = built(name, type_name, "--act-quant", "int8")
+    expect_act_quant_logits(f"{name} {type_name}", art, info,
+                            lambda: hf_reference.load(case.ref),
+                            len(name) * 7 + len(type_name), tmp_path)
 
 
 @pytest.fixture(scope="module")
@@ -208,24 +217,9 @@ def test_per_channel_logits_match_the_act_quant_reference(per_channel, tmp_path)
     artifact stores."""
     model, arts = per_channel
     (plain_art, _), (art, info) = arts["none"], arts["int8"]
-    rng = np.random.default_rng(17)
-    vocab = info["outputs"][0]["shape"][-1]
-    prompt = [int(t) for t in rng.integers(3, vocab, size=13)]
-    out = tmp_path / "logits.npy"
-    proc = ingot("generate", art, "--prompt-tokens", ",".join(map(str, prompt)),
-                 "--max-new-tokens", "1", "--temperature", "0", "--logits-out", out,
-                 timeout=300)
-    assert proc.returncode == 0, describe(proc)
-    actual = np.load(out).astype(np.float64)
-    weights = dequantised_reference(model, QuantArtifact(plain_art))
-    plain = weights.logits(prompt)[-1]
-    want = act_quant_reference(weights, info).logits(prompt)[-1]
-    err = float(np.linalg.norm(actual - want) / np.linalg.norm(want))
-    moved = float(np.linalg.norm(want - plain) / np.linalg.norm(plain))
-    print(f"per channel: vs act-quant reference {err:.3g}; "
-          f"activation rounding moves the reference by {moved:.3g}")
-    assert err < ACT_QUANT_RTOL
-    assert moved > 10 * err, "the reference did not model the rounding"
+    expect_act_quant_logits(
+        "per channel", art, info,
+        lambda: dequantised_reference(model, QuantArtifact(plain_art)), 17, tmp_path)
 
 
 def test_tied_embedding_is_stored_once(built):

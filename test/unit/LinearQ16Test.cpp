@@ -254,6 +254,19 @@ TEST(LinearQ16, EveryIsaQuantisesActivationsToTheSameBytes) {
   }
 }
 
+/// m rows of k values quantised to +127 (row 0, x = 3) and -127 (the
+/// others, x = -3).
+QuantizedRows saturatedRows(int64_t m, int64_t k) {
+  std::vector<float> xs(size_t(m * k), 3.0f);
+  std::fill(xs.begin() + k, xs.end(), -3.0f);
+  QuantizedRows x;
+  x.resize(m, k);
+  quantizeRowsQ8(xs.data(), 0, m, x);
+  EXPECT_EQ(x.q[0], 127);
+  EXPECT_EQ(x.q[size_t(k)], -127);
+  return x;
+}
+
 // All nibbles 15 against all activations +-127: the largest block sums,
 // where 16-bit partial sums (AVX2) would overflow if their bound were off.
 TEST(LinearQ16, SaturatedInt4BlocksStayExact) {
@@ -268,13 +281,7 @@ TEST(LinearQ16, SaturatedInt4BlocksStayExact) {
         rm[b + 2] = 0x00, rm[b + 3] = 0xbc; // m = -1.0
     }
     const std::vector<uint8_t> p = packed(t, rm, n, k);
-    std::vector<float> xs(size_t(m * k), 3.0f);
-    std::fill(xs.begin() + k, xs.end(), -3.0f);
-    QuantizedRows x;
-    x.resize(m, k);
-    quantizeRowsQ8(xs.data(), 0, m, x);
-    ASSERT_EQ(x.q[0], 127);
-    ASSERT_EQ(x.q[size_t(k)], -127);
+    const QuantizedRows x = saturatedRows(m, k);
     Q16LinearArgs a;
     a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = t;
     for (const Q16LinearKernels *ks : kernelSets()) {
@@ -305,12 +312,7 @@ TEST(LinearQ16, SaturatedQ8StaysExact) {
       std::fill(row + 2, row + blockBytes, uint8_t(0x7f));
   }
   const std::vector<uint8_t> p = packed(DType::Q8, rm, n, k, k);
-  std::vector<float> xs(size_t(m * k), 3.0f);
-  std::fill(xs.begin() + k, xs.end(), -3.0f);
-  QuantizedRows x;
-  x.resize(m, k);
-  quantizeRowsQ8(xs.data(), 0, m, x);
-  ASSERT_EQ(x.q[0], 127);
+  const QuantizedRows x = saturatedRows(m, k);
   Q16LinearArgs a;
   a.n = n, a.k = k, a.x = &x, a.w = p.data(), a.wType = DType::Q8, a.group = k;
   for (const Q16LinearKernels *ks : kernelSets()) {
