@@ -57,6 +57,17 @@ inline Tensor i32(Shape s, const std::vector<int32_t> &v) {
   return make(DType::I32, s, v);
 }
 
+/// n values from N(0, scale^2), the same for the same seed (std::mt19937).
+inline std::vector<float> normalValues(size_t n, uint32_t seed,
+                                       float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
 /// Fixed-seed generator; each test makes its own so tests stay independent.
 struct Rng {
   std::mt19937_64 gen;

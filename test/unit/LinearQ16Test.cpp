@@ -1,20 +1,19 @@
 //===- LinearQ16Test.cpp - "q16" weights and the int8-activation linear ---===//
 //
-// packQ16 is a permutation of the row-major blocks (unpackQ16Row inverts
-// it row by row); activations quantise within half a step, to the same
-// bytes on every ISA; every ISA's
-// "q16" kernel gives bitwise the portable kernel's sums, which equal the
-// exact integer block sums scaled in double to f32 rounding; a row's result
-// does not depend on the batch; and through the kernel registry the linear
-// stays within the activation-rounding bound of the f32 linear on the
-// dequantised weights, gathers "q16" rows exactly, and refuses a weight
-// whose stored layout is not the one its w_layout reads.
+// Activations quantise within half a step, to the same bytes on every ISA;
+// every ISA's "q16" kernel (groups of 32 and per channel) gives bitwise
+// the portable kernel's sums, which equal the exact integer block sums
+// scaled in double to f32 rounding; a row's result does not depend on the
+// batch; and through the kernel registry the linear stays within the
+// activation-rounding bound of the f32 linear on the dequantised weights.
+// The layout itself: Q16LayoutTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cpu/LinearQ16.h"
 #include "KernelTestUtil.h"
 #include "LlmTestUtil.h"
+#include "Q16TestUtil.h"
 #include "cpu/Gemm.h"
 #include "cpu/KernelUtil.h"
 #include "ingot/Quant.h"
@@ -30,91 +29,13 @@
 
 using namespace ingot;
 using namespace ingot::cpu;
+using namespace ingot::test::q16;
 
 namespace {
 
-/// A "q16" weight format: blocks of 32, or (group 0) one block per row,
-/// which only q8 has (per output channel).
-struct Format {
-  DType t;
-  int64_t group;
-  int64_t groupFor(int64_t k) const { return group ? group : k; }
-  std::string name() const {
-    return std::string(dtypeName(t)) + (group ? " g32" : " per channel");
-  }
-};
-constexpr Format kFormats[] = {
-    {DType::Q8, 32}, {DType::Q4, 32}, {DType::Q4M, 32}, {DType::Q8, 0}};
-
-std::vector<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-/// Row-major blocks of a random [n, k] weight, a few rows all zero or with
-/// one large value, so that scales span a wide range.
-std::vector<uint8_t> rowMajorBlocks(DType t, int64_t n, int64_t k,
-                                    uint32_t seed, int64_t group = 32) {
-  std::vector<float> w = normal(size_t(n * k), seed, 0.05f);
-  for (int64_t c = 0; c < k; ++c)
-    w[size_t(1 * k + c)] = 0.0f;
-  w[size_t(2 * k + 5)] = 3.0f;
-  std::vector<uint8_t> q(size_t(quantTensorBytes(t, n, k, group)));
-  QuantOptions o;
-  o.format = t;
-  o.group = group;
-  EXPECT_TRUE(quantizeTensor(o, DType::F32, w.data(), n, k, q.data()).isOk());
-  return q;
-}
-
-std::vector<uint8_t> packed(DType t, const std::vector<uint8_t> &rowMajor,
-                            int64_t n, int64_t k, int64_t group = 32) {
-  std::vector<uint8_t> out(rowMajor.size());
-  EXPECT_TRUE(packQ16(t, rowMajor.data(), n, k, group, out.data()).isOk());
-  return out;
-}
-
-TEST(Q16Layout, PackIsAPermutationThatUnpacksRowByRow) {
-  for (const Format &f : kFormats) {
-    SCOPED_TRACE(f.name());
-    const DType t = f.t;
-    const int64_t n = 48, k = 96, g = f.groupFor(k);
-    const int64_t rowBytes = quantRowBytes(t, k, g);
-    const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 3, g);
-    const std::vector<uint8_t> p = packed(t, rm, n, k, g);
-    ASSERT_NE(rm, p); // it does reorder
-    std::vector<uint8_t> row(static_cast<size_t>(rowBytes));
-    for (int64_t r = 0; r < n; ++r) {
-      unpackQ16Row(t, p.data(), k, g, r, row.data());
-      ASSERT_EQ(0, std::memcmp(row.data(), rm.data() + r * rowBytes,
-                               size_t(rowBytes)))
-          << "row " << r;
-    }
-  }
-}
-
-TEST(Q16Layout, RefusesWhatItCannotHold) {
-  EXPECT_NE(q16Unsupported(DType::F8E4M3, 16, 32, 32), "");
-  EXPECT_NE(q16Unsupported(DType::Q4, 20, 32, 32), "");
-  EXPECT_NE(q16Unsupported(DType::Q4, 16, 48, 32), "");
-  EXPECT_NE(q16Unsupported(DType::Q8, 16, 128, 64), "");
-  EXPECT_NE(q16Unsupported(DType::Q4, 16, 64, 64), "");
-  EXPECT_NE(q16Unsupported(DType::Q8, 16, 48, 48), "");
-  EXPECT_EQ(q16Unsupported(DType::Q8, 16, 64, 64), ""); // per channel
-  EXPECT_EQ(q16Unsupported(DType::Q4M, 16, 64, 32), "");
-  EXPECT_FALSE(checkWeightLayout("q16", DType::F32, {16, 32}, 0).isOk());
-  EXPECT_FALSE(checkWeightLayout("nk16", DType::Q4, {16, 32}, 32).isOk());
-  EXPECT_FALSE(checkWeightLayout("nk8", DType::F32, {16, 32}, 0).isOk());
-  EXPECT_TRUE(checkWeightLayout("q16", DType::Q8, {32, 64}, 32).isOk());
-}
-
 TEST(Q16Activations, QuantiseWithinHalfAStep) {
   const int64_t m = 3, k = 128;
-  std::vector<float> x = normal(size_t(m * k), 5);
+  std::vector<float> x = test::normalValues(size_t(m * k), 5);
   for (int64_t c = 32; c < 64; ++c)
     x[size_t(c)] = 0.0f; // an all-zero block
   QuantizedRows q;
@@ -205,9 +126,9 @@ TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
       const int64_t n = 48, g = f.groupFor(k);
       const std::vector<uint8_t> rm = rowMajorBlocks(t, n, k, 11, g);
       const std::vector<uint8_t> p = packed(t, rm, n, k, g);
-      std::vector<float> xs = normal(size_t(m * k), 13);
+      std::vector<float> xs = test::normalValues(size_t(m * k), 13);
       xs[7] = 40.0f; // an outlier in one block
-      const std::vector<float> bias = normal(size_t(n), 17);
+      const std::vector<float> bias = test::normalValues(size_t(n), 17);
       QuantizedRows x;
       x.resize(m, k);
       quantizeRowsQ8(xs.data(), 0, m, x);
@@ -233,7 +154,7 @@ TEST(LinearQ16, EveryIsaMatchesTheExactSumsBitwiseAlike) {
 
 TEST(LinearQ16, EveryIsaQuantisesActivationsToTheSameBytes) {
   const int64_t m = 5, k = 96;
-  std::vector<float> xs = normal(size_t(m * k), 31);
+  std::vector<float> xs = test::normalValues(size_t(m * k), 31);
   xs[3] = -55.0f;                   // an outlier
   for (int64_t c = 32; c < 64; ++c) // an all-zero block
     xs[size_t(k + c)] = 0.0f;
@@ -335,7 +256,7 @@ TEST(LinearQ16, ARowsResultDoesNotDependOnTheBatch) {
     const int64_t n = 32, k = 576, m = 13, g = f.groupFor(k);
     const std::vector<uint8_t> p =
         packed(f.t, rowMajorBlocks(f.t, n, k, 19, g), n, k, g);
-    const std::vector<float> xs = normal(size_t(m * k), 23);
+    const std::vector<float> xs = test::normalValues(size_t(m * k), 23);
     QuantizedRows all, one;
     all.resize(m, k);
     quantizeRowsQ8(xs.data(), 0, m, all);
@@ -355,16 +276,6 @@ TEST(LinearQ16, ARowsResultDoesNotDependOnTheBatch) {
   }
 }
 
-/// The weight's values as stored (dequantised rows), [n, k] f32.
-std::vector<float> dequantised(DType t, const std::vector<uint8_t> &rm,
-                               int64_t n, int64_t k, int64_t group = 32) {
-  std::vector<float> w(size_t(n * k));
-  const int64_t rowBytes = quantRowBytes(t, k, group);
-  for (int64_t j = 0; j < n; ++j)
-    dequantizeRow(t, group, rm.data() + j * rowBytes, k, w.data() + j * k);
-  return w;
-}
-
 /// Through the registry: within the bound the activation rounding allows
 /// (each x value moves by at most half its block's step, d/2, so an output
 /// by at most the sum of |w|·d/2) of the f32 linear on the same weights.
@@ -380,7 +291,7 @@ TEST(LinearQ16, KernelStaysWithinTheActivationRoundingBound) {
       test::Tensor wq;
       wq.dtype = t, wq.shape = {n, k}, wq.data = packed(t, rm, n, k, g);
       const std::vector<float> wf = dequantised(t, rm, n, k, g);
-      const std::vector<float> xs = normal(size_t(m * k), 31);
+      const std::vector<float> xs = test::normalValues(size_t(m * k), 31);
       const test::Tensor x = test::f32({m, k}, xs);
       test::Call c("linear", {&x, &wq}, {test::strAttr("w_layout", "q16")});
       c.groupSizes = {0, g};
@@ -403,50 +314,6 @@ TEST(LinearQ16, KernelStaysWithinTheActivationRoundingBound) {
           ASSERT_NEAR(got[r * n + j], want, bound * 1.001) << r << "," << j;
         }
     }
-}
-
-TEST(LinearQ16, RefusesAWeightStoredInAnotherLayout) {
-  const int64_t n = 16, k = 32;
-  test::Tensor wq;
-  wq.dtype = DType::Q4;
-  wq.shape = {n, k};
-  wq.data = rowMajorBlocks(DType::Q4, n, k, 37);
-  const test::Tensor x = test::f32({1, k}, normal(size_t(k), 41));
-  test::Call c("linear", {&x, &wq}, {test::strAttr("w_layout", "q16")});
-  c.groupSizes = {0, 32};
-  std::vector<test::Tensor> outs;
-  Status s = test::runKernel(c, &outs); // stored row-major
-  ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("stored as \"row-major\""), std::string::npos)
-      << s.message();
-  c.layouts = {"", "q16"};
-  c.attrs = {test::strAttr("w_layout", "nk")}; // q16 bytes read as rows
-  EXPECT_FALSE(test::runKernel(c, &outs).isOk());
-}
-
-TEST(Q16Gather, RowsAreTheDequantisedRowsBitwise) {
-  for (const Format &f : kFormats) {
-    SCOPED_TRACE(f.name());
-    const DType t = f.t;
-    const int64_t rows = 48, k = 64, group = f.groupFor(k);
-    const std::vector<uint8_t> rm = rowMajorBlocks(t, rows, k, 43, group);
-    const std::vector<float> all = dequantised(t, rm, rows, k, group);
-    test::Tensor table;
-    table.dtype = t, table.shape = {rows, k},
-    table.data = packed(t, rm, rows, k, group);
-    const std::vector<int64_t> ids = {3, 0, 47, -1, 17, 31};
-    test::Tensor idx = test::make(DType::I64, {2, 3}, ids);
-    test::Call g("gather", {&table, &idx}, {});
-    g.groupSizes = {group, 0};
-    g.layouts = {"q16", ""};
-    const test::Tensor out = test::runOk(g);
-    const float *y = test::ptr<float>(out);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const int64_t row = ids[i] < 0 ? ids[i] + rows : ids[i];
-      ASSERT_EQ(0, std::memcmp(y + i * k, all.data() + row * k, size_t(k) * 4))
-          << "index " << ids[i];
-    }
-  }
 }
 
 } // namespace

@@ -26,15 +26,6 @@ using namespace ingot::cpu;
 
 namespace {
 
-std::vector<float> randomValues(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
 struct Case {
   DType format;
   int64_t k, group;
@@ -67,7 +58,7 @@ TEST(Quant, BlockSizesMatchLlamaCppAtGroup32) {
 TEST(Quant, RoundTripWithinHalfAStep) {
   for (const Case &c : kCases) {
     SCOPED_TRACE(describe(c));
-    std::vector<float> x = randomValues(size_t(c.k), 7);
+    std::vector<float> x = test::normalValues(size_t(c.k), 7);
     x[3] = 0;
     std::vector<uint8_t> q(size_t(quantRowBytes(c.format, c.k, c.group)));
     quantizeRow({c.format, c.group}, x.data(), c.k, q.data());
@@ -155,7 +146,7 @@ std::vector<const QuantLinearKernels *> supportedSets(int lanes) {
 /// `n` rows of random weights of case c (one row shifted so that q4m's
 /// minimum matters), quantised.
 std::vector<uint8_t> quantisedWeights(const Case &c, int64_t n, uint32_t seed) {
-  std::vector<float> wf = randomValues(size_t(n * c.k), seed, 0.05f);
+  std::vector<float> wf = test::normalValues(size_t(n * c.k), seed, 0.05f);
   for (int64_t i = 0; i < c.k; ++i)
     wf[size_t(i)] += 0.3f;
   std::vector<uint8_t> w(size_t(quantTensorBytes(c.format, n, c.k, c.group)));
@@ -186,8 +177,8 @@ TEST(LinearQuant, EveryIsaMatchesTheExactSumsBitwiseAlike) {
       const int64_t n = 23;
       std::vector<uint8_t> w = quantisedWeights(c, n, 11);
       std::vector<float> wf = dequantised(c, w, n);
-      std::vector<float> x = randomValues(size_t((m + 2) * c.k), 12);
-      std::vector<float> bias = randomValues(size_t(n), 13);
+      std::vector<float> x = test::normalValues(size_t((m + 2) * c.k), 12);
+      std::vector<float> bias = test::normalValues(size_t(n), 13);
       std::vector<float> first;
       for (const QuantLinearKernels *ks : supportedSets(lanes)) {
         SCOPED_TRACE(ks->isa);
@@ -226,12 +217,12 @@ Attr wLayoutNk() {
 std::pair<test::Tensor, test::Tensor> bothLinears(const Case &c, int64_t m,
                                                   int64_t n, uint32_t seed) {
   std::vector<uint8_t> wq = quantisedWeights(c, n, seed);
-  test::Tensor x =
-      test::make(DType::F32, {m, c.k}, randomValues(size_t(m * c.k), seed + 1));
+  test::Tensor x = test::make(DType::F32, {m, c.k},
+                              test::normalValues(size_t(m * c.k), seed + 1));
   test::Tensor bias =
-      test::make(DType::F32, {n}, randomValues(size_t(n), seed + 2));
-  test::Tensor res =
-      test::make(DType::F32, {m, n}, randomValues(size_t(m * n), seed + 3));
+      test::make(DType::F32, {n}, test::normalValues(size_t(n), seed + 2));
+  test::Tensor res = test::make(DType::F32, {m, n},
+                                test::normalValues(size_t(m * n), seed + 3));
   test::Tensor wQ;
   wQ.dtype = c.format, wQ.shape = {n, c.k}, wQ.data = wq;
   test::Tensor wF = test::make(DType::F32, {n, c.k}, dequantised(c, wq, n));
