@@ -30,8 +30,8 @@ sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
 import gguf_models  # noqa: E402
 import hf_models  # noqa: E402
 import hf_reference  # noqa: E402
-from test_quant_models import Artifact as QuantArtifact  # noqa: E402
-from test_quant_models import dequantised_reference  # noqa: E402
+from quant_testlib import Artifact as QuantArtifact  # noqa: E402
+from quant_testlib import dequantised_reference  # noqa: E402
 
 COMPILE_FLAGS = ["--max-tokens-per-step", "8", "--max-seqs", "4",
                  "--max-context", "64", "--block-size", "4"]

@@ -11,40 +11,20 @@ BF16 and F16 with biases) are compiled with each quantisation setting, and
     gather keeps the original); norms, embeddings and biases never are;
   - ingot's logits match the float64 reference (hf_reference.py) run with
     the weights dequantised from those bytes, tightly, and the reference
-    with the original weights, within the format's own error;
-  - --quant-exclude, bad flags and inspect's byte accounting behave.
+    with the original weights, within the format's own error.
+
+Flags and inspect: test_quant_flags.py.
 """
-import json
 import re
-import sys
 
 import numpy as np
 import pytest
 
-from ingot_testlib import SOURCE_DIR, describe, ingot
+from ingot_testlib import describe, ingot
+from quant_testlib import (COMPILE_FLAGS, MODELS, QUANTS, Artifact, compiled,  # noqa: F401
+                           dequantised_reference,
+                           expected_quantised, hf_models, hf_reference, models, source)
 from test_quant_format import dequantize, quantize, row_bytes
-
-sys.path.insert(0, str(SOURCE_DIR / "test" / "fixtures"))
-import hf_models  # noqa: E402
-import hf_reference  # noqa: E402
-
-MODELS = ["llama", "llama_tied_bf16", "qwen2"]
-# setting -> (compile flags, stored format, group; 0 = K, per channel)
-QUANTS = {
-    "int8": (["--quant", "int8"], "q8", 32),
-    # int4 keeps its lm_head at int8 by default (test_int4_lm_head_is_int8);
-    # `same` puts it in the setting's format, which the checks below expect.
-    "int4": (["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same"],
-             "q4", 32),
-    "int4-asym": (["--quant", "int4", "--quant-lm-head", "same"], "q4m", 32),
-    "int4-g48": (["--quant", "int4", "--quant-scheme", "sym", "--group-size", "48",
-                  "--quant-lm-head", "same"], "q4", 48),  # K=64: 48+16
-    "int8-channel": (["--quant", "int8", "--group-size", "0"], "q8", 0),
-    "fp8": (["--quant", "fp8"], "f8e4m3", 0),
-}
-COMPILE_FLAGS = ["--max-tokens-per-step", "8", "--max-seqs", "4",
-                 "--max-context", "64", "--block-size", "4"]
-LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 # Logit tolerances (norm-wise relative error, as in test_llm.py).
 #
@@ -65,72 +45,6 @@ DEQUANT_RTOL = 1e-4
 # 0.27..0.36. Bounds are ~1.6x the largest: they catch a format that
 # degrades (a scale off by a factor, a lost level) without flaking.
 ORIGINAL_RTOL = {"q8": 0.07, "f8e4m3": 0.25, "q4": 0.7, "q4m": 0.6}
-
-
-# -----------------------------------------------------------------------------
-# Fixtures: models, artifacts (compiled once per model and setting)
-# -----------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    out = tmp_path_factory.mktemp("hf")
-    return {name: hf_models.make_model(name, out) for name in MODELS}
-
-
-@pytest.fixture(scope="module")
-def source(models):
-    """Source weights as float32 (exact: every stored F32/F16/BF16 value is
-    one), keyed by safetensors name."""
-    return {name: {n: w.astype(np.float32) for n, w in
-                   hf_reference.load_weights(path).items()}
-            for name, path in models.items()}
-
-
-class Artifact:
-    def __init__(self, path):
-        self.path = path
-        self.data = path.read_bytes()
-        proc = ingot("inspect", path, "--json")
-        assert proc.returncode == 0, describe(proc)
-        self.info = json.loads(proc.stdout)
-        self.weights_offset = next(s["offset"] for s in self.info["sections"]
-                                   if s["name"] == "weights")
-
-    def tensor_bytes(self, t):
-        at = self.weights_offset + t["offset"]
-        return np.frombuffer(self.data[at:at + t["bytes"]], dtype=np.uint8)
-
-    def quantised(self):
-        """(tensor entry, source parts, format, group) of each quantised tensor."""
-        for t in self.info["tensors"]:
-            if "@" in t["name"]:
-                base, suffix = t["name"].rsplit("@", 1)
-                fmt, group = re.fullmatch(r"(q8|q4m|q4|f8e4m3)g(\d+)", suffix).groups()
-                yield t, base.split("+"), fmt, int(group)
-
-
-@pytest.fixture(scope="module")
-def compiled(models, tmp_path_factory):
-    out, cache = tmp_path_factory.mktemp("artifacts"), {}
-
-    def get(name, *flags):
-        key = (name,) + flags
-        if key not in cache:
-            path = out / f"{name}-{len(cache)}.ingot"
-            proc = ingot("compile", models[name], "-o", path, *COMPILE_FLAGS, *flags,
-                         timeout=300)
-            assert proc.returncode == 0, describe(proc)
-            cache[key] = Artifact(path)
-        return cache[key]
-    return get
-
-
-def expected_quantised(weights):
-    """Source names that must be quantised: every linear weight, and the
-    lm_head (the tied embedding's copy when there is no lm_head.weight)."""
-    names = {n for n in weights if n.split(".")[-2] in LINEARS and n.endswith(".weight")}
-    return names | {"lm_head.weight" if "lm_head.weight" in weights
-                    else "model.embed_tokens.weight"}
 
 
 # -----------------------------------------------------------------------------
@@ -238,26 +152,6 @@ def test_norms_embeddings_and_biases_keep_their_dtype(name, compiled, models):
 # Logits
 # -----------------------------------------------------------------------------
 
-def dequantised_reference(model_dir, art):
-    """The float64 reference with every quantised weight replaced by what its
-    artifact bytes stand for (merged tensors split back by source rows). A
-    tied model's embedding stays original: were the gather reading the
-    quantised copy, its logits would miss DEQUANT_RTOL by far."""
-    ref = hf_reference.load(model_dir)
-    for t, parts, fmt, group in art.quantised():
-        n, k = t["shape"]
-        w = dequantize(fmt, art.tensor_bytes(t).reshape(n, -1), k, group)
-        rows = np.cumsum([ref.w[p].shape[0] for p in parts])[:-1]
-        for p, piece in zip(parts, np.split(w, rows)):
-            if len(parts) == 1 and p == "model.embed_tokens.weight":
-                ref.lm_head = piece          # tied: the gather keeps the original
-            else:
-                ref.w[p] = piece
-                if p == "lm_head.weight":
-                    ref.lm_head = piece
-    return ref
-
-
 def ingot_logits(art, prompt, tmp_path):
     out = tmp_path / "logits.npy"
     proc = ingot("generate", art.path, "--prompt-tokens", ",".join(map(str, prompt)),
@@ -290,118 +184,3 @@ def test_logits_match_the_dequantised_reference(name, quant, compiled, models, t
     print(f"{name} {quant}: dequantised {err:.3g}, original {err_orig:.3g}")
     assert err < DEQUANT_RTOL, f"{name} {quant}: vs dequantised weights {err:.3g}"
     assert err_orig < ORIGINAL_RTOL[fmt], f"{name} {quant}: vs original {err_orig:.3g}"
-
-
-# -----------------------------------------------------------------------------
-# Flags and inspect
-# -----------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", ["llama", "llama_tied_bf16"])
-def test_exclude_lm_head(name, compiled):
-    art = compiled(name, "--quant", "int8", "--quant-exclude", "lm_head")
-    tensor, plain = {"llama": ("lm_head.weight", "float32"),
-                     "llama_tied_bf16": ("model.embed_tokens.weight", "bfloat16")}[name]
-    assert art.info["lm_head"] == {"tensor": tensor, "format": plain}
-    quantised = {p for _, parts, _, _ in art.quantised() for p in parts}
-    assert len(quantised) == 2 * len(LINEARS)
-    assert not quantised & {"lm_head.weight", "model.embed_tokens.weight"}
-
-
-def test_exclude_mlp(compiled, source):
-    art = compiled("llama", "--quant", "int4", "--quant-exclude", "*mlp*")
-    quantised = {p for _, parts, _, _ in art.quantised() for p in parts}
-    assert quantised == {n for n in expected_quantised(source["llama"]) if ".mlp." not in n}
-    names = {t["name"] for t in art.info["tensors"]}
-    assert "model.layers.0.mlp.down_proj.weight" in names
-
-
-@pytest.mark.parametrize("args, flag", [
-    (["--quant", "int3"], "--quant"),
-    (["--quant", "int4", "--quant-scheme", "foo"], "--quant-scheme"),
-    (["--quant", "int4", "--quant-lm-head", "int3"], "--quant-lm-head"),
-    (["--quant", "int8", "--group-size", "-1"], "--group-size"),
-    (["--quant", "int8", "--quant-scheme", "asym"], "--quant-scheme"),
-])
-def test_bad_quant_flags(args, flag, models, tmp_path):
-    out = tmp_path / "bad.ingot"
-    proc = ingot("compile", models["llama"], "-o", out, *args)
-    assert proc.returncode != 0, describe(proc)
-    assert flag in proc.stderr, describe(proc)
-    assert not out.exists()
-
-
-WEIGHT_ALIGNMENT = 64  # bytes; each tensor of the weights section starts on one
-
-
-@pytest.mark.parametrize("quant, fmt, bpw", [("int8", "q8", 8.5), ("int4", "q4", 4.5),
-                                             ("int4-asym", "q4m", 5.0)])
-@pytest.mark.parametrize("name", MODELS)
-def test_weight_formats_account_for_every_byte(name, quant, fmt, bpw, compiled):
-    """weight_formats sums the tensors' bytes; the weights section is those
-    tensors in order, each starting on the alignment (so the section also
-    holds padding: 8..32 bytes after the tied model's quantised embedding
-    copy, whose size is no multiple of 64)."""
-    info = compiled(name, *QUANTS[quant][0]).info
-    section = next(s for s in info["sections"] if s["name"] == "weights")
-    tensors = sorted(info["tensors"], key=lambda t: t["offset"])
-    end = 0
-    for t in tensors:
-        assert t["offset"] == -(-end // WEIGHT_ALIGNMENT) * WEIGHT_ALIGNMENT, t["name"]
-        end = t["offset"] + t["bytes"]
-    assert end == section["size"]
-    formats = info["weight_formats"]
-    assert sum(f["bytes"] for f in formats) == sum(t["bytes"] for t in tensors)
-    for f in formats:
-        mine = [t for t in tensors if t["dtype"] == f["format"]]
-        assert f["tensors"] == len(mine)
-        assert f["bytes"] == sum(t["bytes"] for t in mine)
-        assert f["elements"] == sum(int(np.prod(t["shape"])) for t in mine)
-    q = next(f for f in formats if f["format"] == fmt)
-    assert (q["group_size"], q["bits_per_weight"]) == (32, bpw)
-    assert all(t["bits_per_weight"] == bpw for t in tensors if t["dtype"] == fmt)
-
-
-@pytest.mark.parametrize("quant, fmt", [("int8-channel", "q8"), ("fp8", "f8e4m3")])
-def test_weight_formats_say_per_channel(quant, fmt, compiled):
-    """A format whose every tensor is one group per row (K = 64 and 128
-    here) is "channel" in weight_formats, not "mixed"."""
-    info = compiled("llama", *QUANTS[quant][0]).info
-    q = next(f for f in info["weight_formats"] if f["format"] == fmt)
-    assert q["group_size"] == "channel"
-    assert {t["group_size"] for t in info["tensors"] if t["dtype"] == fmt} == {64, 128}
-    text = ingot("inspect", compiled("llama", *QUANTS[quant][0]).path).stdout
-    assert any(line.split()[:2] == [fmt, "channel"] for line in text.splitlines()), text
-
-
-def test_quant_on_a_graph_without_hf_linears_warns(tmp_path):
-    """An ONNX MatMul by a weight becomes a "kn" linear, which --quant does
-    not touch yet: the compile says so instead of staying silent."""
-    from ingot_testlib import make_model, node, save_model
-    w = np.random.default_rng(3).standard_normal((64, 32)).astype(np.float32)
-    model = make_model([node("MatMul", ["x", "w"], ["y"])],
-                       [("x", np.float32, [4, 64])], ["y"], {"w": w})
-    path = save_model(model, tmp_path / "matmul.onnx")
-    proc = ingot("compile", path, "-o", tmp_path / "m.ingot", "--quant", "int8")
-    assert proc.returncode == 0, describe(proc)
-    assert "--quant int8 found no weight to quantise" in proc.stderr, describe(proc)
-
-
-@pytest.mark.parametrize("name", MODELS)
-def test_int4_lm_head_is_int8(name, compiled, source):
-    """By default --quant int4 stores the lm_head as q8 g32 (as llama.cpp's
-    4-bit files keep their output matrix at higher precision), byte for
-    byte numpy's q8 of the source; the other linears stay q4m."""
-    art = compiled(name, "--quant", "int4")
-    tied = hf_models.CASES[name].get("config", {}).get("tie_word_embeddings", False)
-    head = "model.embed_tokens.weight" if tied else "lm_head.weight"
-    assert art.info["lm_head"] == {"tensor": head + "@q8g32", "format": "q8",
-                                   "group_size": 32}
-    formats = {t["dtype"] for t in art.info["tensors"] if "@" in t["name"]}
-    assert formats == {"q4m", "q8"}
-    for t, parts, fmt, group in art.quantised():
-        if fmt != "q8":
-            continue
-        assert parts == [head]
-        src = source[name][head]
-        want = quantize("q8", src, 32)
-        assert np.array_equal(art.tensor_bytes(t).reshape(want.shape), want)
