@@ -19,8 +19,8 @@
 //   y    = acc·dw (+ bias)
 //
 // so its inner loop is integer dot products and one multiply-add per 32
-// values, while x keeps the accuracy of 32-value scales (one scale per
-// row of x cost SmolLM2 4.7% perplexity on GPL-3; per 32: none).
+// values, while x keeps the accuracy of 32-value scales (SmolLM2 on GPL-3:
+// +0.73% perplexity over f32; one scale per row of x instead, +5.1%).
 //
 // Every vector lane is one output row, so every ISA and the portable
 // kernel give the same bits, and a row's result depends on nothing but
