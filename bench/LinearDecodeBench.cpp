@@ -58,6 +58,8 @@ struct LinearCase {
       ctx.inputs.resize(2);
       ctx.inputs[0] = {true, x.data.data(), DType::F32, {m, k}, "x"};
       ctx.inputs[1] = {true, w->data.data(), dt, {n, k}, "w"};
+      if (layout == "nk16")
+        ctx.inputs[1].layout = "nk16";
       cpu::KernelOutput o;
       o.data = y.data();
       o.capacityBytes = m * n * 4;
