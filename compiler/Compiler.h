@@ -43,6 +43,7 @@ struct CompileOptions {
   std::string quantScheme; // empty: the mode's default (int4: asym)
   std::vector<std::string> quantExclude;
   std::string quantLmHead; // same|int8|none; empty: int4 -> int8, else same
+  std::string quantEmbed = "none"; // none|same|int8: embedding tables
   // --act-quant none|int8|auto: int8 packs q8/q4/q4m weights in groups of
   // 32 as "q16" and their linears quantise x per 32-value block (CPU only);
   // auto is int8 for an LLM compiled for the CPU alone, else none. The

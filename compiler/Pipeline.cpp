@@ -94,6 +94,7 @@ void addQuantPasses(OpPassManager &pm, const PhaseInputs &in) {
   q.scheme = options.quantScheme;
   q.exclude.assign(options.quantExclude.begin(), options.quantExclude.end());
   q.lmHead = options.quantLmHead;
+  q.embed = options.quantEmbed;
   pm.nest<func::FuncOp>().addPass(createQuantizeWeights(q));
 }
 

@@ -11,8 +11,9 @@
 
 #include "llvm/ADT/SmallPtrSet.h"
 
-#include <map>
 #include "llvm/Support/GlobPattern.h"
+#include <map>
+#include <tuple>
 
 namespace ingot {
 #define GEN_PASS_DEF_QUANTIZEWEIGHTS
@@ -194,35 +195,92 @@ struct QuantizeWeightsPass
           << head << "'";
       return signalPassFailure();
     }
-    // One quantised param per original and format, shared by its linears;
-    // the original stays for other readers and is erased when none are left.
-    std::map<std::pair<Operation *, std::string>, ParamOp> quantised;
+    if (embed != "same" && embed != "int8" && embed != "none") {
+      func.emitError("ingot-quantize-weights: embed must be none, same or "
+                     "int8, got '")
+          << embed << "'";
+      return signalPassFailure();
+    }
+    // The format and group of a weight that follows `choice` (same, int8).
+    auto formatFor = [&](StringRef choice, ParamOp p) {
+      std::string f = format;
+      int64_t group = groupSize < 0 ? defaultGroup : groupSize;
+      if (choice == "int8")
+        f = "q8", group = groupSize < 0 ? 32 : groupSize;
+      const int64_t k = p.getType().getDimSize(1);
+      if (group == 0 || group > k)
+        group = k; // one group per row: per output channel
+      return std::make_pair(f, group);
+    };
+    // One quantised param per original, format and group, shared by its
+    // readers (a tied table quantised alike for its gather and the lm_head
+    // is stored once); the original stays for other readers and is erased
+    // when none are left.
+    std::map<std::tuple<Operation *, std::string, int64_t>, ParamOp> quantised;
+    auto assign = [&](ParamOp p, std::pair<std::string, int64_t> fg,
+                      OpOperand &use) {
+      ParamOp &q = quantised[{p.getOperation(), fg.first, fg.second}];
+      if (!q)
+        q = quantisedParam(p, fg.first, fg.second);
+      use.assign(q.getResult());
+    };
     func.walk([&](LinearOp l) {
       ParamOp p = quantisableWeight(l);
       if (!p || excludedByName(p, l.getLoc(), patterns))
         return;
-      std::string f = format;
-      int64_t group = groupSize < 0 ? defaultGroup : groupSize;
-      if (nodeName(l.getLoc()) == "lm_head" && head != "same") {
-        if (head == "none")
-          return;
-        f = "q8", group = groupSize < 0 ? 32 : groupSize;
-      }
-      ParamOp &q = quantised[{p.getOperation(), f}];
-      if (!q) {
-        const int64_t k = p.getType().getDimSize(1);
-        if (group == 0 || group > k)
-          group = k; // one group per row: per output channel
-        q = quantisedParam(p, f, group);
-      }
-      l.getWeightMutable().assign(q.getResult());
+      const bool isHead = nodeName(l.getLoc()) == "lm_head";
+      if (isHead && head == "none")
+        return;
+      assign(p, formatFor(isHead ? StringRef(head) : "same", p),
+             l.getWeightMutable());
     });
+    if (embed != "none") {
+      // Collected first: readRowsAsF32 erases the casts that follow them.
+      SmallVector<GatherOp> gathers;
+      func.walk([&](GatherOp g) { gathers.push_back(g); });
+      for (GatherOp g : gathers) {
+        ParamOp p = gatheredTable(g);
+        if (!p || excludedByName(p, g.getLoc(), patterns))
+          continue;
+        assign(p, formatFor(embed, p), g.getDataMutable());
+        readRowsAsF32(g);
+      }
+    }
     llvm::SmallPtrSet<Operation *, 8> originals;
     for (auto &[key, q] : quantised)
-      originals.insert(key.first);
+      originals.insert(std::get<0>(key));
     for (Operation *op : originals)
       if (op->use_empty())
         op->erase();
+  }
+
+  /// The runtime decodes a quantised table's rows to f32. A gather that
+  /// gave the table's bf16/f16 now feeds its casts to f32 directly (the
+  /// rows are the dequantised values, not rounded to the old type on the
+  /// way) and any other reader through a cast back.
+  static void readRowsAsF32(GatherOp g) {
+    auto type = cast<RankedTensorType>(g.getType());
+    if (type.getElementType().isF32())
+      return;
+    g.getResult().setType(type.clone(Float32Type::get(g.getContext())));
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : g.getResult().getUses())
+      uses.push_back(&use);
+    CastOp back;
+    for (OpOperand *use : uses) {
+      auto c = dyn_cast<CastOp>(use->getOwner());
+      if (c && c.getType() == g.getType()) {
+        c.getResult().replaceAllUsesWith(g.getResult());
+        c.erase();
+        continue;
+      }
+      if (!back) {
+        OpBuilder b(g->getContext());
+        b.setInsertionPointAfter(g);
+        back = CastOp::create(b, g.getLoc(), type, g.getResult(), nullptr);
+      }
+      use->set(back.getResult());
+    }
   }
 
   static ParamOp quantisedParam(ParamOp p, StringRef format, int64_t group) {

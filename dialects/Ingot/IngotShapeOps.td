@@ -78,7 +78,9 @@ def Ingot_ConcatOp : Ingot_Op<"concat"> {
 def Ingot_GatherOp : Ingot_Op<"gather"> {
   let summary = "take slices along an axis by index";
   let description = [{
-    ONNX `Gather`; negative indices count from the end.
+    ONNX `Gather`; negative indices count from the end. The result has
+    the table's element type, except from a quantised table (an
+    `ingot.param` with `#ingot.quant`), whose rows may be read as f32.
 
     ```mlir
     %e = ingot.gather %table, %ids {axis = 0 : i64} : (tensor<1000x64xf32>, tensor<?x?xi64>) -> tensor<?x?x64xf32>

@@ -207,7 +207,7 @@ def compile(source: str, output: str, target: Union[str, List[str]] = "cpu",
     """Compiles an ONNX model or a Hugging Face directory to an artifact,
     in-process. Flags are the CLI's as keywords: quant="int8",
     group_size=64, quant_scheme="sym", quant_exclude=["lm_head"],
-    quant_lm_head="int8", max_context=2048, block_size=16,
+    quant_lm_head="int8", quant_embed="same", max_context=2048, block_size=16,
     max_tokens_per_step=256, max_seqs=64, kv_layout=..., fusion=True,
     shapes={"input": [1, 3, 224, 224]}, weights="external" (no weight
     bytes in the artifact: pass Engine(..., weights=DIR) to run it)."""

@@ -32,6 +32,8 @@ void applyFlag(compiler::CompileOptions &o, const std::string &key,
     o.quantExclude = v.cast<std::vector<std::string>>();
   else if (key == "quant_lm_head")
     o.quantLmHead = v.cast<std::string>();
+  else if (key == "quant_embed")
+    o.quantEmbed = v.cast<std::string>();
   else if (key == "act_quant")
     o.actQuant = v.cast<std::string>();
   else if (key == "block_size")

@@ -98,21 +98,31 @@ def expected_quantised(weights):
                     else "model.embed_tokens.weight"}
 
 
-def dequantised_reference(model_dir, art):
+def dequantised_reference(model_dir, art, embedding_quantised=False):
     """The float64 reference with every quantised weight replaced by what its
     artifact bytes stand for (merged tensors split back by source rows). A
-    tied model's embedding stays original: were the gather reading the
-    quantised copy, its logits would miss test_quant_models.py's DEQUANT_RTOL by far."""
+    tied model's quantised embedding copy serves the lm_head; the gather
+    keeps the original table (were it reading the copy, the logits would
+    miss test_quant_models.py's DEQUANT_RTOL by far) unless
+    `embedding_quantised` (--quant-embed): then it reads the table the
+    artifact quantised for it, the lm_head's own when they share one."""
     ref = hf_reference.load(model_dir)
+    embed = "model.embed_tokens.weight"
+    head = art.info.get("lm_head", {}).get("tensor")
+    tables = [t["name"] for t, parts, _, _ in art.quantised() if parts == [embed]]
+    gather = next((n for n in tables if n != head), head)
     for t, parts, fmt, group in art.quantised():
         n, k = t["shape"]
         w = dequantize(fmt, art.tensor_bytes(t).reshape(n, -1), k, group)
         rows = np.cumsum([ref.w[p].shape[0] for p in parts])[:-1]
         for p, piece in zip(parts, np.split(w, rows)):
-            if len(parts) == 1 and p == "model.embed_tokens.weight":
-                ref.lm_head = piece          # tied: the gather keeps the original
-            else:
+            if p != embed:
                 ref.w[p] = piece
                 if p == "lm_head.weight":
                     ref.lm_head = piece
+                continue
+            if t["name"] == head:
+                ref.lm_head = piece
+            if embedding_quantised and t["name"] == gather:
+                ref.w[p] = piece
     return ref

@@ -18,6 +18,7 @@ FLAGS = {
         "--fusion": "on", "--pack-weights": "off", "--kv-layout": "target's",
         "--kv-cache-dtype,--kv-dtype": "float32",
         "--quant": "none", "--quant-scheme": "asym", "--quant-lm-head": "same",
+        "--quant-embed": "none",
         "--act-quant": "none",
         "--quant-exclude": None, "--group-size": "32", "--block-size": "16",
         "--max-tokens-per-step": "256", "--max-seqs": "64",

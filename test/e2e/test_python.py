@@ -215,3 +215,19 @@ def test_external_weights(model, tmp_path):
         ig.Engine(art)
     with pytest.raises(ValueError, match="weights='inside'"):
         ig.compile(model["dir"], tmp_path / "y.ingot", weights="inside")
+
+
+def test_quantised_embedding(model, tmp_path):
+    """compile(quant_embed=...) reaches the pass as --quant-embed does: the
+    embedding table leaves the artifact in q8, and a bad value is refused
+    with the pass's message."""
+    art = tmp_path / "q8-embed.ingot"
+    ig.compile(model["dir"], art, quant="int8", quant_embed="same", **FLAGS)
+    proc = ingot("inspect", art, "--json")
+    assert proc.returncode == 0, describe(proc)
+    names = {t["name"] for t in json.loads(proc.stdout)["tensors"]}
+    assert "model.embed_tokens.weight@q8g32" in names
+    assert "model.embed_tokens.weight" not in names
+    with pytest.raises(ig.Error, match="embed must be none, same or int8"):
+        ig.compile(model["dir"], tmp_path / "z.ingot", quant="int8",
+                   quant_embed="int3", **FLAGS)

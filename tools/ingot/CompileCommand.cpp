@@ -78,6 +78,12 @@ void declareQuantFlags(CommandLine &cl, compiler::CompileOptions *o) {
       "rest)",
       "same");
   declareChoice(
+      cl, "--quant-embed", {"none", "same", "int8"}, "none, same or int8",
+      [o](const std::string &v) { o->quantEmbed = v; },
+      "embedding tables: none (kept as they are), same (as --quant) or int8; "
+      "a tied table quantised like the lm_head is stored once",
+      o->quantEmbed);
+  declareChoice(
       cl, "--act-quant", {"none", "int8", "auto"}, "none, int8 or auto",
       [o](const std::string &v) { o->actQuant = v; },
       "CPU: linears on q8/q4/q4m weights in groups of 32, or q8 per channel, "

@@ -362,6 +362,17 @@ func.func @concat_no_inputs() -> tensor<f32> {
 
 // -----
 
+// A plain table's rows keep its element type (only a quantised one's
+// may be read as f32).
+func.func @gather_plain_table_as_f32(%i: tensor<?xi64>) -> tensor<?x16xf32> {
+  %t = ingot.param "embed" : tensor<100x16xbf16>
+  // expected-error @+1 {{'ingot.gather' op element types must match the result's, got 'bf16' and 'f32'}}
+  %r = ingot.gather %t, %i {axis = 0 : i64} : (tensor<100x16xbf16>, tensor<?xi64>) -> tensor<?x16xf32>
+  return %r : tensor<?x16xf32>
+}
+
+// -----
+
 func.func @gather_axis_out_of_range(%a: tensor<10x64xf32>, %i: tensor<?xi64>) -> tensor<?x64xf32> {
   // expected-error @+1 {{'ingot.gather' op gather axis 2 is out of range for data [10,64]}}
   %r = ingot.gather %a, %i {axis = 2 : i64} : (tensor<10x64xf32>, tensor<?xi64>) -> tensor<?x64xf32>

@@ -11,6 +11,11 @@
 // RUN: ingot-opt %s --ingot-quantize-weights --split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: not ingot-opt %s --ingot-quantize-weights="mode=int3" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADMODE
 // RUN: not ingot-opt %s --ingot-quantize-weights="mode=int8 scheme=asym" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADSCHEME
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int8 embed=same" --split-input-file | FileCheck %s --check-prefix=EMBED
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 embed=same" --split-input-file | FileCheck %s --check-prefix=EMBED4
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 embed=int8" --split-input-file | FileCheck %s --check-prefix=EMBED4INT8
+// RUN: ingot-opt %s --ingot-quantize-weights="mode=int8 embed=same lm-head=none" --split-input-file | FileCheck %s --check-prefix=EMBEDONLY
+// RUN: not ingot-opt %s --ingot-quantize-weights="mode=int8 embed=int2" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADEMBED
 
 // An "nk" linear's row-major weight gets a quantised param; the original
 // is gone once nothing reads it. K = 576 is not a multiple of 128: the
@@ -53,6 +58,35 @@ func.func @plain(%x: tensor<?x576xf32>) -> tensor<?x64xf32> {
 // HEADSAME: ingot.param "embed@q4mg16" {parts = ["embed"], quant = #ingot.quant<"q4m", group = 16>}
 // HEADNONE-LABEL: func.func @tied
 // HEADNONE-NOT: #ingot.quant
+// embed=same: the gather reads the table in the linears' format; asked for
+// the same format as the lm_head, one quantised table serves both and the
+// original is gone.
+// EMBED-LABEL: func.func @tied
+// EMBED-NOT: ingot.param "embed" :
+// EMBED: %[[Q:.+]] = ingot.param "embed@q8g16" {parts = ["embed"], quant = #ingot.quant<"q8", group = 16>}
+// EMBED-NOT: ingot.param
+// EMBED: ingot.gather %[[Q]]
+// EMBED: ingot.linear %{{.+}}, %[[Q]] {w_layout = "nk"}
+// int4: the gather takes q4m, the lm_head keeps its q8 default: two tables.
+// EMBED4-LABEL: func.func @tied
+// EMBED4-NOT: ingot.param "embed" :
+// EMBED4-DAG: %[[G:.+]] = ingot.param "embed@q4mg16" {parts = ["embed"], quant = #ingot.quant<"q4m", group = 16>}
+// EMBED4-DAG: %[[H:.+]] = ingot.param "embed@q8g16" {parts = ["embed"], quant = #ingot.quant<"q8", group = 16>}
+// EMBED4: ingot.gather %[[G]]
+// EMBED4: ingot.linear %{{.+}}, %[[H]] {w_layout = "nk"}
+// embed=int8 with int4: both ask for q8, so one table again.
+// EMBED4INT8-LABEL: func.func @tied
+// EMBED4INT8: %[[Q:.+]] = ingot.param "embed@q8g16"
+// EMBED4INT8-NOT: ingot.param
+// EMBED4INT8: ingot.gather %[[Q]]
+// EMBED4INT8: ingot.linear %{{.+}}, %[[Q]]
+// With the lm_head kept, it keeps the original and the gather a copy.
+// EMBEDONLY-LABEL: func.func @tied
+// EMBEDONLY-DAG: %[[E:.+]] = ingot.param "embed" :
+// EMBEDONLY-DAG: %[[Q:.+]] = ingot.param "embed@q8g16"
+// EMBEDONLY: ingot.gather %[[Q]]
+// EMBEDONLY: ingot.linear %{{.+}}, %[[E]]
+// BADEMBED: embed must be none, same or int8, got 'int2'
 func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
   %e = ingot.param "embed" : tensor<100x16xf32>
   %h = ingot.gather %e, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
@@ -98,4 +132,25 @@ func.func @merged(%x: tensor<?x64xf32>) -> (tensor<?x96xf32>, tensor<?x96xf32>) 
   %y = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<96x64xf16>) -> tensor<?x96xf32>
   %z = ingot.linear %x, %w {w_layout = "nk"} : (tensor<?x64xf32>, tensor<96x64xf16>) -> tensor<?x96xf32>
   return %y, %z : tensor<?x96xf32>, tensor<?x96xf32>
+}
+
+// -----
+
+// A bf16 table read through a quantised param gives f32 rows: the cast to
+// f32 that followed the gather goes, another reader gets a cast back.
+// EMBED-LABEL: func.func @tied_bf16
+// EMBED: %[[Q:.+]] = ingot.param "embed@q8g16" {{.*}} : tensor<100x16xbf16>
+// EMBED: %[[R:.+]] = ingot.gather %[[Q]], %{{.+}} {axis = 0 : i64} : (tensor<100x16xbf16>, tensor<?xi64>) -> tensor<?x16xf32>
+// EMBED: %[[B:.+]] = ingot.cast %[[R]] : tensor<?x16xf32> -> tensor<?x16xbf16>
+// EMBED-NOT: ingot.cast
+// EMBED: ingot.linear %[[R]], %[[Q]]
+// EMBED: return %{{.+}}, %[[B]]
+// NONE-LABEL: func.func @tied_bf16
+// NONE: ingot.gather {{.*}} -> tensor<?x16xbf16>
+func.func @tied_bf16(%ids: tensor<?xi64>) -> (tensor<?x100xf32>, tensor<?x16xbf16>) {
+  %e = ingot.param "embed" : tensor<100x16xbf16>
+  %h = ingot.gather %e, %ids {axis = 0 : i64} : (tensor<100x16xbf16>, tensor<?xi64>) -> tensor<?x16xbf16>
+  %f = ingot.cast %h : tensor<?x16xbf16> -> tensor<?x16xf32>
+  %y = ingot.linear %f, %e {w_layout = "nk"} : (tensor<?x16xf32>, tensor<100x16xbf16>) -> tensor<?x100xf32> loc("lm_head")
+  return %y, %h : tensor<?x100xf32>, tensor<?x16xbf16>
 }
