@@ -189,18 +189,9 @@ struct QuantizeWeightsPass
     const std::string head = lmHead.empty()
                                  ? (mode == "int4" ? "int8" : "same")
                                  : std::string(lmHead);
-    if (head != "same" && head != "int8" && head != "none") {
-      func.emitError("ingot-quantize-weights: lm-head must be same, int8 or "
-                     "none, got '")
-          << head << "'";
+    if (failed(checkChoice(func, "lm-head", head, "same, int8 or none")) ||
+        failed(checkChoice(func, "embed", embed, "none, same or int8")))
       return signalPassFailure();
-    }
-    if (embed != "same" && embed != "int8" && embed != "none") {
-      func.emitError("ingot-quantize-weights: embed must be none, same or "
-                     "int8, got '")
-          << embed << "'";
-      return signalPassFailure();
-    }
     // The format and group of a weight that follows `choice` (same, int8).
     auto formatFor = [&](StringRef choice, ParamOp p) {
       std::string f = format;
@@ -252,6 +243,18 @@ struct QuantizeWeightsPass
     for (Operation *op : originals)
       if (op->use_empty())
         op->erase();
+  }
+
+  /// `value` is one of the (three) words of `allowed`, "a, b or c".
+  static LogicalResult checkChoice(func::FuncOp func, StringRef option,
+                                   StringRef value, StringRef allowed) {
+    SmallVector<StringRef> words;
+    allowed.split(words, ' ');
+    if (!value.empty() &&
+        llvm::any_of(words, [&](StringRef w) { return w.trim(',') == value; }))
+      return success();
+    return func.emitError("ingot-quantize-weights: ")
+           << option << " must be " << allowed << ", got '" << value << "'";
   }
 
   /// The runtime decodes a quantised table's rows to f32. A gather that

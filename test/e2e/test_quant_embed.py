@@ -88,9 +88,12 @@ def test_logits_match_the_dequantised_reference(name, flags, fmt, compiled, mode
     assert original < ORIGINAL_RTOL[fmt]
 
 
-def test_bad_value_is_refused(models, tmp_path):
-    proc = ingot("compile", models["llama"], "-o", tmp_path / "m.ingot",
-                 "--quant", "int8", "--quant-embed", "int3")
+@pytest.mark.parametrize("flags, message", [
+    (["--quant", "int8", "--quant-embed", "int3"], "--quant-embed"),
+    (["--quant-embed", "same"], "--quant-embed same needs --quant int8, int4 or fp8"),
+])
+def test_bad_flags_are_refused(flags, message, models, tmp_path):
+    proc = ingot("compile", models["llama"], "-o", tmp_path / "m.ingot", *flags)
     assert proc.returncode == 2, describe(proc)
-    assert "--quant-embed" in proc.stderr
+    assert message in proc.stderr
     assert not (tmp_path / "m.ingot").exists()

@@ -247,6 +247,9 @@ int parseCompileArgs(int argc, char **argv, compiler::CompileOptions *o,
   if (o->quantScheme == "asym" && o->quant != "int4")
     return cl.usageError("--quant-scheme asym needs --quant int4 (int8 and "
                          "fp8 are symmetric), got --quant " + o->quant);
+  if (o->quantEmbed != "none" && o->quant == "none")
+    return cl.usageError("--quant-embed " + o->quantEmbed +
+                         " needs --quant int8, int4 or fp8");
   if (o->modelPath.empty() || (o->outputPath.empty() && o->compileTo.empty()))
     return cl.usageError("give a model and -o OUT.ingot (or --compile-to)");
   return 0;
