@@ -21,6 +21,10 @@ at batch 1 after a 1-token prompt; tokens/s = 128 / time) for
   ingot-int8c-a8
                --quant int8 --group-size 0 --act-quant int8: int8 weights
                per output channel (as onnxruntime-int8's), x int8 per 32
+  ingot-int8-a8-e, ingot-int4-a8-e
+               ingot-int8-a8 and ingot-int4-a8 with --quant-embed same: the
+               embedding table in q8 / q4 too, shared with the tied lm_head
+               (the same bytes as the all-2-D Q8_0 / Q4_0 GGUFs)
   llama.cpp    through llama-cpp-python, on the original Q4_1 GGUF, on F32
                and F16 GGUFs of the same weights, and on Q8_0 / Q4_0 GGUFs
                quantised from the F32 one by gguf.quants (bench/peers/make_gguf.py)

@@ -39,6 +39,12 @@ INGOT_STACKS = {
     # int8 per output channel (onnxruntime quantize_dynamic's weights),
     # x still int8 per 32 values.
     "ingot-int8c-a8": ["--quant", "int8", "--group-size", "0", "--act-quant", "int8"],
+    # The embedding table quantised too (--quant-embed same), one table for
+    # the gather and the tied lm_head: the same bytes as the all-2-D
+    # Q8_0 / Q4_0 GGUFs.
+    "ingot-int8-a8-e": ["--quant", "int8", "--act-quant", "int8", "--quant-embed", "same"],
+    "ingot-int4-a8-e": ["--quant", "int4", "--quant-scheme", "sym", "--quant-lm-head", "same",
+                        "--act-quant", "int8", "--quant-embed", "same"],
 }
 # Stacks compiled from a GGUF rather than the HF directory.
 INGOT_GGUF_SOURCES = {"ingot-gguf": GGUF_Q4, "ingot-gguf-a8": GGUF_Q4}
@@ -60,6 +66,10 @@ PAIRS = (
     ("int8 activations: q8 g32 ↔ Q8_0", "ingot-int8-a8", "llama.cpp-q8_0"),
     ("int8 activations: q4 g32 ↔ Q4_0", "ingot-int4-a8", "llama.cpp-q4_0"),
     ("int8 activations: the same Q4_1 GGUF file", "ingot-gguf-a8", "llama.cpp-q4_1"),
+    ("int8 activations, embedding q8 too: all 2-D q8 g32 ↔ Q8_0", "ingot-int8-a8-e",
+     "llama.cpp-q8_0"),
+    ("int8 activations, embedding q4 too: all 2-D q4 g32 ↔ Q4_0", "ingot-int4-a8-e",
+     "llama.cpp-q4_0"),
     ("f32 ↔ F16", "ingot", "llama.cpp-f16"),
     ("f32 ↔ f32", "ingot", "onnxruntime"),
     ("int8 activations: q8 g32 ↔ MatMulInteger", "ingot-int8-a8", "onnxruntime-int8"),
