@@ -34,7 +34,8 @@ Q_PROJ = "model.layers.0.self_attn.q_proj.weight"
 # Each case exercises a transform: plain F32 weights and merged projections
 # (llama), rows of fused qkv/gate_up (phi3), column slices of a Conv1D
 # weight (gpt2), 1 + w in f32 from BF16 (gemma3), F16 with biases (qwen2),
-# two shard files (sharded); then quantising and packing on top.
+# two shard files (sharded); then quantising (embedding tables too) and
+# packing on top.
 CASES = [
     ("llama", ()),
     ("phi3", ()),
@@ -48,6 +49,9 @@ CASES = [
     ("llama", ("--quant", "int4", "--act-quant", "int8")),
     ("qwen2", ("--quant", "int8", "--group-size", "0", "--act-quant", "int8")),
     ("qwen2", ("--pack-weights=on",)),
+    # Quantised embedding tables (--quant-embed): gemma3's tied BF16 table.
+    ("gemma3", ("--quant", "int8", "--quant-embed", "same")),
+    ("qwen2", ("--quant", "int4", "--quant-embed", "int8", "--act-quant", "int8")),
 ]
 
 

@@ -10,8 +10,8 @@ table.
 import pytest
 
 from ingot_testlib import describe, ingot
-from quant_testlib import (compiled, dequantised_reference,  # noqa: F401
-                           hf_reference, models)
+from quant_testlib import (COMPILE_FLAGS, Artifact, compiled,  # noqa: F401
+                           dequantised_reference, hf_models, hf_reference, models)
 from test_quant_models import (DEQUANT_RTOL, ORIGINAL_RTOL, ingot_logits,
                                random_prompt, relative_error)
 
@@ -86,6 +86,24 @@ def test_logits_match_the_dequantised_reference(name, flags, fmt, compiled, mode
     # original table is off by far more than rounding.
     assert kept > 10 * DEQUANT_RTOL
     assert original < ORIGINAL_RTOL[fmt]
+
+
+@pytest.mark.parametrize("flags", [["--quant", "int8", "--quant-embed", "same"],
+                                   ["--quant", "int4", "--quant-embed", "same"]])
+def test_gemma_scaled_bf16_table(flags, tmp_path):
+    """Gemma's tied BF16 table, whose rows are scaled by sqrt(hidden) after
+    the gather: the rewired f32 rows feed that scaling as they fed the
+    cast before."""
+    model = hf_models.make_model("gemma3", tmp_path)
+    out = tmp_path / "g.ingot"
+    proc = ingot("compile", model, "-o", out, *COMPILE_FLAGS, *flags, timeout=300)
+    assert proc.returncode == 0, describe(proc)
+    art = Artifact(out)
+    assert embedding_tables(art)
+    prompt = [5, 9, 14, 3, 22, 7, 11, 30]
+    actual = ingot_logits(art, prompt, tmp_path)
+    exact = dequantised_reference(model, art, embedding_quantised=True).logits(prompt)[-1]
+    assert relative_error(actual, exact) < DEQUANT_RTOL
 
 
 @pytest.mark.parametrize("flags, message", [
