@@ -31,6 +31,9 @@ def test_default_keeps_the_embedding(name, compiled):
     assert EMBED in names
     tied = name == "llama_tied_bf16"
     assert embedding_tables(art) == ([(EMBED + "@q8g32", "q8", 32)] if tied else [])
+    assert art.info["embedding"] == {"tensor": EMBED,
+                                     "format": "bfloat16" if tied else "float32",
+                                     "shared_with_lm_head": False}
 
 
 def test_tied_table_is_stored_once(compiled):
@@ -38,6 +41,10 @@ def test_tied_table_is_stored_once(compiled):
     art = compiled("llama_tied_bf16", "--quant", "int8", "--quant-embed", "same")
     assert embedding_tables(art) == [(EMBED + "@q8g32", "q8", 32)]
     assert art.info["lm_head"]["tensor"] == EMBED + "@q8g32"
+    assert art.info["embedding"] == {"tensor": EMBED + "@q8g32", "format": "q8",
+                                     "group_size": 32, "shared_with_lm_head": True}
+    text = ingot("inspect", art.path).stdout
+    assert "embedding q8, group 32 (quantised, shared with the lm_head)" in text
     assert EMBED not in {t["name"] for t in art.info["tensors"]}
     # The bf16 table is gone; nothing took its place.
     table = next(t for t in plain.info["tensors"] if t["name"] == EMBED)
@@ -49,6 +56,8 @@ def test_int4_gather_and_lm_head_take_their_own_formats(compiled):
     art = compiled("llama_tied_bf16", "--quant", "int4", "--quant-embed", "same")
     assert embedding_tables(art) == [(EMBED + "@q4mg32", "q4m", 32),
                                      (EMBED + "@q8g32", "q8", 32)]
+    assert art.info["embedding"]["format"] == "q4m"
+    assert not art.info["embedding"]["shared_with_lm_head"]
     both = compiled("llama_tied_bf16", "--quant", "int4", "--quant-embed", "int8")
     assert embedding_tables(both) == [(EMBED + "@q8g32", "q8", 32)]
 

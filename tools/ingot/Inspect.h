@@ -47,5 +47,8 @@ std::vector<WeightFormatTotal> weightFormats(const Manifest &m);
 /// The lm_head's weight tensor (the linear step whose node is "lm_head"),
 /// or nullptr when the plan has none.
 const TensorEntry *lmHeadWeight(const Manifest &m);
+/// The table the first gather of a weight reads (an LLM's embedding), or
+/// nullptr when no gather reads one.
+const TensorEntry *embeddingTable(const Manifest &m);
 
 } // namespace ingot::cli

@@ -228,6 +228,14 @@ void printText(const Artifact &art) {
                     ? cat({", group ", std::to_string(head->groupSize)}).c_str()
                     : "",
                 isQuantDType(head->dtype) ? "quantised" : "not quantised");
+  if (const TensorEntry *table = embeddingTable(m))
+    std::printf(
+        "embedding %s%s (%s%s)\n", dtypeName(table->dtype),
+        table->groupSize
+            ? cat({", group ", std::to_string(table->groupSize)}).c_str()
+            : "",
+        isQuantDType(table->dtype) ? "quantised" : "not quantised",
+        table == lmHeadWeight(m) ? ", shared with the lm_head" : "");
 
   std::printf("\nbuffers (%zu)\n", m.buffers.size());
   rows = {

@@ -37,16 +37,34 @@ std::vector<WeightFormatTotal> weightFormats(const Manifest &m) {
   return totals;
 }
 
+namespace {
+
+/// The tensor behind input `i` of `s` when it is a weight, else nullptr.
+const TensorEntry *paramInput(const Manifest &m, const Step &s, size_t i) {
+  if (s.inputs.size() <= i || s.inputs[i] >= m.buffers.size())
+    return nullptr;
+  const Buffer &b = m.buffers[s.inputs[i]];
+  if (b.kind == BufferKind::Param && b.tensorIndex >= 0 &&
+      size_t(b.tensorIndex) < m.tensors.size())
+    return &m.tensors[b.tensorIndex];
+  return nullptr;
+}
+
+} // namespace
+
 const TensorEntry *lmHeadWeight(const Manifest &m) {
-  for (const Step &s : m.steps) {
-    if (s.kernel != "linear" || s.origin != "lm_head" || s.inputs.size() < 2 ||
-        s.inputs[1] >= m.buffers.size())
-      continue;
-    const Buffer &b = m.buffers[s.inputs[1]];
-    if (b.kind == BufferKind::Param && b.tensorIndex >= 0 &&
-        size_t(b.tensorIndex) < m.tensors.size())
-      return &m.tensors[b.tensorIndex];
-  }
+  for (const Step &s : m.steps)
+    if (s.kernel == "linear" && s.origin == "lm_head")
+      if (const TensorEntry *t = paramInput(m, s, 1))
+        return t;
+  return nullptr;
+}
+
+const TensorEntry *embeddingTable(const Manifest &m) {
+  for (const Step &s : m.steps)
+    if (s.kernel == "gather")
+      if (const TensorEntry *t = paramInput(m, s, 0); t && t->shape.size() == 2)
+        return t;
   return nullptr;
 }
 

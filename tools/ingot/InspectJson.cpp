@@ -216,6 +216,14 @@ std::string inspectJson(const Artifact &art, const MemoryFootprint &fp) {
       e["group_size"] = head->groupSize;
     o["lm_head"] = std::move(e);
   }
+  if (const TensorEntry *table = embeddingTable(m)) {
+    OrderedJson e = {{"tensor", table->name},
+                     {"format", dtypeName(table->dtype)}};
+    if (table->groupSize)
+      e["group_size"] = table->groupSize;
+    e["shared_with_lm_head"] = table == lmHeadWeight(m);
+    o["embedding"] = std::move(e);
+  }
   o["buffers"] = jsonBuffers(m);
   o["steps"] = jsonSteps(m);
   o["memory"] = jsonMemory(m.memory, fp);
