@@ -12,6 +12,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include "llvm/Support/GlobPattern.h"
+#include <array>
 #include <map>
 #include <tuple>
 
@@ -189,8 +190,8 @@ struct QuantizeWeightsPass
     const std::string head = lmHead.empty()
                                  ? (mode == "int4" ? "int8" : "same")
                                  : std::string(lmHead);
-    if (failed(checkChoice(func, "lm-head", head, "same, int8 or none")) ||
-        failed(checkChoice(func, "embed", embed, "none, same or int8")))
+    if (failed(checkChoice(func, "lm-head", head, {"same", "int8", "none"})) ||
+        failed(checkChoice(func, "embed", embed, {"none", "same", "int8"})))
       return signalPassFailure();
     // The format and group of a weight that follows `choice` (same, int8).
     auto formatFor = [&](StringRef choice, ParamOp p) {
@@ -245,16 +246,15 @@ struct QuantizeWeightsPass
         op->erase();
   }
 
-  /// `value` is one of the (three) words of `allowed`, "a, b or c".
+  /// `value` is one of the three `allowed` words.
   static LogicalResult checkChoice(func::FuncOp func, StringRef option,
-                                   StringRef value, StringRef allowed) {
-    SmallVector<StringRef> words;
-    allowed.split(words, ' ');
-    if (!value.empty() &&
-        llvm::any_of(words, [&](StringRef w) { return w.trim(',') == value; }))
+                                   StringRef value,
+                                   std::array<StringRef, 3> allowed) {
+    if (llvm::is_contained(allowed, value))
       return success();
     return func.emitError("ingot-quantize-weights: ")
-           << option << " must be " << allowed << ", got '" << value << "'";
+           << option << " must be " << allowed[0] << ", " << allowed[1]
+           << " or " << allowed[2] << ", got '" << value << "'";
   }
 
   /// The runtime decodes a quantised table's rows to f32. A gather that

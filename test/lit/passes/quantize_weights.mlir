@@ -16,6 +16,7 @@
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int4 embed=int8" --split-input-file | FileCheck %s --check-prefix=EMBED4INT8
 // RUN: ingot-opt %s --ingot-quantize-weights="mode=int8 embed=same lm-head=none" --split-input-file | FileCheck %s --check-prefix=EMBEDONLY
 // RUN: not ingot-opt %s --ingot-quantize-weights="mode=int8 embed=int2" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADEMBED
+// RUN: not ingot-opt %s --ingot-quantize-weights="mode=int8 embed=or" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADEMBEDWORD
 
 // An "nk" linear's row-major weight gets a quantised param; the original
 // is gone once nothing reads it. K = 576 is not a multiple of 128: the
@@ -87,6 +88,7 @@ func.func @plain(%x: tensor<?x576xf32>) -> tensor<?x64xf32> {
 // EMBEDONLY: ingot.gather %[[Q]]
 // EMBEDONLY: ingot.linear %{{.+}}, %[[E]]
 // BADEMBED: embed must be none, same or int8, got 'int2'
+// BADEMBEDWORD: embed must be none, same or int8, got 'or'
 func.func @tied(%ids: tensor<?xi64>) -> tensor<?x100xf32> {
   %e = ingot.param "embed" : tensor<100x16xf32>
   %h = ingot.gather %e, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
