@@ -222,20 +222,18 @@ void printText(const Artifact &art) {
                     std::to_string(f.tensors), humanBytes(f.bytes), bits});
   }
   printTable(rows);
-  if (const TensorEntry *head = lmHeadWeight(m))
-    std::printf("lm_head   %s%s (%s)\n", dtypeName(head->dtype),
-                head->groupSize
-                    ? cat({", group ", std::to_string(head->groupSize)}).c_str()
-                    : "",
-                isQuantDType(head->dtype) ? "quantised" : "not quantised");
+  // "q8, group 32 (quantised" for the lm_head and embedding lines.
+  auto format = [](const TensorEntry &t) {
+    return cat({dtypeName(t.dtype),
+                t.groupSize ? ", group " + std::to_string(t.groupSize) : "",
+                isQuantDType(t.dtype) ? " (quantised" : " (not quantised"});
+  };
+  const TensorEntry *head = lmHeadWeight(m);
+  if (head)
+    std::printf("lm_head   %s)\n", format(*head).c_str());
   if (const TensorEntry *table = embeddingTable(m))
-    std::printf(
-        "embedding %s%s (%s%s)\n", dtypeName(table->dtype),
-        table->groupSize
-            ? cat({", group ", std::to_string(table->groupSize)}).c_str()
-            : "",
-        isQuantDType(table->dtype) ? "quantised" : "not quantised",
-        table == lmHeadWeight(m) ? ", shared with the lm_head" : "");
+    std::printf("embedding %s%s)\n", format(*table).c_str(),
+                table == head ? ", shared with the lm_head" : "");
 
   std::printf("\nbuffers (%zu)\n", m.buffers.size());
   rows = {

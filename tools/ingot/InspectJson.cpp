@@ -209,20 +209,18 @@ std::string inspectJson(const Artifact &art, const MemoryFootprint &fp) {
   o["symbols"] = std::move(symbols);
   o["tensors"] = jsonTensors(m);
   o["weight_formats"] = jsonWeightFormats(m);
-  if (const TensorEntry *head = lmHeadWeight(m)) {
-    OrderedJson e = {{"tensor", head->name},
-                     {"format", dtypeName(head->dtype)}};
-    if (head->groupSize)
-      e["group_size"] = head->groupSize;
-    o["lm_head"] = std::move(e);
-  }
+  auto weight = [](const TensorEntry &t) {
+    OrderedJson e = {{"tensor", t.name}, {"format", dtypeName(t.dtype)}};
+    if (t.groupSize)
+      e["group_size"] = t.groupSize;
+    return e;
+  };
+  const TensorEntry *head = lmHeadWeight(m);
+  if (head)
+    o["lm_head"] = weight(*head);
   if (const TensorEntry *table = embeddingTable(m)) {
-    OrderedJson e = {{"tensor", table->name},
-                     {"format", dtypeName(table->dtype)}};
-    if (table->groupSize)
-      e["group_size"] = table->groupSize;
-    e["shared_with_lm_head"] = table == lmHeadWeight(m);
-    o["embedding"] = std::move(e);
+    o["embedding"] = weight(*table);
+    o["embedding"]["shared_with_lm_head"] = table == head;
   }
   o["buffers"] = jsonBuffers(m);
   o["steps"] = jsonSteps(m);
